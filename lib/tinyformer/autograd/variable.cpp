@@ -1,0 +1,174 @@
+#include "tinyformer/autograd/variable.hpp"
+
+#include <stdexcept>
+#include <unordered_set>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace tf {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+}
+
+bool grad_enabled() { return g_grad_enabled; }
+NoGradGuard::NoGradGuard() : previous_(g_grad_enabled) { g_grad_enabled = false; }
+NoGradGuard::~NoGradGuard() { g_grad_enabled = previous_; }
+
+template <class S>
+Node<S>::~Node() {
+  // Take over the inputs that only this node keeps alive and free them in a loop, not by recursion.
+  std::vector<NodePtr<S>> pending;
+  pending.swap(inputs);
+  while (!pending.empty()) {
+    NodePtr<S> p = std::move(pending.back());
+    pending.pop_back();
+    if (p && p.use_count() == 1) {
+      for (auto& q : p->inputs) pending.push_back(std::move(q));
+      p->inputs.clear();
+    }
+  }
+}
+
+template <class S>
+Var<S>::Var(Array<S> value, bool requires_grad) : node_(std::make_shared<Node<S>>()) {
+  node_->value = std::move(value);
+  node_->requires_grad = requires_grad;
+}
+
+template <class S>
+std::size_t Var<S>::size(long axis) const {
+  return node_->value.shape()[normalize_axis(axis, dim(), "Var::size")];
+}
+
+template <class S>
+S Var<S>::item() const {
+  if (numel() != 1)
+    throw std::invalid_argument(fmt::format("item(): the value has shape {}, not a single element", shape_str(shape())));
+  return *node_->value.data();
+}
+
+template <class S>
+Var<S>& Var<S>::set_requires_grad(bool on) {
+  if (!node_->is_leaf()) throw std::logic_error("set_requires_grad: only leaves (not op results) can change it");
+  node_->requires_grad = on;
+  return *this;
+}
+
+template <class S>
+const Array<S>& Var<S>::grad() const {
+  if (!node_->has_grad)
+    throw std::logic_error(fmt::format("grad(): no gradient has reached this {} value (shape {})", node_->op,
+                                       shape_str(shape())));
+  return node_->grad;
+}
+
+template <class S>
+Array<S>& Var<S>::mutable_grad() {
+  if (!node_->has_grad) {
+    node_->grad = xt::zeros<S>(node_->value.shape());
+    node_->has_grad = true;
+  }
+  return node_->grad;
+}
+
+template <class S>
+void Var<S>::zero_grad() {
+  node_->grad = Array<S>();
+  node_->has_grad = false;
+}
+
+template <class S>
+void Var<S>::backward(BackwardOptions opts) {
+  if (numel() != 1)
+    throw std::invalid_argument(fmt::format(
+        "backward(): the value has shape {}; pass a seed gradient of that shape, or reduce it to one element",
+        shape_str(shape())));
+  Array<S> seed = xt::ones<S>(node_->value.shape());
+  backward(seed, opts);
+}
+
+template <class S>
+void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) {
+  if (to_shape(seed.shape()) != shape())
+    throw std::invalid_argument(fmt::format("backward(): seed shape {} differs from the value's shape {}",
+                                            shape_str(to_shape(seed.shape())), shape_str(shape())));
+  if (node_->graph_released)
+    throw std::logic_error(
+        "backward(): the graph behind this value was already released by an earlier backward(); "
+        "set BackwardOptions::retain_graph in the first call to differentiate the same graph twice");
+  if (!node_->requires_grad)
+    throw std::logic_error("backward(): this value does not require grad (no input of it requires grad, "
+                           "or it was computed inside a NoGradGuard)");
+
+  // Iterative post-order DFS over nodes that require grad: every node comes after all of its inputs.
+  std::vector<Node<S>*> order;
+  std::unordered_set<Node<S>*> visited;
+  std::vector<std::pair<Node<S>*, std::size_t>> stack{{node_.get(), 0}};
+  visited.insert(node_.get());
+  while (!stack.empty()) {
+    auto& [n, next] = stack.back();
+    if (next < n->inputs.size()) {
+      Node<S>* child = n->inputs[next++].get();
+      if (child->requires_grad && visited.insert(child).second) stack.emplace_back(child, 0);
+    } else {
+      order.push_back(n);
+      stack.pop_back();
+    }
+  }
+
+  // Op results start every sweep with no gradient (only leaves accumulate across calls).
+  for (Node<S>* n : order)
+    if (n->backward) {
+      n->grad = Array<S>();
+      n->has_grad = false;
+    }
+  accumulate_grad(*node_, seed);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node<S>* n = *it;
+    if (n->backward && n->has_grad) n->backward(*n);
+  }
+
+  for (Node<S>* n : order) {
+    if (!n->backward) continue;  // leaves keep their gradient
+    if (!n->retain_grad) {
+      n->grad = Array<S>();
+      n->has_grad = false;
+    }
+    if (!opts.retain_graph) {
+      n->backward = nullptr;
+      n->inputs.clear();
+      n->graph_released = true;
+    }
+  }
+}
+
+template <class S>
+Var<S> make_result(Array<S> value, const std::vector<Var<S>>& inputs, std::function<void(Node<S>&)> backward,
+                   const char* op) {
+  auto node = std::make_shared<Node<S>>();
+  node->value = std::move(value);
+  node->op = op;
+  bool needs = false;
+  if (g_grad_enabled)
+    for (const auto& in : inputs) needs = needs || in.requires_grad();
+  if (needs) {
+    node->requires_grad = true;
+    node->inputs.reserve(inputs.size());
+    for (const auto& in : inputs) node->inputs.push_back(in.node_ptr());
+    node->backward = std::move(backward);
+  }
+  return Var<S>(std::move(node));
+}
+
+template struct Node<float>;
+template struct Node<double>;
+template class Var<float>;
+template class Var<double>;
+template Var<float> make_result(Array<float>, const std::vector<Var<float>>&, std::function<void(Node<float>&)>,
+                                const char*);
+template Var<double> make_result(Array<double>, const std::vector<Var<double>>&, std::function<void(Node<double>&)>,
+                                 const char*);
+
+}  // namespace tf

@@ -1,0 +1,122 @@
+#pragma once
+// Define-by-run reverse mode. A Var is a cheap handle (shared pointer) to a Node that holds the value,
+// the accumulated gradient and, for op results, the inputs and a backward function.
+//
+// Rules (see README "Autograd semantics"):
+// - backward() walks an iterative topological order; gradients accumulate (+=) into every input, so a
+//   value used twice gets both contributions. Leaves keep .grad until zero_grad().
+// - After backward() the graph is released: op results drop their inputs and backward functions, and
+//   their gradients are freed. A second backward() through a released graph throws std::logic_error;
+//   backward(opts) with opts.retain_graph = true keeps the graph so it can be differentiated again (gradients then
+//   accumulate once more into the leaves). An op result's gradient is freed after the sweep unless
+//   retain_grad() was called on it; then it holds that latest sweep's gradient.
+// - Inside a NoGradGuard scope ops record nothing: results are constants.
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <xtensor/xnoalias.hpp>
+
+#include "tinyformer/tensor/tensor.hpp"
+
+namespace tf {
+
+template <class S>
+struct Node;
+template <class S>
+using NodePtr = std::shared_ptr<Node<S>>;
+
+template <class S>
+struct Node {
+  Array<S> value;
+  Array<S> grad;  // meaningful only when has_grad
+  bool has_grad = false;
+  bool requires_grad = false;
+  bool retain_grad = false;     // keep this op result's gradient after backward (leaves always keep theirs)
+  bool graph_released = false;  // an op result whose graph a backward() already freed
+  const char* op = "leaf";
+  std::vector<NodePtr<S>> inputs;
+  // Propagates self.grad into self.inputs (each input that requires grad), accumulating.
+  std::function<void(Node& self)> backward;
+
+  bool is_leaf() const { return !backward && !graph_released; }
+  ~Node();  // iterative release of the input chain: a 100,000-op graph must not overflow the stack
+};
+
+// Adds `g` (same shape as n.value) to n.grad, allocating it on first use.
+template <class S, class E>
+void accumulate_grad(Node<S>& n, const E& g) {
+  if (!n.requires_grad) return;
+  if (!n.has_grad) {
+    n.grad = g;
+    n.has_grad = true;
+  } else {
+    xt::noalias(n.grad) += g;
+  }
+}
+
+struct BackwardOptions {
+  bool retain_graph = false;
+};
+
+template <class S>
+class Var {
+ public:
+  Var() = default;
+  explicit Var(Array<S> value, bool requires_grad = false);
+  explicit Var(NodePtr<S> node) : node_(std::move(node)) {}
+
+  bool defined() const { return node_ != nullptr; }
+  const Array<S>& value() const { return node_->value; }
+  Array<S>& mutable_value() { return node_->value; }  // for optimizers and initialisers; not recorded
+  Shape shape() const { return to_shape(node_->value.shape()); }
+  std::size_t dim() const { return node_->value.dimension(); }
+  std::size_t size(long axis) const;
+  std::size_t numel() const { return node_->value.size(); }
+  S item() const;  // the value of a one-element tensor
+
+  bool requires_grad() const { return node_->requires_grad; }
+  Var& set_requires_grad(bool on);
+  bool has_grad() const { return node_->has_grad; }
+  const Array<S>& grad() const;  // throws std::logic_error when no gradient has reached this value
+  Array<S>& mutable_grad();
+  void zero_grad();  // drops the gradient (like PyTorch's set_to_none)
+  void retain_grad() { node_->retain_grad = true; }
+  const char* op() const { return node_->op; }
+
+  // Reverse-mode sweep from this value. The no-argument form needs a one-element value (seed 1).
+  void backward(BackwardOptions opts = {});
+  void backward(const Array<S>& seed, BackwardOptions opts = {});
+
+  Node<S>& node() const { return *node_; }
+  const NodePtr<S>& node_ptr() const { return node_; }
+
+ private:
+  NodePtr<S> node_;
+};
+
+// Builds an op result. Records `inputs` and `backward` only when grad mode is on and some input
+// requires grad; otherwise the result is a constant.
+template <class S>
+Var<S> make_result(Array<S> value, const std::vector<Var<S>>& inputs, std::function<void(Node<S>&)> backward,
+                   const char* op);
+
+// Grad mode (thread-local). NoGradGuard switches it off for its scope.
+bool grad_enabled();
+class NoGradGuard {
+ public:
+  NoGradGuard();
+  ~NoGradGuard();
+  NoGradGuard(const NoGradGuard&) = delete;
+  NoGradGuard& operator=(const NoGradGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
+extern template class Var<float>;
+extern template class Var<double>;
+extern template struct Node<float>;
+extern template struct Node<double>;
+
+}  // namespace tf

@@ -1,0 +1,116 @@
+// add, sub, mul, div with NumPy broadcasting; neg; scale by a constant.
+// Backward of a broadcast: the output gradient is summed over the axes the input was stretched along.
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xreducer.hpp>
+
+#include "tinyformer/ops/ops.hpp"
+
+namespace tf {
+
+template <class S>
+Array<S> sum_to_shape(const Array<S>& g, const Shape& shape) {
+  const Shape gs = to_shape(g.shape());
+  if (gs == shape) return g;
+  // Axes to reduce: the leading ones g has in excess, and those where `shape` has 1 but g does not.
+  const std::size_t lead = gs.size() - shape.size();
+  std::vector<std::size_t> axes;
+  for (std::size_t i = 0; i < gs.size(); ++i)
+    if (i < lead || (shape[i - lead] == 1 && gs[i] != 1)) axes.push_back(i);
+  Array<S> reduced = xt::sum(g, axes, xt::evaluation_strategy::immediate);
+  reduced.reshape(shape);
+  return reduced;
+}
+
+namespace {
+// Output buffer with the broadcast shape of a and b.
+template <class S>
+Array<S> broadcast_buffer(const Var<S>& a, const Var<S>& b, const char* op) {
+  return Array<S>::from_shape(broadcast_shapes(a.shape(), b.shape(), op));
+}
+}  // namespace
+
+// out = a + b; da = sum_to(dout), db = sum_to(dout)
+template <class S>
+Var<S> add(const Var<S>& a, const Var<S>& b) {
+  Array<S> out = broadcast_buffer(a, b, "add");
+  xt::noalias(out) = a.value() + b.value();
+  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
+    auto& x = *self.inputs[0];
+    auto& y = *self.inputs[1];
+    if (x.requires_grad) accumulate_grad(x, sum_to_shape(self.grad, to_shape(x.value.shape())));
+    if (y.requires_grad) accumulate_grad(y, sum_to_shape(self.grad, to_shape(y.value.shape())));
+  }, "add");
+}
+
+// out = a - b; da = sum_to(dout), db = -sum_to(dout)
+template <class S>
+Var<S> sub(const Var<S>& a, const Var<S>& b) {
+  Array<S> out = broadcast_buffer(a, b, "sub");
+  xt::noalias(out) = a.value() - b.value();
+  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
+    auto& x = *self.inputs[0];
+    auto& y = *self.inputs[1];
+    if (x.requires_grad) accumulate_grad(x, sum_to_shape(self.grad, to_shape(x.value.shape())));
+    if (y.requires_grad) accumulate_grad(y, Array<S>(-sum_to_shape(self.grad, to_shape(y.value.shape()))));
+  }, "sub");
+}
+
+// out = a * b; da = sum_to(dout * b), db = sum_to(dout * a)
+template <class S>
+Var<S> mul(const Var<S>& a, const Var<S>& b) {
+  Array<S> out = broadcast_buffer(a, b, "mul");
+  xt::noalias(out) = a.value() * b.value();
+  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
+    auto& x = *self.inputs[0];
+    auto& y = *self.inputs[1];
+    if (x.requires_grad) accumulate_grad(x, sum_to_shape(Array<S>(self.grad * y.value), to_shape(x.value.shape())));
+    if (y.requires_grad) accumulate_grad(y, sum_to_shape(Array<S>(self.grad * x.value), to_shape(y.value.shape())));
+  }, "mul");
+}
+
+// out = a / b; da = sum_to(dout / b), db = sum_to(-dout * a / b^2)
+template <class S>
+Var<S> div(const Var<S>& a, const Var<S>& b) {
+  Array<S> out = broadcast_buffer(a, b, "div");
+  xt::noalias(out) = a.value() / b.value();
+  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
+    auto& x = *self.inputs[0];
+    auto& y = *self.inputs[1];
+    if (x.requires_grad) accumulate_grad(x, sum_to_shape(Array<S>(self.grad / y.value), to_shape(x.value.shape())));
+    if (y.requires_grad)
+      accumulate_grad(y, sum_to_shape(Array<S>(-self.grad * x.value / (y.value * y.value)), to_shape(y.value.shape())));
+  }, "div");
+}
+
+// out = -a; da = -dout
+template <class S>
+Var<S> neg(const Var<S>& a) {
+  Array<S> out = -a.value();
+  return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
+    accumulate_grad(*self.inputs[0], -self.grad);
+  }, "neg");
+}
+
+// out = a * factor; da = dout * factor
+template <class S>
+Var<S> scale(const Var<S>& a, S factor) {
+  Array<S> out = a.value() * factor;
+  return make_result<S>(std::move(out), {a}, [factor](Node<S>& self) {
+    accumulate_grad(*self.inputs[0], self.grad * factor);
+  }, "scale");
+}
+
+#define TF_INSTANTIATE(S)                                               \
+  template Array<S> sum_to_shape<S>(const Array<S>&, const Shape&);     \
+  template Var<S> add<S>(const Var<S>&, const Var<S>&);                 \
+  template Var<S> sub<S>(const Var<S>&, const Var<S>&);                 \
+  template Var<S> mul<S>(const Var<S>&, const Var<S>&);                 \
+  template Var<S> div<S>(const Var<S>&, const Var<S>&);                 \
+  template Var<S> neg<S>(const Var<S>&);                                \
+  template Var<S> scale<S>(const Var<S>&, S);
+TF_INSTANTIATE(float)
+TF_INSTANTIATE(double)
+#undef TF_INSTANTIATE
+
+}  // namespace tf

@@ -1,0 +1,103 @@
+// Matrix products through the one gemm wrapper; transposes are BLAS flags, never copies.
+//   C = op(A) op(B), op(A) [M,K], op(B) [K,N]
+//   dA = dC op(B)^T   (stored as A is: [M,K], or [K,M] when trans_a)
+//   dB = op(A)^T dC   (stored as B is: [K,N], or [N,K] when trans_b)
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/ops/ops.hpp"
+#include "tinyformer/tensor/gemm.hpp"
+
+namespace tf {
+
+namespace {
+
+struct MatmulPlan {
+  std::size_t batch, m, k, n;
+  bool shared_b;  // b is 2-D and used by every batch entry
+  Shape out_shape;
+};
+
+MatmulPlan plan_matmul(const Shape& a, const Shape& b, bool ta, bool tb) {
+  auto fail = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("matmul: a {}{} and b {}{}: {}", shape_str(a), ta ? " (transposed)" : "",
+                                             shape_str(b), tb ? " (transposed)" : "", why));
+  };
+  if (a.size() < 2 || b.size() < 2) throw fail("both operands need at least 2 dimensions");
+  MatmulPlan p{};
+  const std::size_t ra = a.size(), rb = b.size();
+  p.m = ta ? a[ra - 1] : a[ra - 2];
+  p.k = ta ? a[ra - 2] : a[ra - 1];
+  const std::size_t kb = tb ? b[rb - 1] : b[rb - 2];
+  p.n = tb ? b[rb - 2] : b[rb - 1];
+  if (p.k != kb) throw fail(fmt::format("inner dimensions differ ({} vs {})", p.k, kb));
+  p.shared_b = rb == 2 && ra > 2;
+  if (!p.shared_b && ra != rb) throw fail("batch dimensions must match, or b must be 2-D");
+  if (!p.shared_b)
+    for (std::size_t i = 0; i + 2 < ra; ++i)
+      if (a[i] != b[i]) throw fail("batch dimensions must match, or b must be 2-D");
+  p.batch = 1;
+  for (std::size_t i = 0; i + 2 < ra; ++i) p.batch *= a[i];
+  p.out_shape = Shape(a.begin(), a.end() - 2);
+  p.out_shape.push_back(p.m);
+  p.out_shape.push_back(p.n);
+  return p;
+}
+
+}  // namespace
+
+template <class S>
+Var<S> matmul(const Var<S>& a, const Var<S>& b, bool ta, bool tb) {
+  const MatmulPlan p = plan_matmul(a.shape(), b.shape(), ta, tb);
+  Array<S> out = Array<S>::from_shape(p.out_shape);
+  const std::size_t sa = p.m * p.k, sb = p.shared_b ? 0 : p.k * p.n, sc = p.m * p.n;
+  if (p.shared_b && !ta)  // rows of every batch entry stacked: one [batch*M, K] x [K, N] product
+    gemm<S>(false, tb, {p.batch * p.m, p.n, p.k}, S(1), a.value().data(), b.value().data(), S(0), out.data());
+  else
+    batched_gemm<S>(p.batch, ta, tb, {p.m, p.n, p.k}, S(1), a.value().data(), sa, b.value().data(), sb, S(0),
+                    out.data(), sc);
+
+  return make_result<S>(std::move(out), {a, b}, [p, ta, tb, sa, sb, sc](Node<S>& self) {
+    Node<S>& A = *self.inputs[0];
+    Node<S>& B = *self.inputs[1];
+    const S* dC = self.grad.data();
+    if (A.requires_grad) {
+      Array<S> dA = Array<S>::from_shape(A.value.shape());
+      if (p.shared_b && !ta)  // [batch*M, K] = dC [batch*M, N] op(B)^T
+        gemm<S>(false, !tb, {p.batch * p.m, p.k, p.n}, S(1), dC, B.value.data(), S(0), dA.data());
+      else if (!ta)  // dA [M,K] = dC [M,N] op(B)^T [N,K]
+        batched_gemm<S>(p.batch, false, !tb, {p.m, p.k, p.n}, S(1), dC, sc, B.value.data(), sb, S(0), dA.data(), sa);
+      else  // dA [K,M] = op(B) [K,N] dC^T [N,M]
+        batched_gemm<S>(p.batch, tb, true, {p.k, p.m, p.n}, S(1), B.value.data(), sb, dC, sc, S(0), dA.data(), sa);
+      accumulate_grad(A, dA);
+    }
+    if (B.requires_grad) {
+      Array<S> dB = Array<S>::from_shape(B.value.shape());
+      const std::size_t stride_dB = p.k * p.n;
+      if (p.shared_b && !ta) {  // sum over every row of every batch entry in one product
+        if (!tb)  // dB [K,N] = A^T [K, batch*M] dC [batch*M, N]
+          gemm<S>(true, false, {p.k, p.n, p.batch * p.m}, S(1), A.value.data(), dC, S(0), dB.data());
+        else  // dB [N,K] = dC^T [N, batch*M] A [batch*M, K]
+          gemm<S>(true, false, {p.n, p.k, p.batch * p.m}, S(1), dC, A.value.data(), S(0), dB.data());
+      } else {
+        for (std::size_t i = 0; i < p.batch; ++i) {
+          const S beta = (p.shared_b && i > 0) ? S(1) : S(0);  // a shared b sums its batch contributions
+          S* dBi = dB.data() + (p.shared_b ? 0 : i * stride_dB);
+          const S* Ai = A.value.data() + i * sa;
+          const S* dCi = dC + i * sc;
+          if (!tb)  // dB [K,N] = op(A)^T [K,M] dC [M,N]
+            gemm<S>(!ta, false, {p.k, p.n, p.m}, S(1), Ai, dCi, beta, dBi);
+          else  // dB [N,K] = dC^T [N,M] op(A) [M,K]
+            gemm<S>(true, ta, {p.n, p.k, p.m}, S(1), dCi, Ai, beta, dBi);
+        }
+      }
+      accumulate_grad(B, dB);
+    }
+  }, "matmul");
+}
+
+template Var<float> matmul<float>(const Var<float>&, const Var<float>&, bool, bool);
+template Var<double> matmul<double>(const Var<double>&, const Var<double>&, bool, bool);
+
+}  // namespace tf

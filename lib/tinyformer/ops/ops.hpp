@@ -1,0 +1,77 @@
+#pragma once
+// Every differentiable op: forward and backward live side by side in ops/<name>.cpp, written once as a
+// template on the scalar type and instantiated for float (training) and double (gradient checks).
+// Letters in shape comments: B batch, T time, C channels, H heads, D head size, V vocab.
+#include <vector>
+
+#include "tinyformer/autograd/variable.hpp"
+#include "tinyformer/tensor/random.hpp"
+
+namespace tf {
+
+// ---- elementwise.cpp: NumPy broadcasting; each input's gradient is sum-reduced back to its shape.
+template <class S> Var<S> add(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> sub(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> mul(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> div(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> neg(const Var<S>& a);
+template <class S> Var<S> scale(const Var<S>& a, S factor);  // a * factor, factor a constant
+// Sums `g` over the broadcast axes so the result has `shape` (the backward of broadcasting).
+template <class S> Array<S> sum_to_shape(const Array<S>& g, const Shape& shape);
+
+template <class S> Var<S> operator+(const Var<S>& a, const Var<S>& b) { return add(a, b); }
+template <class S> Var<S> operator-(const Var<S>& a, const Var<S>& b) { return sub(a, b); }
+template <class S> Var<S> operator*(const Var<S>& a, const Var<S>& b) { return mul(a, b); }
+template <class S> Var<S> operator/(const Var<S>& a, const Var<S>& b) { return div(a, b); }
+template <class S> Var<S> operator-(const Var<S>& a) { return neg(a); }
+
+// ---- matmul.cpp: through the one gemm wrapper, transposes as BLAS flags (no copies).
+// a [..., M, K] (or [..., K, M] with trans_a), b [..., K, N] (or [..., N, K] with trans_b) -> [..., M, N].
+// The batch dims of a and b must match, or b is 2-D and shared by every batch entry (a Linear layer).
+template <class S> Var<S> matmul(const Var<S>& a, const Var<S>& b, bool trans_a = false, bool trans_b = false);
+
+// ---- shape.cpp: results are contiguous copies.
+template <class S> Var<S> permute(const Var<S>& a, const std::vector<std::size_t>& perm);
+template <class S> Var<S> transpose(const Var<S>& a, long axis0, long axis1);
+// One entry of `shape` may be -1 (inferred).
+template <class S> Var<S> reshape(const Var<S>& a, const std::vector<long>& shape);
+// Splits along `axis` into pieces of the given sizes (they must add up to that axis' length).
+template <class S> std::vector<Var<S>> split(const Var<S>& a, long axis, const std::vector<std::size_t>& sizes);
+template <class S> Var<S> concat(const std::vector<Var<S>>& parts, long axis);
+
+// ---- reduce.cpp
+template <class S> Var<S> sum(const Var<S>& a);                                   // all elements -> []
+template <class S> Var<S> sum(const Var<S>& a, long axis, bool keepdim = false);
+template <class S> Var<S> mean(const Var<S>& a);
+template <class S> Var<S> mean(const Var<S>& a, long axis, bool keepdim = false);
+
+// ---- unary.cpp
+template <class S> Var<S> exp(const Var<S>& a);
+template <class S> Var<S> log(const Var<S>& a);
+template <class S> Var<S> tanh(const Var<S>& a);
+template <class S> Var<S> relu(const Var<S>& a);
+// GELU, tanh approximation (as nanoGPT / GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+template <class S> Var<S> gelu(const Var<S>& a);
+
+// ---- softmax.cpp: over the last axis, max-subtracted (stable); -inf entries get weight 0.
+template <class S> Var<S> softmax(const Var<S>& a);
+template <class S> Var<S> log_softmax(const Var<S>& a);
+// Scores [..., Tq, Tk]: entries with key j > query i become -inf (lower-triangular keep, as np.tril), so
+// column 0 is always kept and no row is ever fully masked.
+template <class S> Var<S> causal_mask(const Var<S>& scores);
+
+// ---- layer_norm.cpp: x [..., C], weight [C], bias [C]; normalised over the last axis (biased variance).
+template <class S> Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S eps = S(1e-5));
+
+// ---- embedding.cpp: weight [V, C], ids [...] -> [..., C]; the gradient is scatter-added (repeats add up).
+template <class S> Var<S> embedding(const Var<S>& weight, const IndexArray& ids);
+
+// ---- cross_entropy.cpp: logits [..., V], targets [...] (same leading shape) -> scalar mean over the
+// targets that are not `ignore_index`. Fused log-softmax + NLL.
+template <class S> Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index ignore_index = -1);
+
+// ---- dropout.cpp: in training, zeroes each element with probability p and scales the rest by 1/(1-p)
+// (the mask drawn from `rng`); identity when !training or p == 0.
+template <class S> Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng);
+
+}  // namespace tf

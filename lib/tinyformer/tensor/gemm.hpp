@@ -1,0 +1,25 @@
+#pragma once
+// The one BLAS call site: C = alpha * op(A) * op(B) + beta * C on row-major data, where op(X) is X or
+// X^T chosen by a flag (no transposed copies). S is float or double.
+#include <cstddef>
+
+namespace tf {
+
+struct GemmShape {
+  std::size_t m, n, k;  // op(A) is [m,k], op(B) is [k,n], C is [m,n]
+};
+
+template <class S>
+void gemm(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, const S* b, S beta, S* c);
+
+// `batch` independent products; A, B, C advance by stride_a/b/c elements (a stride of 0 reuses one
+// matrix for every batch entry).
+template <class S>
+void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a,
+                  std::size_t stride_a, const S* b, std::size_t stride_b, S beta, S* c, std::size_t stride_c);
+
+// Number of BLAS threads (OpenBLAS); set_blas_threads(n) with n >= 1.
+int blas_threads();
+void set_blas_threads(int n);
+
+}  // namespace tf

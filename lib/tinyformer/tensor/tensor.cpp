@@ -1,0 +1,40 @@
+#include "tinyformer/tensor/tensor.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace tf {
+
+std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+std::size_t shape_numel(const Shape& shape) {
+  std::size_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    // align from the right, missing leading dims count as 1
+    const std::size_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::size_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw std::invalid_argument(fmt::format("{}: shapes {} and {} cannot be broadcast together", op,
+                                              shape_str(a), shape_str(b)));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::size_t normalize_axis(long axis, std::size_t rank, const char* op) {
+  const long r = static_cast<long>(rank);
+  if (axis < -r || axis >= r)
+    throw std::invalid_argument(fmt::format("{}: axis {} is out of range for a tensor of rank {}", op, axis, rank));
+  return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
+}
+
+}  // namespace tf

@@ -1,0 +1,106 @@
+// The autodiff engine's rules: accumulation, deep graphs, leaves, no-grad scope, graph release.
+#include <catch2/catch.hpp>
+
+#include "support/helpers.hpp"
+#include "tinyformer/ops/ops.hpp"
+
+using namespace tf;
+
+TEST_CASE("autograd: y = x*x + x accumulates both uses of x", "[autograd]") {
+  Var<double> x(Array<double>{1.5, -2.0, 3.0}, true);
+  Var<double> y = sum(x * x + x);
+  y.backward();
+  // dy/dx = 2x + 1
+  CHECK(x.grad()(0) == Approx(4.0));
+  CHECK(x.grad()(1) == Approx(-3.0));
+  CHECK(x.grad()(2) == Approx(7.0));
+}
+
+TEST_CASE("autograd: a chain of 100,000 ops backpropagates iteratively and frees without recursion",
+          "[autograd]") {
+  Var<double> x(Array<double>{1.0}, true);
+  Var<double> y = x;
+  const int n = 100000;
+  for (int i = 0; i < n; ++i) y = scale(y, 1.0) + scale(x, 1e-5);  // dy/dx grows by 1e-5 per link
+  Var<double> loss = sum(y);
+  loss.backward();
+  CHECK(x.grad()(0) == Approx(1.0 + n * 1e-5).epsilon(1e-9));
+
+  // A deep graph that is dropped without backward must also be freed without recursion.
+  Var<double> z = x;
+  for (int i = 0; i < n; ++i) z = scale(z, 1.0);
+  z = Var<double>();
+  SUCCEED("dropped a 100,000-op graph");
+}
+
+TEST_CASE("autograd: leaves keep .grad across backward calls until zero_grad", "[autograd]") {
+  Var<double> w(Array<double>{2.0}, true);
+  sum(scale(w, 3.0)).backward();
+  sum(scale(w, 3.0)).backward();  // a new graph: gradients add up in the leaf
+  CHECK(w.grad()(0) == Approx(6.0));
+  w.zero_grad();
+  CHECK_FALSE(w.has_grad());
+  sum(scale(w, 3.0)).backward();
+  CHECK(w.grad()(0) == Approx(3.0));
+}
+
+TEST_CASE("autograd: a no-grad scope records nothing", "[autograd]") {
+  Var<double> w(Array<double>{2.0}, true);
+  Var<double> y;
+  {
+    NoGradGuard guard;
+    y = sum(w * w);
+    CHECK_FALSE(grad_enabled());
+  }
+  CHECK(grad_enabled());
+  CHECK_FALSE(y.requires_grad());
+  CHECK(y.node().inputs.empty());
+  CHECK_THROWS_AS(y.backward(), std::logic_error);
+}
+
+TEST_CASE("autograd: the graph is released after backward and a second backward throws", "[autograd]") {
+  Var<double> x(Array<double>{3.0}, true);
+  Var<double> h = x * x;  // an intermediate result
+  Var<double> y = sum(h);
+  y.backward();
+  CHECK(x.grad()(0) == Approx(6.0));
+  CHECK(y.node().inputs.empty());       // graph dropped
+  CHECK(h.node().inputs.empty());
+  CHECK_FALSE(h.has_grad());            // intermediate gradients freed
+  CHECK_THROWS_AS(y.backward(), std::logic_error);
+  CHECK(x.grad()(0) == Approx(6.0));    // the failed call changed nothing
+}
+
+TEST_CASE("autograd: retain_graph keeps the graph for a second backward, which accumulates", "[autograd]") {
+  Var<double> x(Array<double>{3.0}, true);
+  Var<double> h = x * x;
+  h.retain_grad();
+  Var<double> y = sum(h);
+  BackwardOptions keep;
+  keep.retain_graph = true;
+  y.backward(keep);
+  CHECK(x.grad()(0) == Approx(6.0));
+  CHECK(h.grad()(0) == Approx(1.0));
+  y.backward();
+  CHECK(x.grad()(0) == Approx(12.0));
+  CHECK_THROWS_AS(y.backward(), std::logic_error);
+}
+
+TEST_CASE("autograd: backward needs a one-element value or a seed of the value's shape", "[autograd]") {
+  Var<double> x(Array<double>{1.0, 2.0}, true);
+  Var<double> y = x * x;
+  CHECK_THROWS_AS(y.backward(), std::invalid_argument);
+  CHECK_THROWS_AS(y.backward(Array<double>{1.0}), std::invalid_argument);
+  y.backward(Array<double>{1.0, 10.0});
+  CHECK(x.grad()(0) == Approx(2.0));
+  CHECK(x.grad()(1) == Approx(40.0));
+}
+
+TEST_CASE("autograd: inputs that do not require grad get no gradient", "[autograd]") {
+  Var<double> x(Array<double>{1.0, 2.0}, true);
+  Var<double> c(Array<double>{5.0, 7.0});
+  sum(x * c).backward();
+  CHECK(x.grad()(1) == Approx(7.0));
+  CHECK_FALSE(c.has_grad());
+  CHECK_THROWS_AS(c.grad(), std::logic_error);
+}
