@@ -6,28 +6,38 @@
 namespace tf {
 namespace {
 
-void call_blas(bool ta, bool tb, GemmShape s, float alpha, const float* a, const float* b, float beta, float* c) {
-  const int lda = static_cast<int>(ta ? s.m : s.k), ldb = static_cast<int>(tb ? s.k : s.n);
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
-              static_cast<int>(s.n), static_cast<int>(s.k), alpha, a, lda, b, ldb, beta, c, static_cast<int>(s.n));
+int as_int(std::size_t v) { return static_cast<int>(v); }
+
+void call_blas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::size_t lda, const float* b,
+               std::size_t ldb, float beta, float* c, std::size_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, as_int(s.m), as_int(s.n),
+              as_int(s.k), alpha, a, as_int(lda), b, as_int(ldb), beta, c, as_int(ldc));
 }
 
-void call_blas(bool ta, bool tb, GemmShape s, double alpha, const double* a, const double* b, double beta, double* c) {
-  const int lda = static_cast<int>(ta ? s.m : s.k), ldb = static_cast<int>(tb ? s.k : s.n);
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
-              static_cast<int>(s.n), static_cast<int>(s.k), alpha, a, lda, b, ldb, beta, c, static_cast<int>(s.n));
+void call_blas(bool ta, bool tb, GemmShape s, double alpha, const double* a, std::size_t lda, const double* b,
+               std::size_t ldb, double beta, double* c, std::size_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, as_int(s.m), as_int(s.n),
+              as_int(s.k), alpha, a, as_int(lda), b, as_int(ldb), beta, c, as_int(ldc));
 }
 
 }  // namespace
 
 template <class S>
-void gemm(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, const S* b, S beta, S* c) {
+void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, std::size_t lda, const S* b,
+                  std::size_t ldb, S beta, S* c, std::size_t ldc) {
   if (s.m == 0 || s.n == 0) return;
-  if (s.k == 0) {  // BLAS leaves C untouched for k == 0 only when beta == 1
-    for (std::size_t i = 0; i < s.m * s.n; ++i) c[i] = beta == S(0) ? S(0) : beta * c[i];
+  if (s.k == 0) {  // C = beta * C; spelled out because BLAS implementations differ for k == 0
+    for (std::size_t i = 0; i < s.m; ++i)
+      for (std::size_t j = 0; j < s.n; ++j) c[i * ldc + j] = beta == S(0) ? S(0) : beta * c[i * ldc + j];
     return;
   }
-  call_blas(trans_a, trans_b, s, alpha, a, b, beta, c);
+  call_blas(trans_a, trans_b, s, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template <class S>
+void gemm(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, const S* b, S beta, S* c) {
+  // packed row-major: the leading dimension is the stored row length
+  gemm_strided(trans_a, trans_b, s, alpha, a, trans_a ? s.m : s.k, b, trans_b ? s.k : s.n, beta, c, s.n);
 }
 
 template <class S>
@@ -40,6 +50,10 @@ void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S 
 int blas_threads() { return openblas_get_num_threads(); }
 void set_blas_threads(int n) { openblas_set_num_threads(n < 1 ? 1 : n); }
 
+template void gemm_strided<float>(bool, bool, GemmShape, float, const float*, std::size_t, const float*, std::size_t,
+                                  float, float*, std::size_t);
+template void gemm_strided<double>(bool, bool, GemmShape, double, const double*, std::size_t, const double*,
+                                   std::size_t, double, double*, std::size_t);
 template void gemm<float>(bool, bool, GemmShape, float, const float*, const float*, float, float*);
 template void gemm<double>(bool, bool, GemmShape, double, const double*, const double*, double, double*);
 template void batched_gemm<float>(std::size_t, bool, bool, GemmShape, float, const float*, std::size_t, const float*,

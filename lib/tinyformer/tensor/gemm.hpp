@@ -12,6 +12,12 @@ struct GemmShape {
 template <class S>
 void gemm(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, const S* b, S beta, S* c);
 
+// The same with explicit leading dimensions (row strides), for sub-matrices of larger arrays, e.g. one
+// head's [T,D] columns inside a [T,3C] q/k/v tensor (lda = 3C).
+template <class S>
+void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, std::size_t lda, const S* b,
+                  std::size_t ldb, S beta, S* c, std::size_t ldc);
+
 // `batch` independent products; A, B, C advance by stride_a/b/c elements (a stride of 0 reuses one
 // matrix for every batch entry).
 template <class S>

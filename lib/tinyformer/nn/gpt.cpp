@@ -1,0 +1,144 @@
+#include "tinyformer/nn/gpt.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/ops/ops.hpp"
+
+namespace tf::nn {
+
+void GPTConfig::validate() const {
+  auto need = [](bool ok, const std::string& what) {
+    if (!ok) throw std::invalid_argument(what);
+  };
+  need(vocab_size >= 1, fmt::format("model.vocab_size must be at least 1, got {}", vocab_size));
+  need(block_size >= 1, fmt::format("model.context must be at least 1, got {}", block_size));
+  need(n_layer >= 1, fmt::format("model.n_layer must be at least 1, got {}", n_layer));
+  need(n_head >= 1, fmt::format("model.n_head must be at least 1, got {}", n_head));
+  need(n_embd >= 1, fmt::format("model.d_model must be at least 1, got {}", n_embd));
+  need(n_embd % n_head == 0, fmt::format("model.d_model ({}) must be divisible by model.n_head ({}); try d_model = {}",
+                                         n_embd, n_head, (n_embd / n_head + 1) * n_head));
+  need(mlp_ratio >= 1, fmt::format("model.mlp_ratio must be at least 1, got {}", mlp_ratio));
+  need(dropout >= 0 && dropout < 1, fmt::format("model.dropout must be in [0, 1), got {}", dropout));
+}
+
+template <class S>
+MLP<S>::MLP(const GPTConfig& cfg, Rng& init_rng, Rng& dropout_rng)
+    : c_fc(cfg.n_embd, cfg.mlp_ratio * cfg.n_embd, cfg.bias, cfg.init, init_rng),
+      c_proj(cfg.mlp_ratio * cfg.n_embd, cfg.n_embd, cfg.bias, cfg.init, init_rng),
+      dropout_(static_cast<S>(cfg.dropout)),
+      dropout_rng_(dropout_rng) {
+  this->register_module("c_fc", c_fc);
+  this->register_module("c_proj", c_proj);
+}
+
+template <class S>
+Var<S> MLP<S>::forward(const Var<S>& x) {
+  return dropout(c_proj.forward(gelu(c_fc.forward(x))), dropout_, this->training(), dropout_rng_);
+}
+
+template <class S>
+Block<S>::Block(const GPTConfig& cfg, Rng& init_rng, Rng& dropout_rng)
+    : ln_1(cfg.n_embd, cfg.bias),
+      attn(cfg.n_embd, cfg.n_head, cfg.bias, cfg.dropout, cfg.init, init_rng, dropout_rng),
+      ln_2(cfg.n_embd, cfg.bias),
+      mlp(cfg, init_rng, dropout_rng) {
+  this->register_module("ln_1", ln_1);
+  this->register_module("attn", attn);
+  this->register_module("ln_2", ln_2);
+  this->register_module("mlp", mlp);
+}
+
+template <class S>
+Var<S> Block<S>::forward(const Var<S>& x) {
+  const Var<S> h = add(x, attn.forward(ln_1.forward(x)));
+  return add(h, mlp.forward(ln_2.forward(h)));
+}
+
+template <class S>
+GPT<S>::Trunk::Trunk(const GPTConfig& cfg, Rng& rng)
+    : wte(cfg.vocab_size, cfg.n_embd, rng), wpe(cfg.block_size, cfg.n_embd, rng), ln_f(cfg.n_embd, cfg.bias) {
+  this->register_module("wte", wte);
+  this->register_module("wpe", wpe);
+  this->register_module("h", h);
+  this->register_module("ln_f", ln_f);
+}
+
+template <class S>
+GPT<S>::GPT(const GPTConfig& cfg) : cfg_(cfg), init_rng_(cfg.seed), dropout_rng_(0) {
+  cfg_.validate();
+  dropout_rng_ = init_rng_.split();
+  transformer_ = std::make_unique<Trunk>(cfg_, init_rng_);
+  for (std::size_t i = 0; i < cfg_.n_layer; ++i) {
+    blocks_.push_back(std::make_unique<Block<S>>(cfg_, init_rng_, dropout_rng_));
+    transformer_->h.add(std::to_string(i), *blocks_.back());
+  }
+  this->register_module("transformer", *transformer_);
+  if (!cfg_.tie_weights) {
+    lm_head_ = std::make_unique<Linear<S>>(cfg_.n_embd, cfg_.vocab_size, false, cfg_.init, init_rng_);
+    this->register_module("lm_head", *lm_head_);
+  }
+  if (cfg_.init == InitScheme::normal) {
+    // GPT-2: residual projections get std 0.02 / sqrt(2 n_layer)
+    const double stddev = 0.02 / std::sqrt(2.0 * static_cast<double>(cfg_.n_layer));
+    for (auto& [name, p] : this->named_parameters())
+      if (name.size() > 13 && name.compare(name.size() - 13, 13, "c_proj.weight") == 0)
+        p.mutable_value() = normal<S>(p.shape(), 0.0, stddev, init_rng_);
+  }
+}
+
+template <class S>
+GPT<S>::~GPT() = default;
+
+template <class S>
+Var<S> GPT<S>::forward(const IndexArray& ids) {
+  if (ids.dimension() != 2)
+    throw std::invalid_argument(fmt::format("GPT::forward: token ids must be [B,T], got {}",
+                                            shape_str(to_shape(ids.shape()))));
+  const std::size_t T = ids.shape()[1];
+  if (T > cfg_.block_size)
+    throw std::invalid_argument(
+        fmt::format("GPT::forward: sequence length {} exceeds the context length {}", T, cfg_.block_size));
+  IndexArray positions = IndexArray::from_shape({T});
+  for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<Index>(t);
+  // [B,T,C] + [T,C]
+  Var<S> x = add(transformer_->wte.forward(ids), transformer_->wpe.forward(positions));
+  x = dropout(x, static_cast<S>(cfg_.dropout), this->training(), dropout_rng_);
+  for (auto& block : blocks_) x = block->forward(x);
+  x = transformer_->ln_f.forward(x);
+  if (lm_head_) return lm_head_->forward(x);
+  return matmul(x, transformer_->wte.weight(), false, true);  // tied: [B,T,C] x [V,C]^T
+}
+
+template <class S>
+Var<S> GPT<S>::loss(const IndexArray& ids, const IndexArray& targets) {
+  return cross_entropy(forward(ids), targets);
+}
+
+template <class S>
+void GPT<S>::set_attention_impl(AttentionImpl impl) {
+  for (auto& b : blocks_) b->attn.set_impl(impl);
+}
+
+template <class S>
+void GPT<S>::record_attention(bool on) {
+  for (auto& b : blocks_) b->attn.record_weights(on);
+}
+
+template <class S>
+std::vector<Array<S>> GPT<S>::attention_weights() const {
+  std::vector<Array<S>> out;
+  for (const auto& b : blocks_) out.push_back(b->attn.last_weights());
+  return out;
+}
+
+template class MLP<float>;
+template class MLP<double>;
+template class Block<float>;
+template class Block<double>;
+template class GPT<float>;
+template class GPT<double>;
+
+}  // namespace tf::nn

@@ -1,0 +1,51 @@
+#include "tinyformer/nn/layers.hpp"
+
+#include <xtensor/xbuilder.hpp>
+
+#include "tinyformer/ops/ops.hpp"
+
+namespace tf::nn {
+
+template <class S>
+Linear<S>::Linear(std::size_t in_features, std::size_t out_features, bool bias, InitScheme init, Rng& rng)
+    : in_(in_features), out_(out_features) {
+  weight_ = this->register_parameter("weight", init_weight<S>(init, out_features, in_features, rng));
+  if (bias) bias_ = this->register_parameter("bias", xt::zeros<S>({out_features}));
+}
+
+template <class S>
+Var<S> Linear<S>::forward(const Var<S>& x) const {
+  Var<S> y = matmul(x, weight_, false, true);  // [..., in] x [out, in]^T -> [..., out]
+  return bias_.defined() ? add(y, bias_) : y;
+}
+
+template <class S>
+Embedding<S>::Embedding(std::size_t num_embeddings, std::size_t dim, Rng& rng) {
+  weight_ = this->register_parameter("weight", normal<S>({num_embeddings, dim}, 0.0, 0.02, rng));
+}
+
+template <class S>
+Var<S> Embedding<S>::forward(const IndexArray& ids) const {
+  return embedding(weight_, ids);
+}
+
+template <class S>
+LayerNorm<S>::LayerNorm(std::size_t dim, bool bias) {
+  weight_ = this->register_parameter("weight", xt::ones<S>({dim}));
+  // Without a learnable bias the shift is a constant zero (nanoGPT's LayerNorm(bias=False)).
+  bias_ = bias ? this->register_parameter("bias", xt::zeros<S>({dim})) : Var<S>(xt::zeros<S>({dim}));
+}
+
+template <class S>
+Var<S> LayerNorm<S>::forward(const Var<S>& x) const {
+  return layer_norm(x, weight_, bias_);
+}
+
+template class Linear<float>;
+template class Linear<double>;
+template class Embedding<float>;
+template class Embedding<double>;
+template class LayerNorm<float>;
+template class LayerNorm<double>;
+
+}  // namespace tf::nn

@@ -1,0 +1,133 @@
+// Fused causal multi-head self-attention: scores, mask, softmax, dropout and the weighted sum in one op,
+// reading each head's q/k/v columns in place from qkv [B,T,3C] (strided gemm, no permute copies).
+//
+// Per batch entry b and head h, with Q, K, V [T,D] (row stride 3C), scale = 1/sqrt(D):
+//   forward   P = softmax(mask(scale Q K^T))   [T,T]    Pd = P * M / (1-p)    Y = Pd V   [T,D] (row stride C)
+//   backward  dPd = dY V^T      dV = Pd^T dY      dP = dPd * M / (1-p)
+//             dS = P * (dP - rowsum(dP * P))      (softmax backward; masked entries have P = 0)
+//             dQ = scale dS K   dK = scale dS^T Q
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/ops/ops.hpp"
+#include "tinyformer/tensor/gemm.hpp"
+
+namespace tf {
+
+namespace {
+
+// Row-wise causal softmax of the [T,T] scores in place: entries j > i become exactly 0.
+template <class S>
+void causal_softmax_rows(S* p, std::size_t T) {
+  for (std::size_t i = 0; i < T; ++i) {
+    S* row = p + i * T;
+    S mx = row[0];
+    for (std::size_t j = 1; j <= i; ++j) mx = std::max(mx, row[j]);
+    S total = 0;
+    for (std::size_t j = 0; j <= i; ++j) {
+      row[j] = std::exp(row[j] - mx);
+      total += row[j];
+    }
+    const S inv = S(1) / total;
+    for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
+    for (std::size_t j = i + 1; j < T; ++j) row[j] = 0;
+  }
+}
+
+}  // namespace
+
+template <class S>
+Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p, bool training, Rng& rng,
+                             Array<S>* weights) {
+  const Shape shape = qkv.shape();
+  if (shape.size() != 3 || shape[2] % 3 != 0)
+    throw std::invalid_argument(
+        fmt::format("causal_self_attention: qkv must be [B,T,3C], got {}", shape_str(shape)));
+  const std::size_t B = shape[0], T = shape[1], C = shape[2] / 3;
+  if (n_head == 0 || C % n_head != 0)
+    throw std::invalid_argument(fmt::format("causal_self_attention: C = {} is not divisible by n_head = {}", C, n_head));
+  if (!(dropout_p >= 0 && dropout_p < 1))
+    throw std::invalid_argument(fmt::format("causal_self_attention: dropout {} must be in [0, 1)", dropout_p));
+  const std::size_t H = n_head, D = C / H, ld_qkv = 3 * C;
+  const S scale = S(1) / std::sqrt(static_cast<S>(D));
+  const bool use_dropout = training && dropout_p > 0;
+  const S keep_scale = use_dropout ? S(1) / (S(1) - dropout_p) : S(1);
+
+  Array<S> probs = Array<S>::from_shape({B, H, T, T});  // P, before dropout
+  Array<S> dropped;                                      // Pd = P * M / (1-p), only with dropout
+  if (use_dropout) dropped = Array<S>::from_shape({B, H, T, T});
+  Array<S> y = Array<S>::from_shape({B, T, C});
+  const S* base = qkv.value().data();
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h) {
+      const S* q = base + b * T * ld_qkv + h * D;
+      const S* k = q + C;
+      const S* v = q + 2 * C;
+      S* p = probs.data() + (b * H + h) * T * T;
+      // S = scale Q K^T  [T,T]
+      gemm_strided<S>(false, true, {T, T, D}, scale, q, ld_qkv, k, ld_qkv, S(0), p, T);
+      causal_softmax_rows(p, T);
+      const S* pv = p;
+      if (use_dropout) {
+        S* pd = dropped.data() + (b * H + h) * T * T;
+        for (std::size_t i = 0; i < T * T; ++i) pd[i] = rng.uniform() >= dropout_p ? p[i] * keep_scale : S(0);
+        pv = pd;
+      }
+      // Y_h = Pd V  [T,D], written into columns h*D.. of y [B,T,C]
+      gemm_strided<S>(false, false, {T, D, T}, S(1), pv, T, v, ld_qkv, S(0), y.data() + b * T * C + h * D, C);
+    }
+  if (weights) *weights = probs;
+
+  return make_result<S>(std::move(y), {qkv},
+                        [B, T, C, H, D, scale, use_dropout, keep_scale, probs = std::move(probs),
+                         dropped = std::move(dropped)](Node<S>& self) {
+    Node<S>& in = *self.inputs[0];
+    const std::size_t ld = 3 * C;
+    Array<S> dqkv = Array<S>::from_shape({B, T, ld});
+    Array<S> dp = Array<S>::from_shape({T, T});
+    const S* x = in.value.data();
+    for (std::size_t b = 0; b < B; ++b)
+      for (std::size_t h = 0; h < H; ++h) {
+        const S* q = x + b * T * ld + h * D;
+        const S* k = q + C;
+        const S* v = q + 2 * C;
+        S* dq = dqkv.data() + b * T * ld + h * D;
+        S* dk = dq + C;
+        S* dv = dq + 2 * C;
+        const S* dy = self.grad.data() + b * T * C + h * D;
+        const S* p = probs.data() + (b * H + h) * T * T;
+        const S* pd = use_dropout ? dropped.data() + (b * H + h) * T * T : p;
+        // dV = Pd^T dY  [T,D]
+        gemm_strided<S>(true, false, {T, D, T}, S(1), pd, T, dy, C, S(0), dv, ld);
+        // dPd = dY V^T  [T,T]
+        gemm_strided<S>(false, true, {T, T, D}, S(1), dy, C, v, ld, S(0), dp.data(), T);
+        // dP = dPd * M/(1-p): Pd/P is M/(1-p) where P > 0; where P == 0 the softmax backward gives 0 anyway
+        for (std::size_t i = 0; i < T; ++i) {
+          S* g = dp.data() + i * T;
+          const S* pr = p + i * T;
+          if (use_dropout) {
+            const S* pdr = pd + i * T;
+            for (std::size_t j = 0; j <= i; ++j) g[j] = pdr[j] == S(0) ? S(0) : g[j] * keep_scale;
+          }
+          // dS = P * (dP - sum_j dP_j P_j)
+          S dot = 0;
+          for (std::size_t j = 0; j <= i; ++j) dot += g[j] * pr[j];
+          for (std::size_t j = 0; j <= i; ++j) g[j] = pr[j] * (g[j] - dot);
+          for (std::size_t j = i + 1; j < T; ++j) g[j] = 0;
+        }
+        // dQ = scale dS K   [T,D];  dK = scale dS^T Q  [T,D]
+        gemm_strided<S>(false, false, {T, D, T}, scale, dp.data(), T, k, ld, S(0), dq, ld);
+        gemm_strided<S>(true, false, {T, D, T}, scale, dp.data(), T, q, ld, S(0), dk, ld);
+      }
+    accumulate_grad(in, dqkv);
+  }, "causal_self_attention");
+}
+
+template Var<float> causal_self_attention<float>(const Var<float>&, std::size_t, float, bool, Rng&, Array<float>*);
+template Var<double> causal_self_attention<double>(const Var<double>&, std::size_t, double, bool, Rng&,
+                                                   Array<double>*);
+
+}  // namespace tf

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian bookworm packages tinyformer needs, only those that are missing (idempotent, fast
+# when everything is there). Run as root. Usage: install_deps.sh [build|test]
+set -euo pipefail
+want="${1:-build}"
+packages=(cmake g++ make pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
+          libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev)
+if [ "$want" = test ]; then
+  # the PyTorch parity test and the report's browser check
+  packages+=(python3 python3-numpy python3-torch)
+fi
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,71 @@
+// add, sub, mul, div, neg, scale: forward values and float64 gradchecks, broadcasting included.
+#include <catch2/catch.hpp>
+
+#include "support/helpers.hpp"
+#include "tinyformer/ops/ops.hpp"
+
+using namespace tf;
+using test::random_array;
+
+namespace {
+using Inputs = std::vector<Var<double>>;
+}
+
+TEST_CASE("gradcheck: add, sub, mul, div on equal shapes", "[gradcheck][ops]") {
+  const auto a = random_array({3, 4}, 11), b = random_array({3, 4}, 12, 0.5, 2.0);  // b away from 0 for div
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return add(in[0], in[1]); }, {a, b}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return sub(in[0], in[1]); }, {a, b}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return mul(in[0], in[1]); }, {a, b}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return div(in[0], in[1]); }, {a, b}));
+}
+
+TEST_CASE("gradcheck: broadcasting [B,T,C] + [C]", "[gradcheck][ops]") {
+  const auto x = random_array({2, 3, 4}, 21), bias = random_array({4}, 22);
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return add(in[0], in[1]); }, {x, bias}, {}, {"x", "bias"}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return sub(in[1], in[0]); }, {x, bias}, {}, {"x", "bias"}));
+}
+
+TEST_CASE("gradcheck: broadcasting [B,1,T] * [B,T,1]", "[gradcheck][ops]") {
+  const auto a = random_array({2, 1, 3}, 31), b = random_array({2, 3, 1}, 32, 0.5, 2.0);
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return mul(in[0], in[1]); }, {a, b}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return div(in[0], in[1]); }, {a, b}));
+}
+
+TEST_CASE("gradcheck: broadcasting a scalar-shaped [1] against [2,3]", "[gradcheck][ops]") {
+  const auto a = random_array({2, 3}, 41), s = random_array({1}, 42, 0.5, 2.0);
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return div(in[0], in[1]); }, {a, s}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return mul(in[1], in[0]); }, {a, s}));
+}
+
+TEST_CASE("gradcheck: neg and scale", "[gradcheck][ops]") {
+  const auto a = random_array({2, 5}, 51);
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return neg(in[0]); }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return scale(in[0], -2.5); }, {a}));
+}
+
+TEST_CASE("ops: elementwise forward follows NumPy broadcasting", "[ops]") {
+  Var<double> a(Array<double>{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}});
+  Var<double> b(Array<double>{10.0, 20.0, 30.0});
+  const Array<double> expected_add{{11.0, 22.0, 33.0}, {14.0, 25.0, 36.0}};
+  CHECK((add(a, b).value() == expected_add));
+  const Array<double> expected_div{{0.1, 0.1, 0.1}, {0.4, 0.25, 0.2}};
+  CHECK(xt::allclose(div(a, b).value(), expected_div));
+  CHECK((sub(a, b).value()(1, 2) == -24.0));
+  CHECK((mul(a, b).value()(1, 0) == 40.0));
+  CHECK((scale(a, 0.5).value()(0, 1) == 1.0));
+  CHECK((neg(a).value()(1, 1) == -5.0));
+}
+
+TEST_CASE("ops: incompatible broadcast shapes name both shapes", "[ops]") {
+  Var<double> a(Array<double>::from_shape({2, 3}));
+  Var<double> b(Array<double>::from_shape({4}));
+  CHECK_THROWS_WITH(add(a, b), Catch::Contains("[2, 3]") && Catch::Contains("[4]") && Catch::Contains("add"));
+}
+
+TEST_CASE("ops: sum_to_shape reduces leading and stretched axes", "[ops]") {
+  Array<double> g = xt::ones<double>({2, 3, 4});
+  CHECK((sum_to_shape(g, {4}) == Array<double>{6.0, 6.0, 6.0, 6.0}));
+  const Array<double> r = sum_to_shape(g, {2, 1, 4});
+  CHECK((to_shape(r.shape()) == Shape{2, 1, 4}));
+  CHECK(r(1, 0, 3) == 3.0);
+}
