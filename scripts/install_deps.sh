@@ -7,7 +7,7 @@ packages=(cmake g++ make pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev l
           libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev)
 if [ "$want" = test ]; then
   # the PyTorch parity test and the report's browser check
-  packages+=(python3 python3-numpy python3-torch)
+  packages+=(python3 python3-numpy python3-torch chromium)
 fi
 missing=()
 for p in "${packages[@]}"; do

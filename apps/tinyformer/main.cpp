@@ -1,3 +1,32 @@
-// placeholder entry point, replaced by the app layer
+// tinyformer: one executable, subcommands train | sample | attention | gradcheck | bench.
+// Every error reaches the user as one line on stderr and a non-zero exit.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
-int main() { fmt::print("tinyformer\n"); return 0; }
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tinyformer: train tiny transformers with reverse-mode autodiff, and look at their attention"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tinyformer 0.1.0");
+  tf::app::add_train_command(app);
+  tf::app::add_sample_command(app);
+  tf::app::add_attention_command(app);
+  tf::app::add_gradcheck_command(app);
+  tf::app::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    return tf::app::run_selected(app);
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "tinyformer: error: {}\n", e.what());
+    return 1;
+  }
+}

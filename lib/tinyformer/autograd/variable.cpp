@@ -80,7 +80,7 @@ void Var<S>::zero_grad() {
 }
 
 template <class S>
-void Var<S>::backward(BackwardOptions opts) {
+void Var<S>::backward(BackwardOptions opts) const {
   if (numel() != 1)
     throw std::invalid_argument(fmt::format(
         "backward(): the value has shape {}; pass a seed gradient of that shape, or reduce it to one element",
@@ -90,7 +90,7 @@ void Var<S>::backward(BackwardOptions opts) {
 }
 
 template <class S>
-void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) {
+void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
   if (to_shape(seed.shape()) != shape())
     throw std::invalid_argument(fmt::format("backward(): seed shape {} differs from the value's shape {}",
                                             shape_str(to_shape(seed.shape())), shape_str(shape())));

@@ -85,8 +85,8 @@ class Var {
   const char* op() const { return node_->op; }
 
   // Reverse-mode sweep from this value. The no-argument form needs a one-element value (seed 1).
-  void backward(BackwardOptions opts = {});
-  void backward(const Array<S>& seed, BackwardOptions opts = {});
+  void backward(BackwardOptions opts = {}) const;
+  void backward(const Array<S>& seed, BackwardOptions opts = {}) const;
 
   Node<S>& node() const { return *node_; }
   const NodePtr<S>& node_ptr() const { return node_; }

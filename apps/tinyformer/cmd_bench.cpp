@@ -1,0 +1,45 @@
+// tinyformer bench [--shape tiny|small|medium|all] [--threads N] [--steps N] [--warmup N] [--gemm]
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tinyformer/train/bench.hpp"
+
+namespace tf::app {
+
+void add_bench_command(CLI::App& app) {
+  struct Opts {
+    std::string shape = "all";
+    int threads = 1;
+    std::size_t steps = 20, warmup = 3;
+    bool gemm = false;
+  };
+  auto o = std::make_shared<Opts>();
+  CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape");
+  cmd->add_option("--shape", o->shape, "tiny | small | medium | all")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "BLAS threads")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str();
+  cmd->add_flag("--gemm", o->gemm, "Print the measured SGEMM GFLOP/s at 1 and 2 threads instead");
+  cmd->callback([o] {
+    select_action([o] {
+      if (o->gemm) {
+        for (int t : {1, 2})
+          fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}}}\n", train::measure_sgemm_gflops(t), t);
+        return 0;
+      }
+      std::vector<train::BenchShape> shapes;
+      if (o->shape == "all")
+        shapes = train::bench_shapes();
+      else
+        shapes.push_back(train::bench_shape(o->shape));
+      for (const auto& s : shapes) {
+        fmt::print("{}\n", train::to_json_line(train::bench_training(s, o->threads, o->steps, o->warmup)));
+        std::fflush(stdout);
+      }
+      return 0;
+    });
+  });
+}
+
+}  // namespace tf::app

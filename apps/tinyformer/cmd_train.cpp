@@ -1,0 +1,42 @@
+// tinyformer train CONFIG.yaml [--set key.path=value ...] [--out DIR] [--resume] [--init-from FILE]
+#include <atomic>
+#include <csignal>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "tinyformer/train/trainer.hpp"
+
+namespace tf::app {
+
+namespace {
+std::atomic<bool> g_stop{false};
+extern "C" void request_stop(int) { g_stop.store(true); }
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto opts = std::make_shared<train::TrainOptions>();
+  auto out = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand("train", "Train a GPT from a YAML config; writes the run dir (see README)");
+  cmd->add_option("config", opts->config_path, "YAML config file (configs/*.yaml)")->required();
+  cmd->add_option("--set", opts->overrides, "Override a config key: --set training.steps=200 (repeatable)");
+  cmd->add_option("--out", *out, "Run directory (default: logging.out_dir)");
+  cmd->add_flag("--resume", opts->resume, "Continue from <out>/checkpoint.safetensors");
+  cmd->add_option("--init-from", opts->init_from, "Start from these weights (safetensors, nanoGPT names)");
+  cmd->add_flag("--quiet", *quiet, "No progress lines");
+  cmd->callback([opts, out, quiet] {
+    select_action([opts, out, quiet] {
+      if (!out->empty()) opts->out_dir = *out;
+      opts->progress = !*quiet;
+      opts->stop = &g_stop;
+      std::signal(SIGINT, request_stop);  // finish the step, checkpoint, exit 130
+      std::signal(SIGTERM, request_stop);
+      const train::TrainResult r = train::train(*opts);
+      return r.interrupted ? 130 : 0;
+    });
+  });
+}
+
+}  // namespace tf::app

@@ -1,0 +1,558 @@
+// The YAML side of the config: load_config (file + --set overrides -> checked RunConfig) and to_yaml.
+// Every value remembers where it came from (file line or --set text) so that each error names the file,
+// the key path, the line and what would be valid. yaml-cpp stays private to this file.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "tinyformer/config/config.hpp"
+
+namespace tf::config {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The sections and their keys, in the order to_yaml writes them and docs/config.md lists them.
+const std::vector<std::pair<std::string, std::vector<std::string>>>& schema() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> s = {
+      {"model",
+       {"vocab_size", "context", "d_model", "n_head", "n_layer", "mlp_ratio", "dropout", "bias", "tie_weights", "init",
+        "attention"}},
+      {"data", {"task", "path", "length", "digits", "alphabet", "eval_size", "val_fraction", "shuffle"}},
+      {"optimizer", {"name", "lr", "weight_decay", "betas", "eps", "momentum", "nesterov", "decay_rule"}},
+      {"schedule", {"name", "warmup_steps", "min_lr", "decay_steps"}},
+      {"training", {"batch_size", "steps", "grad_clip", "eval_interval", "eval_batches", "threads", "seed", "nonfinite"}},
+      {"logging", {"out_dir", "log_interval", "attention_interval", "checkpoint_interval", "probe"}},
+  };
+  return s;
+}
+
+std::vector<std::string> section_names() {
+  std::vector<std::string> names;
+  for (const auto& [section, keys] : schema()) names.push_back(section);
+  return names;
+}
+
+const std::vector<std::string>* keys_of(const std::string& section) {
+  for (const auto& [name, keys] : schema())
+    if (name == section) return &keys;
+  return nullptr;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// "did you mean X?" for a section name that is not one.
+std::string unknown_section_detail(const std::string& name) {
+  std::string hint;
+  const std::string guess = closest_name(name, section_names());
+  if (!guess.empty()) {
+    hint = fmt::format("did you mean {}? ", guess);
+  } else {
+    for (const auto& [section, keys] : schema())  // a key written at the top level instead of in its section
+      for (const auto& key : keys)
+        if (key == name && hint.empty()) hint = fmt::format("did you mean {}.{} (inside section {})? ", section, key, section);
+  }
+  return fmt::format("unknown section '{}'; {}valid sections: {}", name, hint, join(section_names()));
+}
+
+// "did you mean section.key?" for a key that is not one of its section (or belongs to another section).
+std::string unknown_key_detail(const std::string& section, const std::string& key) {
+  const std::vector<std::string>& keys = *keys_of(section);
+  std::string hint;
+  const std::string guess = closest_name(key, keys);
+  if (!guess.empty()) {
+    hint = fmt::format("did you mean {}.{}? ", section, guess);
+  } else {
+    for (const auto& [other, other_keys] : schema())
+      for (const auto& k : other_keys)
+        if (k == key && hint.empty()) hint = fmt::format("did you mean {}.{}? ", other, k);
+  }
+  return fmt::format("unknown key '{}' in section {}; {}valid keys of {}: {}", key, section, hint, section, join(keys));
+}
+
+// Where a value came from: a line of the file (1-based), or a --set override (its full text).
+struct Origin {
+  int line = 0;
+  std::string set_text;
+};
+
+struct Entry {
+  YAML::Node value;
+  Origin origin;
+};
+
+// A value that cannot be converted; the loader adds the location.
+struct BadValue {
+  std::string detail;
+};
+
+std::string describe(const YAML::Node& n) {
+  if (!n.IsDefined() || n.IsNull()) return "nothing (null)";
+  if (n.IsScalar()) return fmt::format("'{}'", n.Scalar());
+  if (n.IsSequence()) return "a list";
+  return "a mapping";
+}
+
+const std::string& scalar_text(const YAML::Node& n, const char* expected) {
+  if (!n.IsScalar()) throw BadValue{fmt::format("expected {}, got {}", expected, describe(n))};
+  return n.Scalar();
+}
+
+bool is_integer_text(const std::string& s) {
+  std::size_t i = (!s.empty() && (s[0] == '+' || s[0] == '-')) ? 1 : 0;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+// A non-negative integer (counts, sizes, steps, the seed).
+std::uint64_t parse_count(const YAML::Node& n) {
+  const std::string& s = scalar_text(n, "a non-negative integer");
+  if (!is_integer_text(s)) throw BadValue{fmt::format("expected an integer, got '{}'", s)};
+  if (s[0] == '-') {
+    const bool zero = s.find_first_not_of("-0") == std::string::npos;
+    if (!zero) throw BadValue{fmt::format("must be >= 0, got {}", s)};
+    return 0;
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+  if (errno == ERANGE) throw BadValue{fmt::format("integer out of range, got {}", s)};
+  return static_cast<std::uint64_t>(v);
+}
+
+double parse_number(const YAML::Node& n) {
+  const std::string& s = scalar_text(n, "a number");
+  const bool chars_ok = !s.empty() && s.find_first_not_of("0123456789+-.eE") == std::string::npos;
+  char* end = nullptr;
+  errno = 0;
+  const double v = chars_ok ? std::strtod(s.c_str(), &end) : 0.0;
+  if (!chars_ok || end != s.c_str() + s.size()) throw BadValue{fmt::format("expected a number, got '{}'", s)};
+  if (errno == ERANGE || !std::isfinite(v)) throw BadValue{fmt::format("expected a finite number, got '{}'", s)};
+  return v;
+}
+
+bool parse_bool(const YAML::Node& n) {
+  const std::string& s = scalar_text(n, "true or false");
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  throw BadValue{fmt::format("expected true or false, got '{}'", s)};
+}
+
+std::string parse_string(const YAML::Node& n) {
+  if (n.IsNull()) return "";
+  return scalar_text(n, "a string");
+}
+
+template <class E>
+E parse_enum_value(const YAML::Node& n) {
+  const std::string& s = scalar_text(n, fmt::format("one of {}", join(enum_names<E>())).c_str());
+  try {
+    return parse_enum<E>(s);
+  } catch (const ConfigError& e) {
+    throw BadValue{e.detail()};
+  }
+}
+
+// Collects the entries of the file and the overrides, then reads them into a RunConfig.
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  void read_file() {
+    std::error_code ec;
+    if (!fs::exists(file_, ec)) fail_file("cannot read the config file: no such file");
+    if (fs::is_directory(file_, ec)) fail_file("cannot read the config file: it is a directory");
+    std::ifstream in(file_, std::ios::binary);
+    if (!in) fail_file("cannot read the config file: opening it failed");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) fail_file("cannot read the config file: reading it failed");
+
+    YAML::Node root;
+    try {
+      root = YAML::Load(text.str());
+    } catch (const YAML::ParserException& e) {
+      fail_file(fmt::format("not valid YAML at line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+    } catch (const YAML::Exception& e) {
+      fail_file(fmt::format("not valid YAML: {}", e.what()));
+    }
+    if (root.IsNull()) return;  // an empty file: all defaults
+    if (!root.IsMap())
+      fail_file(fmt::format("the top level must be a mapping of sections ({}), got {}", join(section_names()),
+                            describe(root)));
+
+    std::map<std::string, int> seen_sections;
+    for (const auto& item : root) {
+      const int line = item.first.Mark().line + 1;
+      if (!item.first.IsScalar()) fail_line("(key)", line, "section names must be plain words");
+      const std::string section = item.first.Scalar();
+      if (!keys_of(section)) fail_line(section, line, unknown_section_detail(section));
+      if (auto [it, fresh] = seen_sections.emplace(section, line); !fresh)
+        fail_line(section, line, fmt::format("section {} appears twice (first at line {})", section, it->second));
+
+      const YAML::Node& body = item.second;
+      if (body.IsNull()) continue;  // "model:" with nothing under it: all defaults
+      if (!body.IsMap())
+        fail_line(section, line, fmt::format("expected a mapping of {}'s keys, got {}", section, describe(body)));
+      for (const auto& kv : body) {
+        const int key_line = kv.first.Mark().line + 1;
+        if (!kv.first.IsScalar()) fail_line(section, key_line, "keys must be plain words");
+        const std::string key = kv.first.Scalar();
+        const std::string path = section + "." + key;
+        const auto& keys = *keys_of(section);
+        if (std::find(keys.begin(), keys.end(), key) == keys.end())
+          fail_line(path, key_line, unknown_key_detail(section, key));
+        if (auto it = entries_.find(path); it != entries_.end())
+          fail_line(path, key_line, fmt::format("{} appears twice (first at line {})", path, it->second.origin.line));
+        entries_[path] = Entry{kv.second, Origin{key_line, {}}};
+      }
+    }
+  }
+
+  // "section.key=value" (value parsed as YAML) or "section={key: value, ...}".
+  void apply_override(const std::string& text) {
+    const std::size_t eq = text.find('=');
+    if (eq == std::string::npos)
+      fail_set(text, "expected key.path=value, e.g. optimizer.lr=3e-4 or optimizer.betas=[0.9, 0.95]");
+    const std::string path = trim(text.substr(0, eq));
+    const std::string value_text = trim(text.substr(eq + 1));
+
+    YAML::Node value;
+    if (value_text.empty()) {
+      value = YAML::Node(std::string());  // "logging.probe=": the empty string
+    } else {
+      try {
+        value = YAML::Load(value_text);
+      } catch (const YAML::ParserException& e) {
+        fail_set(text, fmt::format("the value is not valid YAML (column {}): {}", e.mark.column + 1, e.msg));
+      } catch (const YAML::Exception& e) {
+        fail_set(text, fmt::format("the value is not valid YAML: {}", e.what()));
+      }
+    }
+
+    const std::size_t dot = path.find('.');
+    const std::string section = path.substr(0, dot);
+    if (!keys_of(section)) fail_set(text, unknown_section_detail(section));
+    if (dot == std::string::npos) {  // a whole section: "model={d_model: 32, n_head: 2}"
+      if (!value.IsMap())
+        fail_set(text, fmt::format("a whole section needs a mapping, e.g. {}={{key: value}}; or write {}.key=value",
+                                   section, section));
+      for (const auto& kv : value) {
+        const std::string key = kv.first.Scalar();
+        set_override(text, section, key, kv.second);
+      }
+      return;
+    }
+    const std::string key = path.substr(dot + 1);
+    if (key.find('.') != std::string::npos)
+      fail_set(text, fmt::format("a key path has two parts, section.key (e.g. model.d_model), got '{}'", path));
+    set_override(text, section, key, value);
+  }
+
+  RunConfig build() {
+    RunConfig cfg;
+    ModelConfig& m = cfg.model;
+    if (const Entry* e = find("model.vocab_size")) {
+      convert("model.vocab_size", *e, [&](const YAML::Node& n) {
+        if (n.IsScalar() && n.Scalar() == "auto") {
+          m.vocab_size.reset();
+        } else if (n.IsScalar() && is_integer_text(n.Scalar())) {
+          m.vocab_size = static_cast<std::size_t>(parse_count(n));
+        } else {
+          throw BadValue{fmt::format("expected an integer or 'auto', got {}", describe(n))};
+        }
+      });
+    }
+    get_count("model.context", m.context);
+    get_count("model.d_model", m.d_model);
+    get_count("model.n_head", m.n_head);
+    get_count("model.n_layer", m.n_layer);
+    get_count("model.mlp_ratio", m.mlp_ratio);
+    get_number("model.dropout", m.dropout);
+    get_bool("model.bias", m.bias);
+    get_bool("model.tie_weights", m.tie_weights);
+    get_enum("model.init", m.init);
+    get_enum("model.attention", m.attention);
+
+    DataConfig& d = cfg.data;
+    get_enum("data.task", d.task);
+    get_string("data.path", d.path);
+    if (const Entry* e = find("data.path"); e && !d.path.empty()) d.path = resolve_path(d.path, e->origin);
+    get_count("data.length", d.length);
+    get_count("data.digits", d.digits);
+    get_count("data.alphabet", d.alphabet);
+    get_count("data.eval_size", d.eval_size);
+    get_number("data.val_fraction", d.val_fraction);
+    get_bool("data.shuffle", d.shuffle);
+
+    OptimizerConfig& o = cfg.optimizer;
+    get_enum("optimizer.name", o.name);
+    get_number("optimizer.lr", o.lr);
+    o.weight_decay = o.name == OptimizerName::adamw ? 0.01 : 0.0;
+    get_number("optimizer.weight_decay", o.weight_decay);
+    if (const Entry* e = find("optimizer.betas")) {
+      convert("optimizer.betas", *e, [&](const YAML::Node& n) {
+        if (!n.IsSequence() || n.size() != 2)
+          throw BadValue{fmt::format("expected a list of two numbers like [0.9, 0.999], got {}{}", describe(n),
+                                     n.IsSequence() ? fmt::format(" of {} values", n.size()) : "")};
+        for (std::size_t i = 0; i < 2; ++i) {
+          try {
+            o.betas[i] = parse_number(n[i]);
+          } catch (const BadValue& bad) {
+            throw BadValue{fmt::format("beta {}: {}", i + 1, bad.detail)};
+          }
+        }
+      });
+    }
+    get_number("optimizer.eps", o.eps);
+    get_number("optimizer.momentum", o.momentum);
+    get_bool("optimizer.nesterov", o.nesterov);
+    get_enum("optimizer.decay_rule", o.decay_rule);
+
+    ScheduleConfig& s = cfg.schedule;
+    get_enum("schedule.name", s.name);
+    get_count("schedule.warmup_steps", s.warmup_steps);
+    get_number("schedule.min_lr", s.min_lr);
+    if (const Entry* e = find("schedule.decay_steps")) {
+      convert("schedule.decay_steps", *e, [&](const YAML::Node& n) {
+        if (n.IsNull()) {
+          s.decay_steps.reset();
+        } else {
+          s.decay_steps = static_cast<std::size_t>(parse_count(n));
+        }
+      });
+    }
+
+    TrainingConfig& t = cfg.training;
+    get_count("training.batch_size", t.batch_size);
+    get_count("training.steps", t.steps);
+    get_number("training.grad_clip", t.grad_clip);
+    get_count("training.eval_interval", t.eval_interval);
+    get_count("training.eval_batches", t.eval_batches);
+    get_count("training.threads", t.threads);
+    if (const Entry* e = find("training.seed"))
+      convert("training.seed", *e, [&](const YAML::Node& n) { t.seed = parse_count(n); });
+    get_enum("training.nonfinite", t.nonfinite);
+
+    LoggingConfig& l = cfg.logging;
+    l.out_dir = "runs/" + fs::path(file_).stem().string();
+    get_string("logging.out_dir", l.out_dir);
+    get_count("logging.log_interval", l.log_interval);
+    get_count("logging.attention_interval", l.attention_interval);
+    get_count("logging.checkpoint_interval", l.checkpoint_interval);
+    get_string("logging.probe", l.probe);
+    return cfg;
+  }
+
+  // Re-throws a validate() failure with the location of the key to fix.
+  [[noreturn]] void relocate(const ConfigError& e) const {
+    const std::vector<std::string>& keys = e.keys();
+    if (keys.empty()) throw ConfigError(fmt::format("{}: {}", file_, e.detail()), keys, e.detail());
+    std::string message = fmt::format("{}: {}{}: {}", file_, keys[0], where(keys[0]), e.detail());
+    if (!find(keys[0])) {  // the first key is a default: point at the set key that conflicts with it
+      for (std::size_t i = 1; i < keys.size(); ++i)
+        if (find(keys[i])) {
+          message += fmt::format(" ({}{})", keys[i], where(keys[i]));
+          break;
+        }
+    }
+    throw ConfigError(message, keys, e.detail());
+  }
+
+ private:
+  static std::string trim(const std::string& s) {
+    const std::size_t b = s.find_first_not_of(" \t");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+  }
+
+  void set_override(const std::string& text, const std::string& section, const std::string& key,
+                    const YAML::Node& value) {
+    const auto& keys = *keys_of(section);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) fail_set(text, unknown_key_detail(section, key));
+    entries_[section + "." + key] = Entry{value, Origin{0, text}};
+  }
+
+  const Entry* find(const std::string& key) const {
+    const auto it = entries_.find(key);
+    return it == entries_.end() ? nullptr : &it->second;
+  }
+
+  // " at line N", " (--set text)" or " (default)".
+  std::string where(const std::string& key) const {
+    const Entry* e = find(key);
+    if (!e) return " (default)";
+    if (!e->origin.set_text.empty()) return fmt::format(" (--set {})", e->origin.set_text);
+    return fmt::format(" at line {}", e->origin.line);
+  }
+
+  template <class F>
+  void convert(const std::string& key, const Entry& e, F&& parse) const {
+    try {
+      parse(e.value);
+    } catch (const BadValue& bad) {
+      throw ConfigError(fmt::format("{}: {}{}: {}", file_, key, where(key), bad.detail), {key}, bad.detail);
+    }
+  }
+
+  void get_count(const std::string& key, std::size_t& out) const {
+    if (const Entry* e = find(key))
+      convert(key, *e, [&](const YAML::Node& n) { out = static_cast<std::size_t>(parse_count(n)); });
+  }
+  void get_number(const std::string& key, double& out) const {
+    if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_number(n); });
+  }
+  void get_bool(const std::string& key, bool& out) const {
+    if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_bool(n); });
+  }
+  void get_string(const std::string& key, std::string& out) const {
+    if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_string(n); });
+  }
+  template <class E>
+  void get_enum(const std::string& key, E& out) const {
+    if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_enum_value<E>(n); });
+  }
+
+  // Relative data paths: against the config file's directory when written in the file, against the working
+  // directory when given with --set. The result is absolute, so a config written elsewhere reads back equal.
+  std::string resolve_path(const std::string& p, const Origin& origin) const {
+    fs::path path(p);
+    if (path.is_relative()) {
+      const fs::path base = origin.set_text.empty() ? fs::absolute(fs::path(file_)).parent_path() : fs::current_path();
+      path = base / path;
+    }
+    return path.lexically_normal().string();
+  }
+
+  [[noreturn]] void fail_file(const std::string& detail) const {
+    throw ConfigError(fmt::format("{}: {}", file_, detail), {}, detail);
+  }
+  [[noreturn]] void fail_line(const std::string& key, int line, const std::string& detail) const {
+    throw ConfigError(fmt::format("{}: {} at line {}: {}", file_, key, line, detail), {key}, detail);
+  }
+  [[noreturn]] void fail_set(const std::string& text, const std::string& detail) const {
+    throw ConfigError(fmt::format("{}: --set {}: {}", file_, text, detail), {}, detail);
+  }
+
+  std::string file_;
+  std::map<std::string, Entry> entries_;  // "section.key" -> value and origin
+};
+
+// A YAML double-quoted string: always quoted, so names like "true", "null" or "3" stay strings.
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += fmt::format("\\x{:02X}", c);
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// Shortest text that reads back to the same double.
+std::string num(double v) { return fmt::format("{}", v); }
+const char* boolean(bool v) { return v ? "true" : "false"; }
+
+}  // namespace
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  Loader loader(path);
+  loader.read_file();
+  for (const auto& text : overrides) loader.apply_override(text);
+  RunConfig cfg = loader.build();
+  try {
+    validate(cfg);
+  } catch (const ConfigError& e) {
+    loader.relocate(e);
+  }
+  return cfg;
+}
+
+std::string to_yaml(const RunConfig& cfg) {
+  const ModelConfig& m = cfg.model;
+  const DataConfig& d = cfg.data;
+  const OptimizerConfig& o = cfg.optimizer;
+  const ScheduleConfig& s = cfg.schedule;
+  const TrainingConfig& t = cfg.training;
+  const LoggingConfig& l = cfg.logging;
+  std::string y = "# tinyformer run config, resolved: every key with the value in effect (docs/config.md)\n";
+  y += "model:\n";
+  y += fmt::format("  vocab_size: {}\n", m.vocab_size ? std::to_string(*m.vocab_size) : std::string("auto"));
+  y += fmt::format("  context: {}\n", m.context);
+  y += fmt::format("  d_model: {}\n", m.d_model);
+  y += fmt::format("  n_head: {}\n", m.n_head);
+  y += fmt::format("  n_layer: {}\n", m.n_layer);
+  y += fmt::format("  mlp_ratio: {}\n", m.mlp_ratio);
+  y += fmt::format("  dropout: {}\n", num(m.dropout));
+  y += fmt::format("  bias: {}\n", boolean(m.bias));
+  y += fmt::format("  tie_weights: {}\n", boolean(m.tie_weights));
+  y += fmt::format("  init: {}\n", to_string(m.init));
+  y += fmt::format("  attention: {}\n", to_string(m.attention));
+  y += "data:\n";
+  y += fmt::format("  task: {}\n", to_string(d.task));
+  y += fmt::format("  path: {}\n", quote(d.path));
+  y += fmt::format("  length: {}\n", d.length);
+  y += fmt::format("  digits: {}\n", d.digits);
+  y += fmt::format("  alphabet: {}\n", d.alphabet);
+  y += fmt::format("  eval_size: {}\n", d.eval_size);
+  y += fmt::format("  val_fraction: {}\n", num(d.val_fraction));
+  y += fmt::format("  shuffle: {}\n", boolean(d.shuffle));
+  y += "optimizer:\n";
+  y += fmt::format("  name: {}\n", to_string(o.name));
+  y += fmt::format("  lr: {}\n", num(o.lr));
+  y += fmt::format("  weight_decay: {}\n", num(o.weight_decay));
+  y += fmt::format("  betas: [{}, {}]\n", num(o.betas[0]), num(o.betas[1]));
+  y += fmt::format("  eps: {}\n", num(o.eps));
+  y += fmt::format("  momentum: {}\n", num(o.momentum));
+  y += fmt::format("  nesterov: {}\n", boolean(o.nesterov));
+  y += fmt::format("  decay_rule: {}\n", to_string(o.decay_rule));
+  y += "schedule:\n";
+  y += fmt::format("  name: {}\n", to_string(s.name));
+  y += fmt::format("  warmup_steps: {}\n", s.warmup_steps);
+  y += fmt::format("  min_lr: {}\n", num(s.min_lr));
+  y += fmt::format("  decay_steps: {}\n", s.decay_steps ? std::to_string(*s.decay_steps) : "null  # = training.steps");
+  y += "training:\n";
+  y += fmt::format("  batch_size: {}\n", t.batch_size);
+  y += fmt::format("  steps: {}\n", t.steps);
+  y += fmt::format("  grad_clip: {}\n", num(t.grad_clip));
+  y += fmt::format("  eval_interval: {}\n", t.eval_interval);
+  y += fmt::format("  eval_batches: {}\n", t.eval_batches);
+  y += fmt::format("  threads: {}\n", t.threads);
+  y += fmt::format("  seed: {}\n", t.seed);
+  y += fmt::format("  nonfinite: {}\n", to_string(t.nonfinite));
+  y += "logging:\n";
+  y += fmt::format("  out_dir: {}\n", quote(l.out_dir));
+  y += fmt::format("  log_interval: {}\n", l.log_interval);
+  y += fmt::format("  attention_interval: {}\n", l.attention_interval);
+  y += fmt::format("  checkpoint_interval: {}\n", l.checkpoint_interval);
+  y += fmt::format("  probe: {}\n", quote(l.probe));
+  return y;
+}
+
+}  // namespace tf::config

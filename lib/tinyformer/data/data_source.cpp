@@ -1,0 +1,75 @@
+// make_data_source and the accuracy helpers.
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/data/sources.hpp"
+
+namespace tf::data {
+
+void check_batch_size(std::size_t B, const char* who) {
+  if (B == 0) throw std::invalid_argument(fmt::format("DataSource::{}: batch size must be >= 1, got 0", who));
+}
+
+std::unique_ptr<DataSource> make_data_source(const DataSpec& spec) {
+  if (spec.task == "text") return make_text_source(spec);
+  if (spec.task == "tokens") return make_tokens_source(spec);
+  if (spec.task == "copy" || spec.task == "reverse" || spec.task == "sort" || spec.task == "add" ||
+      spec.task == "induction")
+    return make_task_source(spec);
+  throw std::invalid_argument(fmt::format(
+      "data.task '{}' is unknown; valid: copy, reverse, sort, add, induction, text, tokens", spec.task));
+}
+
+Accuracy& Accuracy::operator+=(const Accuracy& o) {
+  correct_sequences += o.correct_sequences;
+  sequences += o.sequences;
+  correct_tokens += o.correct_tokens;
+  tokens += o.tokens;
+  return *this;
+}
+
+Accuracy accuracy_from_predictions(const IndexArray& predictions, const IndexArray& y) {
+  if (y.dimension() != 2 || predictions.shape() != y.shape())
+    throw std::invalid_argument(fmt::format("accuracy: predictions {} and targets {} must both be [B,T]",
+                                            shape_str(to_shape(predictions.shape())), shape_str(to_shape(y.shape()))));
+  const std::size_t B = y.shape(0), T = y.shape(1);
+  Accuracy acc;
+  for (std::size_t b = 0; b < B; ++b) {
+    std::size_t scored = 0, right = 0;
+    for (std::size_t t = 0; t < T; ++t) {
+      if (y(b, t) == kIgnore) continue;
+      ++scored;
+      if (predictions(b, t) == y(b, t)) ++right;
+    }
+    acc.tokens += scored;
+    acc.correct_tokens += right;
+    if (scored) {
+      ++acc.sequences;
+      if (right == scored) ++acc.correct_sequences;
+    }
+  }
+  return acc;
+}
+
+IndexArray argmax_last(const Array<float>& logits) {
+  if (logits.dimension() != 3 || logits.shape(2) == 0)
+    throw std::invalid_argument(
+        fmt::format("argmax_last: logits must be [B,T,V] with V >= 1, got {}", shape_str(to_shape(logits.shape()))));
+  const std::size_t B = logits.shape(0), T = logits.shape(1), V = logits.shape(2);
+  IndexArray out = IndexArray::from_shape({B, T});
+  const float* p = logits.data();
+  for (std::size_t r = 0; r < B * T; ++r, p += V) {
+    std::size_t best = 0;
+    for (std::size_t v = 1; v < V; ++v)
+      if (p[v] > p[best]) best = v;  // strict: the first maximum wins
+    out.data()[r] = static_cast<Index>(best);
+  }
+  return out;
+}
+
+Accuracy accuracy_from_logits(const Array<float>& logits, const IndexArray& y) {
+  return accuracy_from_predictions(argmax_last(logits), y);
+}
+
+}  // namespace tf::data

@@ -1,0 +1,38 @@
+#pragma once
+// Internal to data/: the concrete sources behind make_data_source, and helpers they share.
+#include <algorithm>
+#include <memory>
+
+#include "tinyformer/data/data.hpp"
+
+namespace tf::data {
+
+std::unique_ptr<DataSource> make_task_source(const DataSpec& spec);    // copy, reverse, sort, add, induction
+std::unique_ptr<DataSource> make_text_source(const DataSpec& spec);    // text
+std::unique_ptr<DataSource> make_tokens_source(const DataSpec& spec);  // tokens
+
+// rows: N sequences of length T+1, row-major [N, T+1]; scored(n, q) tells whether y[n][q] is scored.
+// Returns batches of `B` rows (the last one may be smaller), x = row[:-1], y = row[1:] or -1.
+template <class Scored>
+std::vector<Batch> rows_to_batches(const std::vector<Index>& rows, std::size_t N, std::size_t T, std::size_t B,
+                                   Scored scored) {
+  std::vector<Batch> batches;
+  for (std::size_t first = 0; first < N; first += B) {
+    const std::size_t b_count = std::min(B, N - first);
+    Batch batch{IndexArray::from_shape({b_count, T}), IndexArray::from_shape({b_count, T})};
+    for (std::size_t b = 0; b < b_count; ++b) {
+      const Index* row = rows.data() + (first + b) * (T + 1);
+      for (std::size_t q = 0; q < T; ++q) {
+        batch.x(b, q) = row[q];
+        batch.y(b, q) = scored(first + b, q) ? row[q + 1] : kIgnore;
+      }
+    }
+    batches.push_back(std::move(batch));
+  }
+  return batches;
+}
+
+// Throws std::invalid_argument when B is 0 (`who` names the caller).
+void check_batch_size(std::size_t B, const char* who);
+
+}  // namespace tf::data

@@ -1,0 +1,319 @@
+// The synthetic tasks. Every sequence is laid out as  source, separator, answer  and only the answer is
+// scored. With L = full length, T = L - 1 and A = answer length, the answer tokens sit at seq[L-A .. L-1]
+// and are predicted by the queries q = L-A-1 .. L-2 of x (query q predicts seq[q+1]); answer token k is
+// predicted by query q = L-A-1+k. All positions below (queries and keys) are positions of x.
+//
+//   copy       s1..sn | s1..sn      L = 2n+1   answer k = s[k]        expected key k
+//   reverse    s1..sn | sn..s1      L = 2n+1   answer k = s[n-1-k]    expected key n-1-k
+//   sort       s1..sn | sorted(s)   L = 2n+1   answer k = k-th smallest, expected key: its first occurrence
+//   add        a + b = c            L = 3d+3   a, b: d digits, zero padded, most significant first; c = a+b
+//                                              as d+1 digits, LEAST significant first (so each answer digit
+//                                              needs only the digits of its place and the carry coming from
+//                                              the digit just written); answer k = digit of place 10^k,
+//                                              expected key: a's digit of place 10^k at d-1-k (k = d, the
+//                                              final carry, has none: -1)
+//   induction  s1..sn s1..sn        L = 2n     A = n (the whole second copy); expected key k = q-n+1: the
+//                                              query at x position i >= n holds seq[i] = seq[i-n], and the
+//                                              token after that earlier occurrence, at i-n+1, is the target
+//                                              (an induction head). The first answer query is q = n-1, the
+//                                              end of the first copy, which attends to key 0 by the same
+//                                              formula.
+//
+// Symbols are the tokens "0".."9" then "a".."z" (ids 0..alphabet-1), followed by the separators.
+// The held-out set is drawn from Rng(seed ^ kEvalStream), the probe from Rng(seed ^ kProbeStream); training
+// draws come from the caller's generator. When the task has at least 2 * eval_size distinct sources, the
+// held-out sources are distinct and training redraws any source that is in the held-out set, so the two never
+// share an example; describe() says when the space is too small for that.
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "tinyformer/data/sources.hpp"
+
+namespace tf::data {
+
+namespace {
+
+constexpr std::uint64_t kEvalStream = 0x5eedE7A1C0FFEE01ULL;
+constexpr std::uint64_t kProbeStream = 0x9B0BE5EED0000002ULL;
+
+enum class Kind { copy, reverse, sort, add, induction };
+
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::copy: return "copy";
+    case Kind::reverse: return "reverse";
+    case Kind::sort: return "sort";
+    case Kind::add: return "add";
+    case Kind::induction: return "induction";
+  }
+  return "?";
+}
+
+std::string symbol(std::size_t i) {
+  return std::string(1, i < 10 ? static_cast<char>('0' + i) : static_cast<char>('a' + (i - 10)));
+}
+
+// base^exp, saturated at 2^62.
+std::uint64_t saturating_pow(std::uint64_t base, std::size_t exp) {
+  constexpr std::uint64_t cap = std::uint64_t{1} << 62;
+  std::uint64_t r = 1;
+  for (std::size_t i = 0; i < exp; ++i) {
+    if (r > cap / base) return cap;
+    r *= base;
+  }
+  return r;
+}
+
+class TaskSource final : public DataSource {
+ public:
+  TaskSource(const DataSpec& spec, Kind kind) : kind_(kind), eval_size_(spec.eval_size) {
+    const char* name = kind_name(kind);
+    if (spec.eval_size == 0)
+      throw std::invalid_argument(fmt::format("task '{}': data.eval_size must be >= 1, got 0", name));
+    std::vector<std::string> tokens;
+    if (kind == Kind::add) {
+      if (spec.digits < 1 || spec.digits > 9)
+        throw std::invalid_argument(
+            fmt::format("task 'add': data.digits must be in [1, 9], got {}", spec.digits));
+      d_ = spec.digits;
+      for (std::size_t i = 0; i < 10; ++i) tokens.push_back(symbol(i));
+      plus_ = 10;
+      equals_ = 11;
+      tokens.push_back("+");
+      tokens.push_back("=");
+      L_ = 3 * d_ + 3;
+      answer_len_ = d_ + 1;
+      key_len_ = 2 * d_ + 1;
+      space_ = saturating_pow(10, 2 * d_);
+    } else {
+      if (spec.length < 1)
+        throw std::invalid_argument(fmt::format("task '{}': data.length must be >= 1, got 0", name));
+      if (spec.alphabet < 2 || spec.alphabet > 36)
+        throw std::invalid_argument(fmt::format(
+            "task '{}': data.alphabet must be in [2, 36] (symbols 0-9 then a-z), got {}", name, spec.alphabet));
+      n_ = spec.length;
+      alphabet_ = spec.alphabet;
+      for (std::size_t i = 0; i < alphabet_; ++i) tokens.push_back(symbol(i));
+      if (kind != Kind::induction) {
+        sep_ = static_cast<Index>(alphabet_);
+        tokens.push_back("|");
+      }
+      L_ = kind == Kind::induction ? 2 * n_ : 2 * n_ + 1;
+      answer_len_ = n_;
+      key_len_ = n_;
+      space_ = saturating_pow(alphabet_, n_);
+    }
+    vocab_ = Vocabulary(std::move(tokens));
+    if (spec.context < L_ - 1) {
+      const std::string what = kind == Kind::add ? fmt::format("digits {}", d_) : fmt::format("length {}", n_);
+      throw std::invalid_argument(fmt::format("task '{}' with {} needs model.context >= {}, got {}", name, what,
+                                              L_ - 1, spec.context));
+    }
+    disjoint_ = space_ >= 2 * static_cast<std::uint64_t>(eval_size_);
+
+    // The held-out set: eval_size examples from their own stream (distinct when the space allows).
+    Rng eval_rng(spec.seed ^ kEvalStream);
+    eval_rows_.resize(eval_size_ * L_);
+    for (std::size_t i = 0; i < eval_size_; ++i) {
+      Index* row = eval_rows_.data() + i * L_;
+      do generate(eval_rng, row);
+      while (disjoint_ && eval_keys_.count(key(row)) != 0);
+      eval_keys_.insert(key(row));
+    }
+    probe_.resize(L_);
+    Rng probe_rng(spec.seed ^ kProbeStream);
+    generate(probe_rng, probe_.data());
+  }
+
+  const Vocabulary& vocab() const override { return vocab_; }
+  std::size_t seq_len() const override { return L_ - 1; }
+  bool is_task() const override { return true; }
+
+  Batch train_batch(std::size_t B, Rng& rng) override {
+    check_batch_size(B, "train_batch");
+    std::vector<Index> rows(B * L_);
+    for (std::size_t b = 0; b < B; ++b) {
+      Index* row = rows.data() + b * L_;
+      do generate(rng, row);
+      while (disjoint_ && eval_keys_.count(key(row)) != 0);
+    }
+    return rows_to_batches(rows, B, L_ - 1, B, [this](std::size_t, std::size_t q) { return scored(q); })
+        .front();
+  }
+
+  const std::vector<Batch>& eval_batches(std::size_t B) override {
+    check_batch_size(B, "eval_batches");
+    auto it = eval_cache_.find(B);
+    if (it == eval_cache_.end())
+      it = eval_cache_
+               .emplace(B, rows_to_batches(eval_rows_, eval_size_, L_ - 1, B,
+                                           [this](std::size_t, std::size_t q) { return scored(q); }))
+               .first;
+    return it->second;
+  }
+
+  std::string describe() const override {
+    std::string layout;
+    switch (kind_) {
+      case Kind::copy: layout = fmt::format("{} symbols | the same {} symbols", n_, n_); break;
+      case Kind::reverse: layout = fmt::format("{} symbols | the same {} symbols reversed", n_, n_); break;
+      case Kind::sort: layout = fmt::format("{} symbols | the same {} symbols sorted", n_, n_); break;
+      case Kind::induction: layout = fmt::format("{} symbols then the same {} symbols again", n_, n_); break;
+      case Kind::add:
+        layout = fmt::format("a + b = c with {}-digit a, b and c = a+b written as {} digits, least significant first",
+                             d_, d_ + 1);
+        break;
+    }
+    const std::string symbols =
+        kind_ == Kind::add ? std::string("digits 0-9") : fmt::format("alphabet of {} symbols", alphabet_);
+    const std::string held_out =
+        disjoint_ ? fmt::format("{} held-out sequences, never drawn for training", eval_size_)
+                  : fmt::format("{} held-out sequences, which overlap training (only {} distinct sources)",
+                                eval_size_, space_);
+    return fmt::format("task '{}': {} ({}); T = {}, V = {}, {} answer tokens scored; {}", kind_name(kind_), layout,
+                       symbols, L_ - 1, vocab_.size(), answer_len_, held_out);
+  }
+
+  IndexArray probe_sequence() const override {
+    IndexArray x = IndexArray::from_shape({L_ - 1});
+    std::copy(probe_.begin(), probe_.end() - 1, x.begin());
+    return x;
+  }
+
+  std::string expected_pattern() const override {
+    switch (kind_) {
+      case Kind::copy:
+        return fmt::format("The query predicting answer token k (x position {}+k) attends to source position k, "
+                           "the token it copies.", first_answer_query());
+      case Kind::reverse:
+        return fmt::format("The query predicting answer token k (x position {}+k) attends to source position {}-k, "
+                           "the mirrored source token.", first_answer_query(), n_ - 1);
+      case Kind::sort:
+        return fmt::format("The query predicting the k-th smallest symbol (x position {}+k) attends to the source "
+                           "position holding that value (its first occurrence when the value repeats).",
+                           first_answer_query());
+      case Kind::add:
+        return fmt::format("The query predicting the answer digit of place value 10^k (x position {}+k; the sum "
+                           "is written least significant digit first) attends to a's digit of the same place, at "
+                           "position {}-k (b's is {} further on; the final carry digit has no single key).",
+                           first_answer_query(), d_ - 1, d_ + 1);
+      case Kind::induction:
+        return fmt::format("The query at position i of the second copy attends to the position right after the "
+                           "earlier occurrence of its current token, i-{} (an induction head); the last query of "
+                           "the first copy attends to position 0.", n_ - 1);
+    }
+    return "";
+  }
+
+  std::vector<long> expected_attention(const IndexArray& seq) const override {
+    const std::size_t T = L_ - 1;
+    if (seq.dimension() != 1 || seq.size() != T)
+      throw std::invalid_argument(fmt::format("task '{}': expected_attention needs one input sequence of shape [{}], "
+                                              "got {}", kind_name(kind_), T, shape_str(to_shape(seq.shape()))));
+    for (std::size_t i = 0; i < T; ++i)
+      if (seq(i) < 0 || static_cast<std::size_t>(seq(i)) >= vocab_.size())
+        throw std::invalid_argument(fmt::format("task '{}': expected_attention: token id {} at position {} is not "
+                                                "in [0, {})", kind_name(kind_), seq(i), i, vocab_.size()));
+    std::vector<long> expected(T, -1);
+    const std::size_t q0 = first_answer_query();
+    std::vector<Index> sorted;
+    if (kind_ == Kind::sort) {
+      sorted.assign(seq.begin(), seq.begin() + static_cast<long>(n_));
+      std::sort(sorted.begin(), sorted.end());
+    }
+    for (std::size_t k = 0; k < answer_len_; ++k) {
+      long key = -1;
+      switch (kind_) {
+        case Kind::copy: key = static_cast<long>(k); break;
+        case Kind::reverse: key = static_cast<long>(n_ - 1 - k); break;
+        case Kind::sort:
+          for (std::size_t i = 0; i < n_; ++i)
+            if (seq(i) == sorted[k]) {
+              key = static_cast<long>(i);
+              break;
+            }
+          break;
+        case Kind::add: key = k < d_ ? static_cast<long>(d_ - 1 - k) : -1; break;
+        case Kind::induction: key = static_cast<long>(q0 + k) - static_cast<long>(n_) + 1; break;
+      }
+      expected[q0 + k] = key;
+    }
+    return expected;
+  }
+
+ private:
+  // Query position of x that predicts answer token 0.
+  std::size_t first_answer_query() const { return L_ - answer_len_ - 1; }
+  bool scored(std::size_t q) const { return q >= first_answer_query(); }
+
+  std::string key(const Index* row) const {
+    std::string k(key_len_, '\0');
+    for (std::size_t i = 0; i < key_len_; ++i) k[i] = static_cast<char>(row[i]);
+    return k;
+  }
+
+  // Writes one full sequence of L_ tokens.
+  void generate(Rng& rng, Index* seq) const {
+    if (kind_ == Kind::add) {
+      const std::uint64_t limit = saturating_pow(10, d_);
+      const std::uint64_t a = rng.below(limit), b = rng.below(limit);
+      std::uint64_t c = a + b;
+      for (std::size_t i = 0, av = a, bv = b; i < d_; ++i, av /= 10, bv /= 10) {  // most significant first
+        seq[d_ - 1 - i] = static_cast<Index>(av % 10);
+        seq[2 * d_ - i] = static_cast<Index>(bv % 10);
+      }
+      seq[d_] = plus_;
+      seq[2 * d_ + 1] = equals_;
+      for (std::size_t k = 0; k <= d_; ++k, c /= 10) seq[2 * d_ + 2 + k] = static_cast<Index>(c % 10);  // least first
+      return;
+    }
+    for (std::size_t i = 0; i < n_; ++i) seq[i] = static_cast<Index>(rng.below(alphabet_));
+    Index* answer = seq + L_ - n_;
+    if (kind_ != Kind::induction) seq[n_] = sep_;
+    switch (kind_) {
+      case Kind::copy:
+      case Kind::induction: std::copy(seq, seq + n_, answer); break;
+      case Kind::reverse: std::reverse_copy(seq, seq + n_, answer); break;
+      case Kind::sort:
+        std::copy(seq, seq + n_, answer);
+        std::sort(answer, answer + n_);
+        break;
+      case Kind::add: break;
+    }
+  }
+
+  Kind kind_;
+  std::size_t eval_size_;
+  std::size_t n_ = 0, alphabet_ = 0, d_ = 0;  // n: source length; d: digits (add)
+  std::size_t L_ = 0, answer_len_ = 0, key_len_ = 0;
+  std::uint64_t space_ = 0;  // distinct sources (saturated at 2^62)
+  Index sep_ = -1, plus_ = -1, equals_ = -1;
+  Vocabulary vocab_;
+  bool disjoint_ = false;
+  std::unordered_set<std::string> eval_keys_;
+  std::vector<Index> eval_rows_;  // [eval_size, L]
+  std::vector<Index> probe_;      // [L]
+  std::map<std::size_t, std::vector<Batch>> eval_cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<DataSource> make_task_source(const DataSpec& spec) {
+  static const std::map<std::string, Kind> kinds{{"copy", Kind::copy},
+                                                 {"reverse", Kind::reverse},
+                                                 {"sort", Kind::sort},
+                                                 {"add", Kind::add},
+                                                 {"induction", Kind::induction}};
+  auto it = kinds.find(spec.task);
+  if (it == kinds.end())
+    throw std::invalid_argument(fmt::format("data.task '{}' is not a synthetic task (copy, reverse, sort, add, "
+                                            "induction)", spec.task));
+  return std::make_unique<TaskSource>(spec, it->second);
+}
+
+}  // namespace tf::data

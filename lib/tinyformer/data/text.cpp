@@ -1,0 +1,146 @@
+// Character-level text: the file is decoded as UTF-8 (strictly), the vocabulary is its distinct characters
+// sorted by code point, the first part of the text trains and the last val_fraction of it is held out.
+// T = model.context. Training draws random windows of T+1 characters from the training part; the held-out
+// set is the consecutive windows val[k*T .. k*T+T] (k = 0, 1, ...; each shares its last character with the
+// next one's first, so every held-out character after the first is a target exactly once), at most eval_size
+// of them. Every position is scored. File problems throw std::runtime_error naming the file and the sizes.
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/data/sources.hpp"
+
+namespace tf::data {
+
+namespace {
+
+std::string read_file_bytes(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw std::runtime_error(fmt::format("text data '{}': is a directory, expected a UTF-8 text file", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error(fmt::format("text data '{}': cannot open file ({})", path, std::strerror(errno)));
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw std::runtime_error(fmt::format("text data '{}': read error", path));
+  return bytes;
+}
+
+class TextSource final : public DataSource {
+ public:
+  explicit TextSource(const DataSpec& spec) : path_(spec.path), T_(spec.context), eval_size_(spec.eval_size) {
+    if (path_.empty()) throw std::invalid_argument("task 'text' needs data.path (a UTF-8 text file), got \"\"");
+    if (T_ == 0) throw std::invalid_argument("task 'text' needs model.context >= 1, got 0");
+    if (!(spec.val_fraction > 0.0 && spec.val_fraction < 1.0))
+      throw std::invalid_argument(
+          fmt::format("task 'text': data.val_fraction must be in (0, 1), got {}", spec.val_fraction));
+    if (eval_size_ == 0) throw std::invalid_argument("task 'text': data.eval_size must be >= 1, got 0");
+
+    const std::string bytes = read_file_bytes(path_);
+    if (bytes.empty())
+      throw std::runtime_error(fmt::format("text data '{}' is empty (0 bytes); model.context {} needs at least {} "
+                                           "characters", path_, T_, T_ + 1));
+    std::vector<std::string> chars;
+    const std::size_t bad = utf8_split(bytes, chars);
+    if (bad != std::string::npos)
+      throw std::runtime_error(fmt::format("text data '{}': invalid UTF-8 at byte offset {} (byte 0x{:02x})", path_,
+                                           bad, static_cast<unsigned char>(bytes[bad])));
+    const std::size_t N = chars.size();
+    if (N < T_ + 1)
+      throw std::runtime_error(fmt::format("text data '{}' has {} characters ({} bytes); model.context {} needs at "
+                                           "least {}", path_, N, bytes.size(), T_, T_ + 1));
+    n_val_ = static_cast<std::size_t>(static_cast<double>(N) * spec.val_fraction);
+    n_train_ = N - n_val_;
+    if (n_train_ < T_ + 1 || n_val_ < T_ + 1)
+      throw std::runtime_error(fmt::format(
+          "text data '{}': {} characters split by data.val_fraction {} into {} for training and {} for "
+          "validation; each part needs at least model.context + 1 = {} characters",
+          path_, N, spec.val_fraction, n_train_, n_val_, T_ + 1));
+
+    // sorted by code point (byte order of UTF-8 is code point order)
+    const std::set<std::string> distinct(chars.begin(), chars.end());
+    vocab_ = Vocabulary(std::vector<std::string>(distinct.begin(), distinct.end()));
+    std::map<std::string, Index> id_of;
+    for (Index i = 0; i < static_cast<Index>(vocab_.size()); ++i) id_of.emplace(vocab_.token(i), i);
+    ids_.reserve(N);
+    for (const auto& c : chars) ids_.push_back(id_of.at(c));
+
+    for (std::size_t start = n_train_; start + T_ + 1 <= N && eval_windows_.size() < eval_size_; start += T_)
+      eval_windows_.push_back(start);
+  }
+
+  const Vocabulary& vocab() const override { return vocab_; }
+  std::size_t seq_len() const override { return T_; }
+  bool is_task() const override { return false; }
+
+  Batch train_batch(std::size_t B, Rng& rng) override {
+    check_batch_size(B, "train_batch");
+    Batch batch{IndexArray::from_shape({B, T_}), IndexArray::from_shape({B, T_})};
+    for (std::size_t b = 0; b < B; ++b) {
+      const std::size_t start = rng.below(n_train_ - T_);  // window [start, start+T] inside the training part
+      for (std::size_t t = 0; t < T_; ++t) {
+        batch.x(b, t) = ids_[start + t];
+        batch.y(b, t) = ids_[start + t + 1];
+      }
+    }
+    return batch;
+  }
+
+  const std::vector<Batch>& eval_batches(std::size_t B) override {
+    check_batch_size(B, "eval_batches");
+    auto it = eval_cache_.find(B);
+    if (it == eval_cache_.end()) {
+      std::vector<Index> rows;
+      rows.reserve(eval_windows_.size() * (T_ + 1));
+      for (std::size_t start : eval_windows_) rows.insert(rows.end(), ids_.begin() + start, ids_.begin() + start + T_ + 1);
+      it = eval_cache_
+               .emplace(B, rows_to_batches(rows, eval_windows_.size(), T_, B, [](std::size_t, std::size_t) { return true; }))
+               .first;
+    }
+    return it->second;
+  }
+
+  std::string describe() const override {
+    return fmt::format("text '{}': {} characters, V = {} distinct; {} for training (random windows), last {} held "
+                       "out ({} consecutive windows); T = {}",
+                       path_, ids_.size(), vocab_.size(), n_train_, n_val_, eval_windows_.size(), T_);
+  }
+
+  IndexArray probe_sequence() const override {
+    IndexArray x = IndexArray::from_shape({T_});
+    std::copy(ids_.begin() + n_train_, ids_.begin() + n_train_ + T_, x.begin());
+    return x;
+  }
+
+  std::string expected_pattern() const override { return ""; }
+
+  std::vector<long> expected_attention(const IndexArray& seq) const override {
+    if (seq.dimension() != 1)
+      throw std::invalid_argument(fmt::format("text data: expected_attention needs one sequence [T], got {}",
+                                              shape_str(to_shape(seq.shape()))));
+    return std::vector<long>(seq.size(), -1);
+  }
+
+ private:
+  std::string path_;
+  std::size_t T_;
+  std::size_t eval_size_;
+  Vocabulary vocab_;
+  std::vector<Index> ids_;  // the whole text, [N]
+  std::size_t n_train_ = 0, n_val_ = 0;
+  std::vector<std::size_t> eval_windows_;  // start of each held-out window
+  std::map<std::size_t, std::vector<Batch>> eval_cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<DataSource> make_text_source(const DataSpec& spec) { return std::make_unique<TextSource>(spec); }
+
+}  // namespace tf::data

@@ -1,0 +1,142 @@
+// Pre-tokenized data: a .npy integer array [N, T+1] of token ids ('<i4', '<i8' or '|u1'), one training
+// sequence per row. The vocabulary is the ids themselves, named "0".."V-1" (spaced layout), with
+// V = model.vocab_size or, when that is auto, the largest id + 1. The last val_fraction of the rows (at least
+// one, at most N-1) is held out; the held-out batches are its first eval_size rows in file order. Training
+// rows: with shuffle, B rows drawn uniformly (with replacement) from the caller's generator; without, batch i
+// is rows i*B .. i*B+B-1 of the training part in file order, wrapping around to row 0. Every position is scored.
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/data/sources.hpp"
+#include "tinyformer/io/npy.hpp"
+
+namespace tf::data {
+
+namespace {
+
+class TokensSource final : public DataSource {
+ public:
+  explicit TokensSource(const DataSpec& spec) : path_(spec.path), shuffle_(spec.shuffle) {
+    if (path_.empty()) throw std::invalid_argument("task 'tokens' needs data.path (a .npy file [N, T+1]), got \"\"");
+    if (!(spec.val_fraction > 0.0 && spec.val_fraction < 1.0))
+      throw std::invalid_argument(
+          fmt::format("task 'tokens': data.val_fraction must be in (0, 1), got {}", spec.val_fraction));
+    if (spec.eval_size == 0) throw std::invalid_argument("task 'tokens': data.eval_size must be >= 1, got 0");
+
+    const IndexArray rows = io::read_npy_index(path_);  // runtime_error naming the file on a bad file/dtype
+    if (rows.dimension() != 2)
+      throw std::runtime_error(fmt::format("tokens data '{}': expected a rank-2 array [N, T+1] of token ids, got "
+                                           "shape {}", path_, shape_str(to_shape(rows.shape()))));
+    N_ = rows.shape(0);
+    const std::size_t C = rows.shape(1);
+    if (C < 2)
+      throw std::runtime_error(fmt::format("tokens data '{}': rows of {} token(s); each row needs at least 2 "
+                                           "(input and target)", path_, C));
+    T_ = C - 1;
+    if (T_ > spec.context)
+      throw std::invalid_argument(fmt::format("tokens data '{}': rows of {} tokens give T = {}, needs model.context "
+                                              ">= {}, got {}", path_, C, T_, T_, spec.context));
+    if (N_ < 2)
+      throw std::runtime_error(fmt::format("tokens data '{}': {} row(s); needs at least 2 (training and held out)",
+                                           path_, N_));
+    Index max_id = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const Index id = rows.data()[i];
+      if (id < 0)
+        throw std::runtime_error(fmt::format("tokens data '{}': token id {} at row {}, column {} is negative",
+                                             path_, id, i / C, i % C));
+      max_id = std::max(max_id, id);
+    }
+    const std::size_t V = spec.vocab_size ? *spec.vocab_size : static_cast<std::size_t>(max_id) + 1;
+    vocab_auto_ = !spec.vocab_size;
+    if (static_cast<std::size_t>(max_id) >= V) {
+      const std::size_t at = static_cast<std::size_t>(std::find(rows.begin(), rows.end(), max_id) - rows.begin());
+      throw std::runtime_error(fmt::format("tokens data '{}': token id {} at row {}, column {} is not below "
+                                           "model.vocab_size {}", path_, max_id, at / C, at % C, V));
+    }
+    std::vector<std::string> names(V);
+    for (std::size_t v = 0; v < V; ++v) names[v] = std::to_string(v);
+    vocab_ = Vocabulary(std::move(names), Vocabulary::Layout::spaced);
+
+    n_val_ = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(N_) * spec.val_fraction), 1, N_ - 1);
+    n_train_ = N_ - n_val_;
+    n_eval_ = std::min(n_val_, spec.eval_size);
+    rows_.assign(rows.begin(), rows.end());
+  }
+
+  const Vocabulary& vocab() const override { return vocab_; }
+  std::size_t seq_len() const override { return T_; }
+  bool is_task() const override { return false; }
+
+  Batch train_batch(std::size_t B, Rng& rng) override {
+    check_batch_size(B, "train_batch");
+    std::vector<Index> picked;
+    picked.reserve(B * (T_ + 1));
+    for (std::size_t b = 0; b < B; ++b) {
+      std::size_t r;
+      if (shuffle_) {
+        r = rng.below(n_train_);
+      } else {
+        r = cursor_;
+        cursor_ = (cursor_ + 1) % n_train_;
+      }
+      const auto first = rows_.begin() + static_cast<long>(r * (T_ + 1));
+      picked.insert(picked.end(), first, first + static_cast<long>(T_ + 1));
+    }
+    return rows_to_batches(picked, B, T_, B, [](std::size_t, std::size_t) { return true; }).front();
+  }
+
+  const std::vector<Batch>& eval_batches(std::size_t B) override {
+    check_batch_size(B, "eval_batches");
+    auto it = eval_cache_.find(B);
+    if (it == eval_cache_.end()) {
+      const auto first = rows_.begin() + static_cast<long>(n_train_ * (T_ + 1));
+      const std::vector<Index> held(first, first + static_cast<long>(n_eval_ * (T_ + 1)));
+      it = eval_cache_.emplace(B, rows_to_batches(held, n_eval_, T_, B, [](std::size_t, std::size_t) { return true; }))
+               .first;
+    }
+    return it->second;
+  }
+
+  std::string describe() const override {
+    return fmt::format("tokens '{}': {} rows of T+1 = {} ids, V = {} ({}); {} training rows ({}), {} of the last {} "
+                       "held out; T = {}",
+                       path_, N_, T_ + 1, vocab_.size(), vocab_auto_ ? "largest id + 1" : "model.vocab_size",
+                       n_train_, shuffle_ ? "random rows" : "in file order, wrapping", n_eval_, n_val_, T_);
+  }
+
+  IndexArray probe_sequence() const override {
+    IndexArray x = IndexArray::from_shape({T_});
+    const auto first = rows_.begin() + static_cast<long>(n_train_ * (T_ + 1));
+    std::copy(first, first + static_cast<long>(T_), x.begin());
+    return x;
+  }
+
+  std::string expected_pattern() const override { return ""; }
+
+  std::vector<long> expected_attention(const IndexArray& seq) const override {
+    if (seq.dimension() != 1)
+      throw std::invalid_argument(fmt::format("tokens data: expected_attention needs one sequence [T], got {}",
+                                              shape_str(to_shape(seq.shape()))));
+    return std::vector<long>(seq.size(), -1);
+  }
+
+ private:
+  std::string path_;
+  bool shuffle_;
+  bool vocab_auto_ = true;
+  std::size_t N_ = 0, T_ = 0, n_train_ = 0, n_val_ = 0, n_eval_ = 0;
+  std::vector<Index> rows_;  // [N, T+1]
+  std::size_t cursor_ = 0;   // next training row when not shuffling
+  Vocabulary vocab_;
+  std::map<std::size_t, std::vector<Batch>> eval_cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<DataSource> make_tokens_source(const DataSpec& spec) { return std::make_unique<TokensSource>(spec); }
+
+}  // namespace tf::data

@@ -1,0 +1,69 @@
+#pragma once
+// Atomic file replacement, shared by every writer in io/: the bytes go to "<path>.tmp.<pid>" in the same
+// directory, the file is fsync'ed, renamed over `path`, and the directory is fsync'ed. A reader therefore
+// sees either the old file or the complete new one, never a half-written file. On any failure the temporary
+// file is removed, a previous file at `path` is left untouched, and std::runtime_error names the path and
+// the OS error (strerror).
+//
+// The readers' counterpart, InputFile, opens a file and reads exact byte counts with errors that name the
+// file and what was being read ("the header", "the data").
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace tf::io {
+
+class AtomicFile {
+ public:
+  // Creates the temporary file; throws if it cannot be created (e.g. the directory does not exist).
+  explicit AtomicFile(std::string path);
+  // Without commit() (an exception in between, for example) the temporary file is removed.
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  // Appends `size` bytes (retries short writes and EINTR).
+  void write(const void* data, std::size_t size);
+  void write(const std::string& bytes) { write(bytes.data(), bytes.size()); }
+  // fsync, close, rename over the target path, fsync the directory. At most once.
+  void commit();
+
+  const std::string& path() const { return path_; }
+  const std::string& temp_path() const { return temp_path_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int err);  // removes the temp file, then throws
+  void discard() noexcept;
+
+  std::string path_;
+  std::string temp_path_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+// The whole file in one call.
+void write_file_atomic(const std::string& path, const void* data, std::size_t size);
+
+class InputFile {
+ public:
+  // Throws std::runtime_error "<path>: cannot open: <strerror>" (also for a directory).
+  explicit InputFile(std::string path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::uint64_t size() const { return size_; }
+  std::uint64_t position() const { return position_; }
+  // Reads exactly `size` bytes; throws "<path>: truncated: <what> needs N bytes at offset P but the file
+  // is S bytes long", or the OS error.
+  void read(void* data, std::size_t size, const char* what);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  std::uint64_t position_ = 0;
+};
+
+}  // namespace tf::io

@@ -1,0 +1,142 @@
+// Cross-entropy with logits: fused, stable log-softmax + negative log-likelihood, mean over kept targets.
+// logits [..., V] (e.g. [B, T, V]) are read as N contiguous rows of V; targets [...] hold N class ids.
+// A row whose target equals ignore_index is left out; n = the number of rows kept. Per kept row with target t:
+//   m = max_k x_k     lse = m + log(sum_k exp(x_k - m))     loss_row = lse - x_t   (= -log softmax_t)
+//   loss = (1/n) sum over kept rows of loss_row                                  -> scalar []
+//   dx_row = dloss (softmax(x_row) - onehot(t)) / n on kept rows, 0 on ignored rows
+// When every target is ignored (n = 0) the loss is defined as 0 and its gradient is zero (PyTorch gives NaN);
+// a batch of padding then contributes nothing instead of poisoning the run.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+// xt::exp runs on xsimd; on AVX-512 machines GCC 12 reports false "may be used uninitialized" warnings inside
+// avx512fintrin.h (the deliberately undefined _mm512_undefined_* operands, a GCC 12.0-12.2 false positive).
+// Silence only that warning, only in this file.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+
+#include "tinyformer/ops/ops.hpp"
+
+namespace tf {
+
+namespace {
+
+// The multi-index "[i, j, ...]" of flat position `flat` in a row-major array of `shape`.
+std::string position_str(std::size_t flat, const Shape& shape) {
+  Shape index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return shape_str(index);
+}
+
+// Adds g to n.grad, taking the buffer over (no copy) when n has no gradient yet.
+template <class S>
+void accumulate_owned(Node<S>& n, Array<S>&& g) {
+  if (!n.requires_grad) return;
+  if (!n.has_grad) {
+    n.grad = std::move(g);
+    n.has_grad = true;
+  } else {
+    xt::noalias(n.grad) += g;
+  }
+}
+
+}  // namespace
+
+// logits [..., V], targets [...] -> scalar loss []
+template <class S>
+Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index ignore_index) {
+  const Shape lshape = logits.shape();
+  const Shape tshape = to_shape(targets.shape());
+  if (lshape.empty())
+    throw std::invalid_argument(
+        "cross_entropy: logits are a 0-d value; they need a last axis of V class scores [..., V]");
+  const Shape expected(lshape.begin(), lshape.end() - 1);
+  if (tshape != expected)
+    throw std::invalid_argument(fmt::format(
+        "cross_entropy: targets have shape {} but logits of shape {} need targets of shape {} (the logits without "
+        "their last axis V)",
+        shape_str(tshape), shape_str(lshape), shape_str(expected)));
+  const std::size_t V = lshape.back();
+  if (V == 0)
+    throw std::invalid_argument(
+        fmt::format("cross_entropy: logits of shape {} have V = 0 classes; V must be at least 1", shape_str(lshape)));
+  const std::size_t N = targets.size();
+  const Index* t = targets.data();
+  std::size_t kept = 0;
+  for (std::size_t r = 0; r < N; ++r) {
+    if (t[r] == ignore_index) continue;
+    if (t[r] < 0 || static_cast<std::size_t>(t[r]) >= V)
+      throw std::invalid_argument(fmt::format(
+          "cross_entropy: target {} at position {} of targets {} is out of range for V = {} classes (valid: 0..{}, "
+          "or ignore_index = {})",
+          t[r], position_str(r, tshape), shape_str(tshape), V, static_cast<long long>(V) - 1, ignore_index));
+    ++kept;
+  }
+
+  // probs = softmax over each row, kept for the backward. First x - rowmax, then one vectorised exp.
+  Array<S> probs = Array<S>::from_shape(logits.value().shape());
+  const S* x = logits.value().data();
+  S* p = probs.data();
+  for (std::size_t r = 0; r < N; ++r) {
+    const S* xr = x + r * V;
+    S* pr = p + r * V;
+    S m = -std::numeric_limits<S>::infinity();
+    for (std::size_t j = 0; j < V; ++j) m = std::max(m, xr[j]);
+    if (m == -std::numeric_limits<S>::infinity())
+      throw std::invalid_argument(fmt::format(
+          "cross_entropy: the logits at position {} are all -inf; at least one class score per row must be finite",
+          position_str(r, tshape)));
+    for (std::size_t j = 0; j < V; ++j) pr[j] = xr[j] - m;
+  }
+  // Loss of each kept row from the shifted logits s = x - m: loss_row = log(sum_k exp(s_k)) - s_t.
+  std::vector<S> target_shifted(N);
+  for (std::size_t r = 0; r < N; ++r)
+    if (t[r] != ignore_index) target_shifted[r] = p[r * V + static_cast<std::size_t>(t[r])];
+  xt::noalias(probs) = xt::exp(probs);
+  double total = 0;  // accumulated in double: N can be large
+  for (std::size_t r = 0; r < N; ++r) {
+    S* pr = p + r * V;
+    S sum = 0;
+    for (std::size_t j = 0; j < V; ++j) sum += pr[j];
+    const S inv = S(1) / sum;  // sum >= 1: the max entry contributes exp(0)
+    for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+    if (t[r] != ignore_index) total += static_cast<double>(std::log(sum)) - static_cast<double>(target_shifted[r]);
+  }
+  Array<S> out = Array<S>::from_shape({});
+  out() = kept == 0 ? S(0) : static_cast<S>(total / static_cast<double>(kept));
+
+  return make_result<S>(std::move(out), {logits},
+                        [targets, ignore_index, N, V, kept, probs = std::move(probs)](Node<S>& self) {
+    Node<S>& nx = *self.inputs[0];
+    if (!nx.requires_grad) return;
+    // dx = (probs - onehot) * dloss / n, on a copy of probs (with retain_graph this backward may run again)
+    Array<S> dx = probs;
+    const S coef = kept == 0 ? S(0) : self.grad() / static_cast<S>(kept);
+    const Index* t = targets.data();
+    S* d = dx.data();
+    for (std::size_t r = 0; r < N; ++r) {
+      S* dr = d + r * V;
+      if (t[r] == ignore_index) {
+        for (std::size_t j = 0; j < V; ++j) dr[j] = S(0);
+        continue;
+      }
+      for (std::size_t j = 0; j < V; ++j) dr[j] *= coef;
+      dr[static_cast<std::size_t>(t[r])] -= coef;
+    }
+    accumulate_owned(nx, std::move(dx));
+  }, "cross_entropy");
+}
+
+template Var<float> cross_entropy<float>(const Var<float>&, const IndexArray&, Index);
+template Var<double> cross_entropy<double>(const Var<double>&, const IndexArray&, Index);
+
+}  // namespace tf

@@ -1,0 +1,135 @@
+// Layer normalisation over the last axis (as torch.nn.LayerNorm), forward and fused backward.
+// x [..., C] is read as R contiguous rows of C; weight [C], bias [C]. Per row:
+//   mu = (1/C) sum_j x_j        var = (1/C) sum_j (x_j - mu)^2   (biased)      rstd = 1 / sqrt(var + eps)
+//   xhat_j = (x_j - mu) rstd    y_j = xhat_j weight_j + bias_j
+// Backward, with g_j = dy_j weight_j (the gradient reaching xhat):
+//   dx_j      = rstd (g_j - (1/C) sum_k g_k - xhat_j (1/C) sum_k g_k xhat_k)
+//   dweight_j = sum over rows of dy_j xhat_j
+//   dbias_j   = sum over rows of dy_j
+// (dx: xhat depends on x_j directly (rstd), through mu (-rstd/C for every k) and through var
+//  (d rstd / d x_j = -rstd^3 (x_j - mu) / C = -rstd^2 xhat_j / C); collecting the three terms gives the line above.)
+// The forward keeps only mu and rstd per row; the backward recomputes xhat from x.
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <xtensor/xnoalias.hpp>
+
+#include "tinyformer/ops/ops.hpp"
+
+namespace tf {
+
+namespace {
+
+// Adds g to n.grad, taking the buffer over (no copy) when n has no gradient yet.
+template <class S>
+void accumulate_owned(Node<S>& n, Array<S>&& g) {
+  if (!n.requires_grad) return;
+  if (!n.has_grad) {
+    n.grad = std::move(g);
+    n.has_grad = true;
+  } else {
+    xt::noalias(n.grad) += g;
+  }
+}
+
+}  // namespace
+
+// x [..., C], weight [C], bias [C] -> y [..., C]
+template <class S>
+Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S eps) {
+  const Shape shape = x.shape();
+  if (shape.empty())
+    throw std::invalid_argument("layer_norm: x is a 0-d value; it needs a last axis [..., C] to normalise over");
+  const std::size_t C = shape.back();
+  const std::size_t R = C == 0 ? 0 : x.numel() / C;
+  auto check_param = [&](const Var<S>& p, const char* name) {
+    if (p.shape() != Shape{C})
+      throw std::invalid_argument(fmt::format("layer_norm: {} has shape {}, expected [C] = [{}] for x of shape {}",
+                                              name, shape_str(p.shape()), C, shape_str(shape)));
+  };
+  check_param(weight, "weight");
+  check_param(bias, "bias");
+  if (!(eps >= 0) || !std::isfinite(eps))
+    throw std::invalid_argument(fmt::format("layer_norm: eps = {} must be finite and >= 0", eps));
+
+  // Only mu and rstd per row are kept for the backward (as llm.c); xhat is recomputed from x there.
+  Array<S> out = Array<S>::from_shape(x.value().shape());
+  Array<S> mean = Array<S>::from_shape({R});
+  Array<S> rstd = Array<S>::from_shape({R});
+  const S* xv = x.value().data();
+  const S* w = weight.value().data();
+  const S* b = bias.value().data();
+  const S inv_c = S(1) / static_cast<S>(C);
+  for (std::size_t r = 0; r < R; ++r) {
+    const S* xr = xv + r * C;
+    S* yr = out.data() + r * C;
+    S mu = 0;
+    for (std::size_t j = 0; j < C; ++j) mu += xr[j];
+    mu *= inv_c;
+    S var = 0;
+    for (std::size_t j = 0; j < C; ++j) {
+      const S d = xr[j] - mu;
+      var += d * d;
+    }
+    var *= inv_c;
+    const S rs = S(1) / std::sqrt(var + eps);
+    mean.data()[r] = mu;
+    rstd.data()[r] = rs;
+    for (std::size_t j = 0; j < C; ++j) yr[j] = (xr[j] - mu) * rs * w[j] + b[j];
+  }
+
+  return make_result<S>(std::move(out), {x, weight, bias},
+                        [R, C, inv_c, mean = std::move(mean), rstd = std::move(rstd)](Node<S>& self) {
+    Node<S>& nx = *self.inputs[0];
+    Node<S>& nw = *self.inputs[1];
+    Node<S>& nb = *self.inputs[2];
+    const bool need_params = nw.requires_grad || nb.requires_grad;
+    const S* xv = nx.value.data();
+    const S* w = nw.value.data();
+    const S* dy = self.grad.data();
+    Array<S> dx, dw, db;
+    if (nx.requires_grad) dx = Array<S>::from_shape(nx.value.shape());
+    if (need_params) {
+      dw = Array<S>::from_shape({C});
+      db = Array<S>::from_shape({C});
+      dw.fill(S(0));
+      db.fill(S(0));
+    }
+    for (std::size_t r = 0; r < R; ++r) {
+      const S* xr = xv + r * C;
+      const S* dyr = dy + r * C;
+      const S mu = mean.data()[r], rs = rstd.data()[r];
+      if (need_params) {  // dweight += dy xhat, dbias += dy
+        S* dwp = dw.data();
+        S* dbp = db.data();
+        for (std::size_t j = 0; j < C; ++j) {
+          dwp[j] += dyr[j] * (xr[j] - mu) * rs;
+          dbp[j] += dyr[j];
+        }
+      }
+      if (nx.requires_grad) {  // dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight
+        S mean_g = 0, mean_gh = 0;
+        for (std::size_t j = 0; j < C; ++j) {
+          const S g = dyr[j] * w[j];
+          mean_g += g;
+          mean_gh += g * (xr[j] - mu) * rs;
+        }
+        mean_g *= inv_c;
+        mean_gh *= inv_c;
+        S* dxr = dx.data() + r * C;
+        for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * w[j] - mean_g - (xr[j] - mu) * rs * mean_gh);
+      }
+    }
+    if (nx.requires_grad) accumulate_owned(nx, std::move(dx));
+    if (need_params) {
+      accumulate_owned(nw, std::move(dw));
+      accumulate_owned(nb, std::move(db));
+    }
+  }, "layer_norm");
+}
+
+template Var<float> layer_norm<float>(const Var<float>&, const Var<float>&, const Var<float>&, float);
+template Var<double> layer_norm<double>(const Var<double>&, const Var<double>&, const Var<double>&, double);
+
+}  // namespace tf

@@ -1,0 +1,63 @@
+// Global gradient-norm clipping: torch.nn.utils.clip_grad_norm_ with the 2-norm.
+#include <cmath>
+#include <stdexcept>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "tinyformer/optim/optimizer.hpp"
+
+namespace tf::optim {
+
+// total = sqrt(sum_p sum_i g_p[i]^2)  (float64, parameters in order, elements in order)
+// coef  = max_norm / (total + 1e-6);  g_p *= coef  when coef < 1
+template <class S>
+double clip_grad_norm(const std::vector<Var<S>>& params, double max_norm) {
+  if (!(std::isfinite(max_norm) && max_norm > 0))
+    throw std::invalid_argument(fmt::format(
+        "clip_grad_norm: max_norm must be a finite number > 0, got {} (to turn clipping off, do not call it)",
+        max_norm));
+  // The parameters with a gradient, each Var once (a tied weight listed twice counts once, as in torch).
+  std::vector<Var<S>> with_grad;
+  std::unordered_set<const Node<S>*> seen;
+  for (const Var<S>& p : params)
+    if (p.defined() && p.has_grad() && seen.insert(&p.node()).second) with_grad.push_back(p);
+
+  double sum_sq = 0.0;
+  for (const Var<S>& p : with_grad) {
+    const S* g = p.grad().data();
+    const std::size_t n = p.grad().size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = static_cast<double>(g[i]);
+      sum_sq += x * x;
+    }
+  }
+  const double total = std::sqrt(sum_sq);
+  if (!std::isfinite(total)) return total;  // leave the gradients for the caller to inspect
+  const double coef = max_norm / (total + 1e-6);
+  if (coef < 1.0) {
+    const S c = static_cast<S>(coef);
+    for (Var<S>& p : with_grad) {
+      Array<S>& grad = p.mutable_grad();
+      S* g = grad.data();
+      const std::size_t n = grad.size();
+      for (std::size_t i = 0; i < n; ++i) g[i] = g[i] * c;
+    }
+  }
+  return total;
+}
+
+template <class S>
+double clip_grad_norm(const NamedVars<S>& params, double max_norm) {
+  std::vector<Var<S>> vars;
+  vars.reserve(params.size());
+  for (const auto& named : params) vars.push_back(named.second);
+  return clip_grad_norm(vars, max_norm);
+}
+
+template double clip_grad_norm(const std::vector<Var<float>>&, double);
+template double clip_grad_norm(const std::vector<Var<double>>&, double);
+template double clip_grad_norm(const NamedVars<float>&, double);
+template double clip_grad_norm(const NamedVars<double>&, double);
+
+}  // namespace tf::optim

@@ -1,0 +1,34 @@
+#pragma once
+// `tinyformer bench`: training speed of the GPT with AdamW on random tokens, and the machine's SGEMM limit.
+#include <string>
+#include <vector>
+
+namespace tf::train {
+
+struct BenchShape {
+  std::string name;
+  std::size_t vocab, context, d_model, heads, layers, batch;
+};
+
+// tiny (64, 32, 64, 4, 2, 32) · small (96, 128, 128, 4, 4, 16) · medium (256, 256, 256, 8, 6, 8)
+const std::vector<BenchShape>& bench_shapes();
+const BenchShape& bench_shape(const std::string& name);  // throws std::invalid_argument listing the names
+
+struct BenchResult {
+  std::string shape;
+  int threads = 1;
+  std::size_t params = 0;
+  double ms_per_step = 0;  // median over the timed steps
+  double tokens_per_s = 0;
+  double gflops = 0;       // (6 * params * tokens + 12 * layers * T * d_model * tokens) / step time
+  double peak_rss_mb = 0;
+  std::vector<double> losses;  // per step, to show runs agree whatever the thread count
+};
+
+BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup);
+std::string to_json_line(const BenchResult& r);
+
+// Median SGEMM GFLOP/s on transformer-shaped products ([4096,256] x [256,768] and 1024^3) with `threads` BLAS threads.
+double measure_sgemm_gflops(int threads);
+
+}  // namespace tf::train

@@ -1,0 +1,135 @@
+#include "tinyformer/train/checkpoint.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace tf::train {
+
+namespace {
+const std::string kOptimizerPrefix = "optimizer.";
+
+std::string metadata_or_throw(const io::SafetensorsFile& file, const std::string& key) {
+  const auto& md = file.metadata();
+  auto it = md.find(key);
+  if (it == md.end())
+    throw std::runtime_error(fmt::format("{}: not a tinyformer checkpoint (no '{}' in its metadata)", file.path(), key));
+  return it->second;
+}
+}  // namespace
+
+std::string model_config_json(const nn::GPTConfig& cfg) {
+  nlohmann::json j = {{"vocab_size", cfg.vocab_size}, {"block_size", cfg.block_size}, {"n_layer", cfg.n_layer},
+                      {"n_head", cfg.n_head},         {"n_embd", cfg.n_embd},         {"mlp_ratio", cfg.mlp_ratio},
+                      {"bias", cfg.bias},             {"tie_weights", cfg.tie_weights}};
+  return j.dump();
+}
+
+nn::GPTConfig read_model_config(const io::SafetensorsFile& file) {
+  const std::string text = metadata_or_throw(file, "tinyformer.model");
+  nn::GPTConfig cfg;
+  try {
+    const auto j = nlohmann::json::parse(text);
+    cfg.vocab_size = j.at("vocab_size").get<std::size_t>();
+    cfg.block_size = j.at("block_size").get<std::size_t>();
+    cfg.n_layer = j.at("n_layer").get<std::size_t>();
+    cfg.n_head = j.at("n_head").get<std::size_t>();
+    cfg.n_embd = j.at("n_embd").get<std::size_t>();
+    cfg.mlp_ratio = j.at("mlp_ratio").get<std::size_t>();
+    cfg.bias = j.at("bias").get<bool>();
+    cfg.tie_weights = j.at("tie_weights").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.model' metadata: {}", file.path(), e.what()));
+  }
+  return cfg;
+}
+
+TrainingState read_training_state(const io::SafetensorsFile& file) {
+  TrainingState st;
+  const std::string step = metadata_or_throw(file, "tinyformer.step");
+  try {
+    st.step = std::stoll(step);
+  } catch (const std::exception&) {
+    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.step' metadata '{}'", file.path(), step));
+  }
+  st.config_yaml = metadata_or_throw(file, "tinyformer.config");
+  st.vocab = metadata_or_throw(file, "tinyformer.vocab");
+  st.data_rng = metadata_or_throw(file, "tinyformer.rng.data");
+  st.dropout_rng = metadata_or_throw(file, "tinyformer.rng.dropout");
+  return st;
+}
+
+void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const optim::Optimizer<float>* optimizer,
+                     const TrainingState& state) {
+  io::SafetensorsWriter writer;
+  for (const auto& [name, p] : model.named_parameters()) writer.add(name, p.value());
+  if (optimizer) {
+    for (const auto& [name, t] : optimizer->state_tensors()) writer.add(kOptimizerPrefix + name, t);
+    writer.set_metadata("tinyformer.optimizer", optimizer->name());
+    writer.set_metadata("tinyformer.optimizer.step_count", std::to_string(optimizer->step_count()));
+  }
+  writer.set_metadata("format", "pt");
+  writer.set_metadata("tinyformer.model", model_config_json(model.config()));
+  writer.set_metadata("tinyformer.config", state.config_yaml);
+  writer.set_metadata("tinyformer.step", std::to_string(state.step));
+  writer.set_metadata("tinyformer.vocab", state.vocab);
+  writer.set_metadata("tinyformer.rng.data", state.data_rng);
+  writer.set_metadata("tinyformer.rng.dropout", state.dropout_rng);
+  writer.write_atomic(path);
+}
+
+void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& model) {
+  const auto params = model.named_parameters();
+  std::vector<std::string> problems;
+  std::vector<std::string> expected;
+  for (const auto& [name, p] : params) {
+    expected.push_back(name);
+    if (!file.has(name)) {
+      problems.push_back(fmt::format("missing tensor {} {}", name, shape_str(p.shape())));
+      continue;
+    }
+    if (file.shape(name) != p.shape())
+      problems.push_back(fmt::format("{}: the file has shape {}, the model needs {}", name,
+                                     shape_str(file.shape(name)), shape_str(p.shape())));
+    if (file.dtype(name) != io::DType::F32)
+      problems.push_back(fmt::format("{}: dtype {} in the file, F32 needed", name, io::dtype_name(file.dtype(name))));
+  }
+  for (const auto& name : file.names()) {
+    if (name.rfind(kOptimizerPrefix, 0) == 0) continue;
+    bool known = false;
+    for (const auto& e : expected) known = known || e == name;
+    // a tied model has no lm_head.weight of its own; PyTorch state dicts may still carry the shared copy
+    if (!known && !(name == "lm_head.weight" && file.has("transformer.wte.weight")))
+      problems.push_back(fmt::format("unexpected tensor {} {}", name, shape_str(file.shape(name))));
+  }
+  if (!problems.empty()) {
+    std::string msg = fmt::format("{}: the weights do not match the model ({} problem{}):", file.path(), problems.size(),
+                                  problems.size() == 1 ? "" : "s");
+    for (const auto& p : problems) msg += "\n  " + p;
+    throw std::invalid_argument(msg);
+  }
+  for (auto& [name, p] : model.named_parameters()) p.mutable_value() = file.get_f32(name);
+}
+
+void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<float>& optimizer) {
+  const auto& md = file.metadata();
+  auto name_it = md.find("tinyformer.optimizer");
+  if (name_it != md.end() && name_it->second != optimizer.name())
+    throw std::invalid_argument(fmt::format("{}: the checkpoint holds {} state but the config asks for {}", file.path(),
+                                            name_it->second, optimizer.name()));
+  optim::NamedArrays<float> tensors;
+  for (const auto& name : file.names())
+    if (name.rfind(kOptimizerPrefix, 0) == 0)
+      tensors.emplace_back(name.substr(kOptimizerPrefix.size()), file.get_f32(name));
+  std::int64_t count = 0;
+  auto it = md.find("tinyformer.optimizer.step_count");
+  if (it != md.end()) count = std::stoll(it->second);
+  try {
+    optimizer.load_state(tensors, count);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: optimizer state does not fit: {}", file.path(), e.what()));
+  }
+}
+
+}  // namespace tf::train

@@ -1,0 +1,42 @@
+#pragma once
+// Checkpoints are safetensors files (io/safetensors.hpp):
+//   tensors   the model's weights under nanoGPT's names ("transformer.wte.weight", ...), F32, and the
+//             optimizer state under "optimizer.<kind>.<parameter name>" (e.g. optimizer.exp_avg.lm_head.weight)
+//   metadata  "format": "pt"; "tinyformer.model": the architecture as JSON; "tinyformer.config": the resolved
+//             run config (YAML); "tinyformer.step"; "tinyformer.vocab" (data::Vocabulary::serialize);
+//             "tinyformer.optimizer" and "tinyformer.optimizer.step_count"; "tinyformer.rng.data" and
+//             "tinyformer.rng.dropout" (generator states, so a resumed run continues bit for bit).
+// A PyTorch user loads the weights by keeping the names that do not start with "optimizer.".
+#include <cstdint>
+#include <string>
+
+#include "tinyformer/io/safetensors.hpp"
+#include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/optim/optimizer.hpp"
+
+namespace tf::train {
+
+struct TrainingState {
+  std::int64_t step = 0;   // optimizer steps completed
+  std::string config_yaml;
+  std::string vocab;       // serialized vocabulary
+  std::string data_rng;    // Rng::state()
+  std::string dropout_rng;
+};
+
+// Writes atomically (temporary file, fsync, rename): a crash mid-write leaves the previous file intact.
+void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const optim::Optimizer<float>* optimizer,
+                     const TrainingState& state);
+
+// The architecture stored in a checkpoint (throws std::runtime_error naming the file if it has none).
+nn::GPTConfig read_model_config(const io::SafetensorsFile& file);
+TrainingState read_training_state(const io::SafetensorsFile& file);
+std::string model_config_json(const nn::GPTConfig& cfg);
+
+// Copies every weight from the file into `model`. Throws std::invalid_argument listing each mismatch
+// (missing tensor, unexpected tensor, shape or dtype differences) before changing anything.
+void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& model);
+// Restores the optimizer's state and step count from the "optimizer." tensors.
+void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<float>& optimizer);
+
+}  // namespace tf::train

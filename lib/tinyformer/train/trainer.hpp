@@ -1,0 +1,38 @@
+#pragma once
+// The training loop behind `tinyformer train`: config -> data, model, optimizer, schedule; then steps with
+// logging, evaluation, attention snapshots, checkpoints and the HTML report, all in the run's out dir:
+//   config.yaml              the resolved config
+//   metrics.jsonl            one JSON object per logged step
+//   attention/step_NNNNNN.{npy,json,png}   probe attention [L,H,T,T], its tokens, and the heatmap grid
+//   checkpoint.safetensors   weights + optimizer + step + RNG states (atomic)
+//   report.html              loss curves and every attention snapshot, self-contained
+#include <atomic>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tf::train {
+
+struct TrainOptions {
+  std::string config_path;
+  std::vector<std::string> overrides;  // --set key.path=value
+  std::optional<std::string> out_dir;  // --out, overrides logging.out_dir
+  bool resume = false;                 // continue from <out>/checkpoint.safetensors
+  std::string init_from;               // --init-from weights.safetensors
+  bool progress = true;                // print progress lines
+  const std::atomic<bool>* stop = nullptr;  // set by a signal handler: finish the step, checkpoint, stop
+};
+
+struct TrainResult {
+  bool interrupted = false;            // stopped by `stop`; the checkpoint was written
+  long steps_done = 0;
+  double last_train_loss = 0;
+  std::optional<double> last_val_loss;
+  std::optional<double> last_accuracy;
+  std::vector<double> train_losses;    // every step's loss, in order (this process's steps only)
+  std::string out_dir;
+};
+
+TrainResult train(const TrainOptions& options);
+
+}  // namespace tf::train

@@ -1,0 +1,253 @@
+// Character-level text data and the Vocabulary: UTF-8 decoding, the sorted character vocabulary, training
+// windows from the first part and fixed consecutive held-out windows from the last part, file errors
+// naming the file and sizes, encode errors naming every unknown character, and the serialized form.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "tinyformer/data/data.hpp"
+
+using namespace tf;
+using namespace tf::data;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A fresh directory removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static int counter = 0;
+    path = std::filesystem::temp_directory_path() /
+           ("tinyformer_data_text_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+  std::string write(const std::string& name, const std::string& bytes) const {
+    const auto file = path / name;
+    std::ofstream out(file, std::ios::binary);
+    out << bytes;
+    return file.string();
+  }
+};
+
+// n ASCII letters from a fixed LCG: no short window repeats, so a window's place in the text is unique.
+std::string letters(std::size_t n) {
+  std::string s;
+  std::uint32_t state = 12345;
+  for (std::size_t i = 0; i < n; ++i) {
+    state = state * 1664525u + 1013904223u;
+    s += static_cast<char>('a' + (state >> 24) % 26);
+  }
+  return s;
+}
+
+DataSpec text_spec(const std::string& path, std::size_t context = 16) {
+  DataSpec spec;
+  spec.task = "text";
+  spec.path = path;
+  spec.context = context;
+  spec.val_fraction = 0.1;
+  spec.eval_size = 512;
+  return spec;
+}
+
+std::string window_text(const Vocabulary& vocab, const Batch& batch, std::size_t b) {
+  std::vector<Index> ids;
+  for (std::size_t t = 0; t < batch.x.shape(1); ++t) ids.push_back(batch.x(b, t));
+  ids.push_back(batch.y(b, batch.x.shape(1) - 1));
+  return vocab.decode(ids);
+}
+
+}  // namespace
+
+TEST_CASE("data: text vocabulary is the sorted distinct characters, decoded as UTF-8", "[data]") {
+  TempDir dir;
+  const std::string text = "héllo wörld — 1€, 𝄞 ok\n";  // 1-, 2-, 3- and 4-byte characters
+  std::string body;
+  for (int i = 0; i < 20; ++i) body += text;
+  DataSpec spec = text_spec(dir.write("t.txt", body), 8);
+  auto source = make_data_source(spec);
+  CHECK_FALSE(source->is_task());
+  CHECK(source->seq_len() == 8);
+  const auto& tokens = source->vocab().tokens();
+  CHECK(tokens == std::vector<std::string>{"\n", " ", ",", "1", "d", "h", "k", "l", "o", "r", "w", "é", "ö",
+                                           "—", "€", "𝄞"});
+  CHECK(source->vocab().decode(source->vocab().encode(body)) == body);
+  CHECK(source->vocab().encode("𝄞").size() == 1);
+  CHECK(source->expected_pattern().empty());
+  const auto e = source->expected_attention(source->probe_sequence());
+  CHECK(e == std::vector<long>(8, -1));
+}
+
+TEST_CASE("data: text training windows come from the first part, every position scored", "[data]") {
+  TempDir dir;
+  const std::string text = letters(1000);
+  auto source = make_data_source(text_spec(dir.write("t.txt", text), 16));
+  const std::string train = text.substr(0, 900);  // val_fraction 0.1: the last 100 characters are held out
+  Rng rng(1);
+  std::set<std::string> seen;
+  for (int i = 0; i < 20; ++i) {
+    const Batch batch = source->train_batch(8, rng);
+    REQUIRE(batch.x.shape() == std::vector<std::size_t>{8, 16});
+    for (std::size_t b = 0; b < 8; ++b) {
+      const std::string w = window_text(source->vocab(), batch, b);
+      INFO(w);
+      CHECK(train.find(w) != std::string::npos);
+      for (std::size_t t = 0; t < 16; ++t) {
+        CHECK(batch.y(b, t) != -1);
+        if (t + 1 < 16) CHECK(batch.y(b, t) == batch.x(b, t + 1));
+      }
+      seen.insert(w);
+    }
+  }
+  CHECK(seen.size() > 100);  // random windows, not one window repeated
+  Rng again(1);
+  const Batch first = make_data_source(text_spec(dir.path.string() + "/t.txt", 16))->train_batch(8, again);
+  Rng again2(1);
+  CHECK((first.x == source->train_batch(8, again2).x));
+}
+
+TEST_CASE("data: text held-out windows are consecutive windows of the last part", "[data]") {
+  TempDir dir;
+  const std::string text = letters(1000);
+  const std::string path = dir.write("t.txt", text);
+  auto source = make_data_source(text_spec(path, 16));
+  const auto& eval = source->eval_batches(4);
+  // val = text[900..999]: windows start at 900, 916, ..., 980 (980 + 17 <= 1000): 6 windows
+  std::vector<std::string> windows;
+  for (const auto& batch : eval)
+    for (std::size_t b = 0; b < batch.x.shape(0); ++b) windows.push_back(window_text(source->vocab(), batch, b));
+  REQUIRE(windows.size() == 6);
+  CHECK(eval.size() == 2);
+  for (std::size_t k = 0; k < 6; ++k) CHECK(windows[k] == text.substr(900 + 16 * k, 17));
+  CHECK(&source->eval_batches(4) == &eval);
+  for (Index y : eval[0].y) CHECK(y != -1);
+
+  const IndexArray probe = source->probe_sequence();
+  CHECK(source->vocab().decode(probe) == text.substr(900, 16));
+
+  DataSpec capped = text_spec(path, 16);
+  capped.eval_size = 3;
+  CHECK(make_data_source(capped)->eval_batches(8)[0].x.shape(0) == 3);
+}
+
+TEST_CASE("data: a missing, empty or directory text file is refused naming it", "[data]") {
+  TempDir dir;
+  const std::string missing = (dir.path / "nope.txt").string();
+  CHECK_THROWS_AS(make_data_source(text_spec(missing)), std::runtime_error);
+  CHECK_THROWS_WITH(make_data_source(text_spec(missing)), Contains(missing) && Contains("cannot open"));
+  const std::string empty = dir.write("empty.txt", "");
+  CHECK_THROWS_WITH(make_data_source(text_spec(empty)), Contains(empty) && Contains("empty") && Contains("17"));
+  CHECK_THROWS_WITH(make_data_source(text_spec(dir.path.string())), Contains("directory"));
+  CHECK_THROWS_WITH(make_data_source(text_spec("")), Contains("data.path"));
+}
+
+TEST_CASE("data: invalid UTF-8 in a text file is refused with the byte offset", "[data]") {
+  TempDir dir;
+  const std::string good = letters(200);
+  struct Case {
+    std::string bytes;
+    std::size_t offset;
+  };
+  const std::vector<Case> cases = {
+      {"abc\xC3(def", 3},          // 2-byte lead without continuation
+      {"ab\xC0\xAF", 2},           // overlong '/'
+      {"a\xED\xA0\x80", 1},        // surrogate U+D800
+      {"\xF4\x90\x80\x80", 0},     // above U+10FFFF
+      {"ok\x80", 2},               // stray continuation byte
+      {"h\xC3\xA9llo\xE2\x82", 6}, // truncated at the end (é is 2 bytes)
+      {"\xFF", 0},
+  };
+  for (const auto& c : cases) {
+    const std::string path = dir.write("bad.txt", good + c.bytes + good);
+    INFO(c.offset);
+    CHECK_THROWS_AS(make_data_source(text_spec(path)), std::runtime_error);
+    CHECK_THROWS_WITH(make_data_source(text_spec(path)),
+                      Contains(path) && Contains("invalid UTF-8 at byte offset " + std::to_string(200 + c.offset)));
+  }
+}
+
+TEST_CASE("data: text shorter than the context needs is refused with the sizes", "[data]") {
+  TempDir dir;
+  const std::string path = dir.write("short.txt", "ten chars!");
+  CHECK_THROWS_WITH(make_data_source(text_spec(path, 16)),
+                    Contains(path) && Contains("10 characters") && Contains("model.context 16") && Contains("17"));
+  // long enough overall, but the held-out 10% is not
+  const std::string path2 = dir.write("split.txt", letters(60));
+  CHECK_THROWS_WITH(make_data_source(text_spec(path2, 16)),
+                    Contains(path2) && Contains("54 for training") && Contains("6 for validation") &&
+                        Contains("17 characters"));
+  DataSpec spec = text_spec(path2, 16);
+  spec.val_fraction = 0.5;
+  CHECK_NOTHROW(make_data_source(spec));
+  spec.val_fraction = 1.0;
+  CHECK_THROWS_WITH(make_data_source(spec), Contains("data.val_fraction"));
+}
+
+TEST_CASE("data: encode names every character not in the vocabulary with its position", "[data]") {
+  const Vocabulary vocab({"a", "b", "c", "é"});
+  CHECK(vocab.encode("abcé") == std::vector<Index>{0, 1, 2, 3});
+  CHECK(vocab.id("c") == 2);
+  CHECK(vocab.token(3) == "é");
+  CHECK_THROWS_WITH(vocab.encode("abxcy€é\n"),
+                    Contains("'x' at position 2") && Contains("'y' at position 4") &&
+                        Contains("'€' at position 5") && Contains("'\\n' at position 7"));
+  CHECK_THROWS_WITH(vocab.encode("a\xC3"), Contains("invalid UTF-8 at byte offset 1"));
+  CHECK_THROWS_WITH(vocab.id("z"), Contains("'z'"));
+  CHECK_THROWS_AS(vocab.token(4), std::invalid_argument);
+  CHECK_THROWS_AS(vocab.decode(std::vector<Index>{0, -1}), std::invalid_argument);
+  CHECK_THROWS_AS(Vocabulary({"a", "a"}), std::invalid_argument);
+  CHECK_THROWS_AS(Vocabulary({"ab"}), std::invalid_argument);  // joined tokens are single characters
+  CHECK_THROWS_AS(Vocabulary({""}), std::invalid_argument);
+}
+
+TEST_CASE("data: a spaced vocabulary encodes and decodes whitespace-separated words", "[data]") {
+  const Vocabulary vocab({"0", "1", "2", "10"}, Vocabulary::Layout::spaced);
+  CHECK(vocab.encode(" 10 2\t0\n1 ") == std::vector<Index>{3, 2, 0, 1});
+  CHECK(vocab.decode(std::vector<Index>{3, 2, 0}) == "10 2 0");
+  CHECK_THROWS_WITH(vocab.encode("1 11 2 x"), Contains("'11' at position 1") && Contains("'x' at position 3"));
+  CHECK_THROWS_AS(Vocabulary({"a b"}, Vocabulary::Layout::spaced), std::invalid_argument);
+}
+
+TEST_CASE("data: a vocabulary survives serialize and deserialize, escapes included", "[data]") {
+  const Vocabulary joined({"\n", "\\", "\r", " ", "a", "é", "|", "n", "𝄞"});
+  const std::string text = joined.serialize();
+  CHECK(text.rfind("tinyformer-vocabulary 1 joined 9\n\\n\n\\\\\n\\r\n \na\n", 0) == 0);
+  CHECK(Vocabulary::deserialize(text) == joined);
+  const Vocabulary spaced({"0", "1", "17", "a\\n"}, Vocabulary::Layout::spaced);
+  const Vocabulary back = Vocabulary::deserialize(spaced.serialize());
+  CHECK(back == spaced);
+  CHECK(back.layout() == Vocabulary::Layout::spaced);
+  CHECK(back.token(3) == "a\\n");
+  CHECK(Vocabulary::deserialize(Vocabulary().serialize()).size() == 0);
+}
+
+TEST_CASE("data: a malformed serialized vocabulary is refused naming the line", "[data]") {
+  CHECK_THROWS_WITH(Vocabulary::deserialize(""), Contains("header"));
+  CHECK_THROWS_WITH(Vocabulary::deserialize("tinyformer-vocabulary 2 joined 1\na\n"), Contains("line 1"));
+  CHECK_THROWS_WITH(Vocabulary::deserialize("tinyformer-vocabulary 1 joined 2\na\n"),
+                    Contains("2 tokens") && Contains("1 lines"));
+  CHECK_THROWS_WITH(Vocabulary::deserialize("tinyformer-vocabulary 1 joined 2\na\n\\t\n"),
+                    Contains("line 3") && Contains("escape"));
+  CHECK_THROWS_WITH(Vocabulary::deserialize("tinyformer-vocabulary 1 joined 2\na\na\n"), Contains("twice"));
+  CHECK_THROWS_WITH(Vocabulary::deserialize("tinyformer-vocabulary 1 joined 1\na"), Contains("newline"));
+}
+
+TEST_CASE("data: utf8_split accepts every valid length and stops at the first invalid byte", "[data]") {
+  std::vector<std::string> chars;
+  CHECK(utf8_split("a\xC3\xA9\xE2\x82\xAC\xF0\x9D\x84\x9E", chars) == std::string::npos);
+  CHECK(chars == std::vector<std::string>{"a", "é", "€", "𝄞"});
+  CHECK(utf8_split("\xEF\xBF\xBF\xF4\x8F\xBF\xBF", chars) == std::string::npos);  // U+FFFF, U+10FFFF
+  CHECK(utf8_split("ab\xE0\x9F\xBF", chars) == 2);                                // overlong 3-byte
+  CHECK(chars == std::vector<std::string>{"a", "b"});
+  CHECK(utf8_split("\xF0\x8F\xBF\xBF", chars) == 0);  // overlong 4-byte
+  CHECK(utf8_split("\xC3\xA9\xC3\xC3", chars) == 2);
+}

@@ -1,0 +1,254 @@
+// The HTML report: self-contained (nothing fetched over the network), embeds the snapshot steps, token labels and
+// weights in thousandths, escapes user text, replaces its file atomically, and renders in headless Chromium.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <stb/stb_image.h>  // implementation in libstb
+
+#include "tinyformer/io/html_report.hpp"
+
+using namespace tf;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name)
+      : path(fs::temp_directory_path() / ("tinyformer-" + name + "-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::size_t count(const std::string& haystack, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Strongly diagonal causal attention [L,H,T,T]: weight `peak` on key q - h (clamped to 0), the rest spread evenly
+// over the other visible keys.
+Array<float> diagonal_attention(std::size_t L, std::size_t H, std::size_t T, float peak) {
+  Array<float> w = Array<float>::from_shape({L, H, T, T});
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t q = 0; q < T; ++q) {
+        const std::size_t target = q >= h ? q - h : 0;
+        for (std::size_t k = 0; k < T; ++k)
+          w(l, h, q, k) = k > q ? 0.f : (q == 0 ? 1.f : (k == target ? peak : (1.f - peak) / static_cast<float>(q)));
+      }
+  return w;
+}
+
+io::ReportData fake_report(std::size_t T = 8) {
+  io::ReportData data;
+  data.title = "copy task, 2 layers";
+  data.config_yaml = "model:\n  n_layer: 2\n  n_head: 2\n  d_model: 32\ntrain:\n  steps: 600\n  lr: 0.001\n";
+  for (long step = 0; step <= 600; step += 10) {
+    io::MetricsRow row;
+    row.step = step;
+    row.train_loss = 3.5 * std::exp(-step / 120.0) + 0.02;
+    if (step % 100 == 0) {
+      row.val_loss = 3.6 * std::exp(-step / 130.0) + 0.03;
+      row.accuracy = 1.0 - std::exp(-step / 150.0);
+    }
+    row.lr = step < 60 ? 1e-3 * step / 60.0 : 1e-3;
+    data.metrics.push_back(row);
+  }
+  const char* words[] = {"<bos>", "cat", "sat", "on", "the", "mat", "d\xC3\xA9j\xC3\xA0", "."};
+  for (long step : {200L, 400L, 600L}) {
+    io::AttentionSnapshot snap;
+    snap.step = step;
+    for (std::size_t t = 0; t < T; ++t) snap.tokens.push_back(words[t % 8]);
+    snap.weights = diagonal_attention(2, 2, T, 0.5f + 0.4f * static_cast<float>(step) / 600.f);
+    data.attention.push_back(snap);
+  }
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("io: html report embeds every snapshot step, the token labels and weights rounded to 3 decimals", "[io]") {
+  io::ReportData data = fake_report();
+  // A tiny extra snapshot whose exact JSON we know: weights 0.1234 -> 123, 0.8766 -> 877, 1 -> 1000, 0 -> 0.
+  io::AttentionSnapshot tiny;
+  tiny.step = 777;
+  tiny.tokens = {"x", "y"};
+  tiny.weights = Array<float>{{{{1.f, 0.f}, {0.1234f, 0.8766f}}}};
+  data.attention.push_back(tiny);
+  const std::string html = io::render_html_report(data);
+
+  for (const char* step : {"\"step\":200", "\"step\":400", "\"step\":600", "\"step\":777"}) {
+    INFO(step);
+    CHECK(count(html, step) == 1);
+  }
+  CHECK(html.find("{\"shape\":[1,1,2],\"step\":777,\"tokens\":[\"x\",\"y\"],\"w\":[1000,0,123,877]}") !=
+        std::string::npos);
+  CHECK(html.find("\"tokens\":[\"\\u003cbos>\",\"cat\",\"sat\",\"on\",\"the\",\"mat\",\"d\xC3\xA9j\xC3\xA0\",\".\"]") !=
+        std::string::npos);
+  // the slider covers the 4 snapshots and starts at the last one
+  CHECK(html.find("<input type=\"range\" id=\"snapshot\" min=\"0\" max=\"3\" step=\"1\" value=\"3\">") !=
+        std::string::npos);
+  // weights are written as integers (no long float expansions such as 0.30000001)
+  CHECK(html.find("0.3000") == std::string::npos);
+  // the size stays small: 3 snapshots of [2,2,8,8] plus the tiny one
+  CHECK(html.size() < 40000);
+}
+
+TEST_CASE("io: html report loads nothing over the network", "[io]") {
+  const std::string html = io::render_html_report(fake_report());
+  CHECK(html.find("://") == std::string::npos);  // no URL of any kind
+  const std::regex external(R"((src|href)\s*=\s*["']?\s*(https?:)?//)", std::regex::icase);
+  CHECK_FALSE(std::regex_search(html, external));
+  CHECK(html.find("<link") == std::string::npos);
+  CHECK(html.find("<script src") == std::string::npos);
+  CHECK(html.find("@import") == std::string::npos);
+  CHECK(html.find("url(") == std::string::npos);
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html.find("<canvas") == std::string::npos);  // canvases are created by the inline script
+  CHECK(html.find("getContext(\"2d\")") != std::string::npos);
+  // A URL in the config is shown as text, never turned into a reference.
+  io::ReportData with_url = fake_report();
+  with_url.config_yaml = "data:\n  source: https://example.org/tiny.txt\n";
+  const std::string html2 = io::render_html_report(with_url);
+  CHECK_FALSE(std::regex_search(html2, external));
+  CHECK(html2.find("<pre>data:\n  source: https://example.org/tiny.txt\n</pre>") != std::string::npos);
+}
+
+TEST_CASE("io: html report escapes the title, the config and tokens that look like markup", "[io]") {
+  io::ReportData data = fake_report();
+  data.title = "run <b>1</b> & \"2\"";
+  data.config_yaml = "note: '</pre><script>alert(1)</script>'\n";
+  data.attention[0].tokens[1] = "</script>";
+  const std::string html = io::render_html_report(data);
+  CHECK(html.find("<title>run &lt;b&gt;1&lt;/b&gt; &amp; &quot;2&quot;</title>") != std::string::npos);
+  CHECK(html.find("<h1>run &lt;b&gt;1&lt;/b&gt; &amp; &quot;2&quot;</h1>") != std::string::npos);
+  CHECK(html.find("&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(html.find("\"\\u003c/script>\"") != std::string::npos);
+  // exactly the page's own two scripts open and close
+  CHECK(count(html, "<script") == 2);
+  CHECK(count(html, "</script>") == 2);
+}
+
+TEST_CASE("io: html report draws loss, accuracy and learning-rate curves as inline SVG", "[io]") {
+  const io::ReportData data = fake_report();
+  const std::string html = io::render_html_report(data);
+  CHECK(count(html, "<svg") == 3);
+  CHECK(html.find("train loss") != std::string::npos);
+  CHECK(html.find("val loss") != std::string::npos);
+  CHECK(html.find("log-scale y") != std::string::npos);  // 3.52 -> 0.03 spans more than a factor 10
+  CHECK(count(html, "<polyline") == 4);                   // train, val, accuracy, lr
+  CHECK(count(html, "<circle") == 2 * 7);                 // the 7 validation points and 7 accuracy points
+  // without accuracy and with a loss that spans less than 10x: no accuracy chart, linear axis
+  io::ReportData flat = data;
+  for (auto& row : flat.metrics) {
+    row.accuracy.reset();
+    row.train_loss = 2.0 + 0.001 * static_cast<double>(row.step);
+    row.val_loss.reset();
+  }
+  flat.metrics[3].train_loss = std::nan("");  // a NaN breaks the line into two pieces
+  const std::string html2 = io::render_html_report(flat);
+  CHECK(count(html2, "<svg") == 2);
+  CHECK(html2.find("log-scale y") == std::string::npos);
+  CHECK(count(html2, "<polyline") == 3);  // train (2 pieces), lr
+  // no metrics and no snapshots still make a page
+  const std::string empty = io::render_html_report(io::ReportData{});
+  CHECK(empty.find("No metrics were logged.") != std::string::npos);
+  CHECK(empty.find("No attention snapshots were recorded.") != std::string::npos);
+}
+
+TEST_CASE("io: html report replaces its file atomically and an invalid report leaves the old file", "[io]") {
+  TempDir dir("html-atomic");
+  const fs::path path = dir.path / "report.html";
+  const fs::path old_link = dir.path / "old-report.html";
+  io::ReportData data = fake_report();
+  io::write_html_report(path.string(), data);
+  const std::string first = read_text(path);
+  REQUIRE(first == io::render_html_report(data));
+
+  // A second write goes to a new file renamed over the path: a hard link to the old file keeps the old bytes
+  // (writing in place would have changed them) and the path now names a different inode.
+  fs::create_hard_link(path, old_link);
+  struct stat before {}, after {};
+  REQUIRE(::stat(path.c_str(), &before) == 0);
+  data.title = "second version";
+  io::write_html_report(path.string(), data);
+  REQUIRE(::stat(path.c_str(), &after) == 0);
+  CHECK(before.st_ino != after.st_ino);
+  CHECK(read_text(old_link) == first);
+  CHECK(read_text(path).find("<h1>second version</h1>") != std::string::npos);
+
+  // An invalid snapshot is reported before anything is written; the file keeps the second version.
+  const std::string second = read_text(path);
+  data.attention[1].weights = Array<float>::from_shape({2, 2, 8, 7});
+  CHECK_THROWS_AS(io::write_html_report(path.string(), data), std::invalid_argument);
+  CHECK_THROWS_WITH(io::write_html_report(path.string(), data),
+                    Catch::Matchers::Contains("snapshot 1 (step 400)") && Catch::Matchers::Contains("[2, 2, 8, 7]"));
+  data.attention[1].weights = diagonal_attention(2, 2, 8, 0.5f);
+  data.attention[1].tokens.pop_back();
+  CHECK_THROWS_WITH(io::write_html_report(path.string(), data), Catch::Matchers::Contains("7 token labels"));
+  CHECK(read_text(path) == second);
+  // no temporary files are left behind
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir.path)) names.push_back(entry.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"old-report.html", "report.html"});
+
+  data.attention[1].tokens.push_back(".");  // valid again: now the missing directory is the error
+  const std::string missing = (dir.path / "no-such-dir" / "r.html").string();
+  CHECK_THROWS_AS(io::write_html_report(missing, data), std::runtime_error);
+  CHECK_THROWS_WITH(io::write_html_report(missing, data), Catch::Matchers::Contains(missing));
+}
+
+TEST_CASE("io: html report renders curves and heatmaps in headless Chromium", "[io][browser]") {
+  if (!fs::exists("/usr/bin/chromium"))
+    FAIL("/usr/bin/chromium is missing: run scripts/install_deps.sh test (it installs chromium for this test)");
+  TempDir dir("html-browser");
+  const fs::path report = dir.path / "report.html";
+  const fs::path shot = dir.path / "screenshot.png";
+  io::write_html_report(report.string(), fake_report(8));
+  const std::string script = std::string(TINYFORMER_SOURCE_DIR) + "/scripts/check_report_renders.sh";
+  const std::string command = "bash '" + script + "' '" + report.string() + "' '" + shot.string() + "'";
+  INFO(command);
+  const int status = std::system(command.c_str());
+  REQUIRE(status == 0);
+
+  // The heatmaps are drawn by the page's script, so their dark blues only appear if it ran; the loss chart's
+  // orange train curve shows that the SVG rendered. (The charts use no blue.)
+  int width = 0, height = 0, channels = 0;
+  unsigned char* pixels = stbi_load(shot.string().c_str(), &width, &height, &channels, 3);
+  REQUIRE(pixels != nullptr);
+  long heatmap_blue = 0, orange = 0;
+  for (long i = 0; i < static_cast<long>(width) * height; ++i) {
+    const int r = pixels[3 * i], g = pixels[3 * i + 1], b = pixels[3 * i + 2];
+    if (b > 90 && b - r > 80) ++heatmap_blue;
+    if (r > 200 && g > 60 && g < 120 && b < 60) ++orange;
+  }
+  stbi_image_free(pixels);
+  INFO("screenshot " << width << "x" << height << ": " << heatmap_blue << " heatmap-blue, " << orange << " orange");
+  CHECK(width == 1400);
+  CHECK(heatmap_blue > 3000);
+  CHECK(orange > 100);
+}

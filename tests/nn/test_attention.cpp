@@ -1,0 +1,88 @@
+// Multi-head attention exists twice: the fused op (hand-written backward) and the composition of
+// primitive ops. They must agree in output, attention weights and every gradient; both pass gradcheck.
+#include <catch2/catch.hpp>
+
+#include "support/helpers.hpp"
+#include "tinyformer/nn/attention.hpp"
+#include "tinyformer/ops/ops.hpp"
+
+using namespace tf;
+using namespace tf::nn;
+using test::random_array;
+
+namespace {
+using Inputs = std::vector<Var<double>>;
+
+struct Run {
+  Array<double> out, weights;
+  std::vector<Array<double>> grads;  // x, then each parameter
+};
+
+Run run_attention(AttentionImpl impl, double dropout_p, bool training) {
+  Rng init_rng(7), dropout_rng(99);
+  CausalSelfAttention<double> attn(8, 2, true, dropout_p, InitScheme::xavier_uniform, init_rng, dropout_rng);
+  attn.set_impl(impl);
+  attn.record_weights(true);
+  attn.train(training);
+  Var<double> x(random_array({2, 5, 8}, 3), true);
+  Var<double> y = attn.forward(x);
+  y.backward(random_array({2, 5, 8}, 4));
+  Run r{y.value(), attn.last_weights(), {x.grad()}};
+  for (auto& [name, p] : attn.named_parameters()) r.grads.push_back(p.grad());
+  return r;
+}
+}  // namespace
+
+TEST_CASE("nn: fused and composed attention agree in output, weights and every gradient", "[nn]") {
+  for (double p : {0.0, 0.3}) {
+    INFO("dropout " << p);
+    const Run fused = run_attention(AttentionImpl::fused, p, true);
+    const Run composed = run_attention(AttentionImpl::composed, p, true);
+    CHECK(xt::allclose(fused.out, composed.out, 1e-12, 1e-12));
+    CHECK(xt::allclose(fused.weights, composed.weights, 1e-12, 1e-12));
+    REQUIRE(fused.grads.size() == composed.grads.size());
+    for (std::size_t i = 0; i < fused.grads.size(); ++i) CHECK(xt::allclose(fused.grads[i], composed.grads[i], 1e-12, 1e-12));
+  }
+}
+
+TEST_CASE("nn: attention weights are causal and rows sum to one", "[nn]") {
+  const Run r = run_attention(AttentionImpl::fused, 0.0, false);
+  REQUIRE(r.weights.shape()[1] == 2);
+  for (std::size_t b = 0; b < 2; ++b)
+    for (std::size_t h = 0; h < 2; ++h)
+      for (std::size_t i = 0; i < 5; ++i) {
+        double total = 0;
+        for (std::size_t j = 0; j < 5; ++j) {
+          if (j > i) CHECK(r.weights(b, h, i, j) == 0.0);
+          total += r.weights(b, h, i, j);
+        }
+        CHECK(total == Approx(1.0).epsilon(1e-12));
+      }
+}
+
+TEST_CASE("gradcheck: fused causal self-attention op on qkv [B,T,3C]", "[gradcheck][ops]") {
+  Rng rng(1);
+  REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return causal_self_attention(in[0], 2, 0.0, false, rng); },
+                              {random_array({2, 4, 12}, 5, -2.0, 2.0)}, {}, {"qkv"}));
+}
+
+TEST_CASE("gradcheck: fused causal self-attention with dropout (fixed mask)", "[gradcheck][ops]") {
+  auto f = [](const Inputs& in) {
+    Rng rng(5);  // same mask on every call
+    return causal_self_attention(in[0], 2, 0.25, true, rng);
+  };
+  REQUIRE_GRADCHECK(gradcheck(f, {random_array({1, 6, 12}, 6, -2.0, 2.0)}, {}, {"qkv"}));
+}
+
+TEST_CASE("gradcheck: CausalSelfAttention module, composed and fused, every parameter", "[gradcheck][nn]") {
+  for (AttentionImpl impl : {AttentionImpl::composed, AttentionImpl::fused}) {
+    INFO((impl == AttentionImpl::fused ? "fused" : "composed"));
+    Rng init_rng(11), dropout_rng(12);
+    CausalSelfAttention<double> attn(8, 2, true, 0.0, InitScheme::xavier_uniform, init_rng, dropout_rng);
+    attn.set_impl(impl);
+    Var<double> x(random_array({2, 4, 8}, 13), true);
+    auto params = attn.named_parameters();
+    params.emplace_back("x", x);
+    REQUIRE_GRADCHECK(gradcheck_params([&] { return attn.forward(x); }, params));
+  }
+}
