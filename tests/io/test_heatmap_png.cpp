@@ -100,7 +100,7 @@ TEST_CASE("io: attention grid PNG has the PNG signature and the IHDR size of the
   CHECK(t64.width == std::max(2 * 12 + 256, 2 * 12 + 12 * 9 + 16 + 120));
 }
 
-TEST_CASE("io: attention grid PNG decodes to the rendered pixels; weight 0 is white, weight 1 dark blue", "[io]") {
+TEST_CASE("io: attention grid PNG decodes to the rendered pixels, weight 0 white and weight 1 dark blue", "[io]") {
   TempDir dir("heatmap-decode");
   const std::size_t L = 2, H = 3, T = 16;
   Array<float> w = causal_uniform(L, H, T);

@@ -69,7 +69,7 @@ TEST_CASE("ops: tanh forward matches (e^2x - 1) / (e^2x + 1)", "[ops]") {
   CHECK(max_abs_diff(tanh(Var<double>(v)).value(), closed) < 1e-14);
 }
 
-TEST_CASE("ops: relu forward keeps positives and zeroes the rest; its derivative at 0 is 0", "[ops]") {
+TEST_CASE("ops: relu forward keeps positives and zeroes the rest, and its derivative at 0 is 0", "[ops]") {
   Var<double> x(Array<double>{{-2.0, -0.5, 0.0}, {0.25, 1.0, 3.0}}, true);
   const Var<double> r = relu(x);
   CHECK((r.value() == Array<double>{{0.0, 0.0, 0.0}, {0.25, 1.0, 3.0}}));

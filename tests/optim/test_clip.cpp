@@ -49,7 +49,7 @@ TEST_CASE("clip: returns the global 2-norm and scales gradients by max_norm/(tot
   CHECK(after == Approx(6.5).epsilon(1e-6));
 }
 
-TEST_CASE("clip: gradients below max_norm are left unchanged; at max_norm torch's 1e-6 guard still scales",
+TEST_CASE("clip: gradients below max_norm are left unchanged, and at max_norm torch's 1e-6 guard still scales",
           "[clip]") {
   {
     ThreeFourTwelve t;

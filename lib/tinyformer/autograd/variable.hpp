@@ -43,7 +43,19 @@ struct Node {
   ~Node();  // iterative release of the input chain: a 100,000-op graph must not overflow the stack
 };
 
-// Adds `g` (same shape as n.value) to n.grad, allocating it on first use.
+// Adds `g` (same shape as n.value) to n.grad. A temporary array is taken over on first use (no copy).
+template <class S>
+void accumulate_grad(Node<S>& n, Array<S>&& g) {
+  if (!n.requires_grad) return;
+  if (!n.has_grad) {
+    n.grad = std::move(g);
+    n.has_grad = true;
+  } else {
+    xt::noalias(n.grad) += g;
+  }
+}
+
+// The same for any xtensor expression, evaluated into n.grad.
 template <class S, class E>
 void accumulate_grad(Node<S>& n, const E& g) {
   if (!n.requires_grad) return;

@@ -37,18 +37,6 @@ std::string position_str(std::size_t flat, const Shape& shape) {
   return shape_str(index);
 }
 
-// Adds g to n.grad, taking the buffer over (no copy) when n has no gradient yet.
-template <class S>
-void accumulate_owned(Node<S>& n, Array<S>&& g) {
-  if (!n.requires_grad) return;
-  if (!n.has_grad) {
-    n.grad = std::move(g);
-    n.has_grad = true;
-  } else {
-    xt::noalias(n.grad) += g;
-  }
-}
-
 }  // namespace
 
 // logits [..., V], targets [...] -> scalar loss []
@@ -132,7 +120,7 @@ Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index igno
       for (std::size_t j = 0; j < V; ++j) dr[j] *= coef;
       dr[static_cast<std::size_t>(t[r])] -= coef;
     }
-    accumulate_owned(nx, std::move(dx));
+    accumulate_grad(nx, std::move(dx));
   }, "cross_entropy");
 }
 

@@ -12,22 +12,6 @@
 
 namespace tf {
 
-namespace {
-
-// Adds g to n.grad, taking the buffer over (no copy) when n has no gradient yet.
-template <class S>
-void accumulate_owned(Node<S>& n, Array<S>&& g) {
-  if (!n.requires_grad) return;
-  if (!n.has_grad) {
-    n.grad = std::move(g);
-    n.has_grad = true;
-  } else {
-    xt::noalias(n.grad) += g;
-  }
-}
-
-}  // namespace
-
 // a [...] -> [...] (same shape)
 template <class S>
 Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng) {
@@ -52,7 +36,7 @@ Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng) {
   return make_result<S>(std::move(out), {a}, [mask = std::move(mask)](Node<S>& self) {
     Array<S> dx = Array<S>::from_shape(self.grad.shape());
     xt::noalias(dx) = self.grad * mask;
-    accumulate_owned(*self.inputs[0], std::move(dx));
+    accumulate_grad(*self.inputs[0], std::move(dx));
   }, "dropout");
 }
 

@@ -19,22 +19,6 @@
 
 namespace tf {
 
-namespace {
-
-// Adds g to n.grad, taking the buffer over (no copy) when n has no gradient yet.
-template <class S>
-void accumulate_owned(Node<S>& n, Array<S>&& g) {
-  if (!n.requires_grad) return;
-  if (!n.has_grad) {
-    n.grad = std::move(g);
-    n.has_grad = true;
-  } else {
-    xt::noalias(n.grad) += g;
-  }
-}
-
-}  // namespace
-
 // x [..., C], weight [C], bias [C] -> y [..., C]
 template <class S>
 Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S eps) {
@@ -121,10 +105,10 @@ Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S e
         for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * w[j] - mean_g - (xr[j] - mu) * rs * mean_gh);
       }
     }
-    if (nx.requires_grad) accumulate_owned(nx, std::move(dx));
+    if (nx.requires_grad) accumulate_grad(nx, std::move(dx));
     if (need_params) {
-      accumulate_owned(nw, std::move(dw));
-      accumulate_owned(nb, std::move(db));
+      accumulate_grad(nw, std::move(dw));
+      accumulate_grad(nb, std::move(db));
     }
   }, "layer_norm");
 }

@@ -48,18 +48,6 @@ Rows last_axis_rows(const Shape& shape, const char* op) {
   return r;
 }
 
-// Adds g to n.grad, taking the buffer over (no copy) when n has no gradient yet.
-template <class S>
-void accumulate_owned(Node<S>& n, Array<S>&& g) {
-  if (!n.requires_grad) return;
-  if (!n.has_grad) {
-    n.grad = std::move(g);
-    n.has_grad = true;
-  } else {
-    xt::noalias(n.grad) += g;
-  }
-}
-
 // out = x - rowmax(x), row by row, x and out [R, C]. -inf entries stay -inf, so exp() of them is 0.
 template <class S>
 void subtract_row_max(const S* x, S* out, const Rows& rows, const char* op) {
@@ -110,7 +98,7 @@ Var<S> softmax(const Var<S>& a) {
       for (std::size_t j = 0; j < C; ++j) dot += dyr[j] * yr[j];
       for (std::size_t j = 0; j < C; ++j) gr[j] = yr[j] * (dyr[j] - dot);
     }
-    accumulate_owned(*self.inputs[0], std::move(dx));
+    accumulate_grad(*self.inputs[0], std::move(dx));
   }, "softmax");
 }
 
@@ -154,7 +142,7 @@ Var<S> log_softmax(const Var<S>& a) {
       for (std::size_t j = 0; j < C; ++j) total += dyr[j];
       for (std::size_t j = 0; j < C; ++j) gr[j] = dyr[j] - gr[j] * total;
     }
-    accumulate_owned(*self.inputs[0], std::move(dx));
+    accumulate_grad(*self.inputs[0], std::move(dx));
   }, "log_softmax");
 }
 
@@ -183,7 +171,7 @@ Var<S> causal_mask(const Var<S>& scores) {
   return make_result<S>(std::move(out), {scores}, [fill_upper](Node<S>& self) {
     Array<S> dx = self.grad;
     fill_upper(dx.data(), S(0));
-    accumulate_owned(*self.inputs[0], std::move(dx));
+    accumulate_grad(*self.inputs[0], std::move(dx));
   }, "causal_mask");
 }
 
