@@ -3,6 +3,8 @@
 // naming the file and sizes, encode errors naming every unknown character, and the serialized form.
 #include <catch2/catch.hpp>
 
+#include "support/temp_dir.hpp"
+
 #include <filesystem>
 #include <set>
 #include <fstream>
@@ -16,27 +18,6 @@ using namespace tf::data;
 using Catch::Matchers::Contains;
 
 namespace {
-
-// A fresh directory removed at the end of the test.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    static int counter = 0;
-    path = std::filesystem::temp_directory_path() /
-           ("tinyformer_data_text_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const auto file = path / name;
-    std::ofstream out(file, std::ios::binary);
-    out << bytes;
-    return file.string();
-  }
-};
 
 // n ASCII letters from a fixed LCG: no short window repeats, so a window's place in the text is unique.
 std::string letters(std::size_t n) {
@@ -69,7 +50,7 @@ std::string window_text(const Vocabulary& vocab, const Batch& batch, std::size_t
 }  // namespace
 
 TEST_CASE("data: text vocabulary is the sorted distinct characters, decoded as UTF-8", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string text = "héllo wörld — 1€, 𝄞 ok\n";  // 1-, 2-, 3- and 4-byte characters
   std::string body;
   for (int i = 0; i < 20; ++i) body += text;
@@ -88,7 +69,7 @@ TEST_CASE("data: text vocabulary is the sorted distinct characters, decoded as U
 }
 
 TEST_CASE("data: text training windows come from the first part, every position scored", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string text = letters(1000);
   auto source = make_data_source(text_spec(dir.write("t.txt", text), 16));
   const std::string train = text.substr(0, 900);  // val_fraction 0.1: the last 100 characters are held out
@@ -110,13 +91,13 @@ TEST_CASE("data: text training windows come from the first part, every position 
   }
   CHECK(seen.size() > 100);  // random windows, not one window repeated
   Rng again(1);
-  const Batch first = make_data_source(text_spec(dir.path.string() + "/t.txt", 16))->train_batch(8, again);
+  const Batch first = make_data_source(text_spec(dir.path().string() + "/t.txt", 16))->train_batch(8, again);
   Rng again2(1);
   CHECK((first.x == source->train_batch(8, again2).x));
 }
 
 TEST_CASE("data: text held-out windows are consecutive windows of the last part", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string text = letters(1000);
   const std::string path = dir.write("t.txt", text);
   auto source = make_data_source(text_spec(path, 16));
@@ -140,18 +121,18 @@ TEST_CASE("data: text held-out windows are consecutive windows of the last part"
 }
 
 TEST_CASE("data: a missing, empty or directory text file is refused naming it", "[data]") {
-  TempDir dir;
-  const std::string missing = (dir.path / "nope.txt").string();
+  test::TempDir dir;
+  const std::string missing = (dir.path() / "nope.txt").string();
   CHECK_THROWS_AS(make_data_source(text_spec(missing)), std::runtime_error);
   CHECK_THROWS_WITH(make_data_source(text_spec(missing)), Contains(missing) && Contains("cannot open"));
   const std::string empty = dir.write("empty.txt", "");
   CHECK_THROWS_WITH(make_data_source(text_spec(empty)), Contains(empty) && Contains("empty") && Contains("17"));
-  CHECK_THROWS_WITH(make_data_source(text_spec(dir.path.string())), Contains("directory"));
+  CHECK_THROWS_WITH(make_data_source(text_spec(dir.path().string())), Contains("directory"));
   CHECK_THROWS_WITH(make_data_source(text_spec("")), Contains("data.path"));
 }
 
 TEST_CASE("data: invalid UTF-8 in a text file is refused with the byte offset", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string good = letters(200);
   struct Case {
     std::string bytes;
@@ -176,7 +157,7 @@ TEST_CASE("data: invalid UTF-8 in a text file is refused with the byte offset", 
 }
 
 TEST_CASE("data: text shorter than the context needs is refused with the sizes", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.write("short.txt", "ten chars!");
   CHECK_THROWS_WITH(make_data_source(text_spec(path, 16)),
                     Contains(path) && Contains("10 characters") && Contains("model.context 16") && Contains("17"));

@@ -2,6 +2,8 @@
 // end, the vocabulary from the largest id or model.vocab_size, and refusals of bad files naming them.
 #include <catch2/catch.hpp>
 
+#include "support/temp_dir.hpp"
+
 #include <filesystem>
 #include <set>
 #include <string>
@@ -15,21 +17,6 @@ using namespace tf::data;
 using Catch::Matchers::Contains;
 
 namespace {
-
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    static int counter = 0;
-    path = std::filesystem::temp_directory_path() /
-           ("tinyformer_data_tokens_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 // [N, C] with row r = r*10, r*10+1, ...: every id tells its row and column.
 IndexArray numbered_rows(std::size_t N, std::size_t C) {
@@ -63,7 +50,7 @@ std::size_t row_of(const Batch& batch, std::size_t b) {
 }  // namespace
 
 TEST_CASE("data: tokens without shuffle give the training rows in file order, wrapping around", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("rows.npy");
   io::write_npy(path, numbered_rows(10, 5));  // val_fraction 0.2: rows 0-7 train, 8-9 held out
   auto source = make_data_source(tokens_spec(path));
@@ -79,7 +66,7 @@ TEST_CASE("data: tokens without shuffle give the training rows in file order, wr
 }
 
 TEST_CASE("data: tokens with shuffle draw random training rows, the same for the same seed", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("rows.npy");
   io::write_npy(path, numbered_rows(10, 5));
   auto a = make_data_source(tokens_spec(path, true));
@@ -95,7 +82,7 @@ TEST_CASE("data: tokens with shuffle draw random training rows, the same for the
 }
 
 TEST_CASE("data: tokens hold out the last rows in order and name the vocabulary 0..V-1", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("rows.npy");
   io::write_npy(path, numbered_rows(10, 5));
   auto source = make_data_source(tokens_spec(path));
@@ -122,7 +109,7 @@ TEST_CASE("data: tokens hold out the last rows in order and name the vocabulary 
 }
 
 TEST_CASE("data: tokens read int64 files as well as int32", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   Array<std::int64_t> wide = Array<std::int64_t>::from_shape({4, 3});
   for (std::size_t i = 0; i < wide.size(); ++i) wide.data()[i] = static_cast<std::int64_t>(i);
   io::write_npy(dir.file("wide.npy"), wide);
@@ -134,7 +121,7 @@ TEST_CASE("data: tokens read int64 files as well as int32", "[data]") {
 }
 
 TEST_CASE("data: tokens files of the wrong rank, dtype or size are refused naming the file", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string flat = dir.file("flat.npy");
   io::write_npy(flat, IndexArray{1, 2, 3, 4});
   CHECK_THROWS_AS(make_data_source(tokens_spec(flat)), std::runtime_error);
@@ -158,7 +145,7 @@ TEST_CASE("data: tokens files of the wrong rank, dtype or size are refused namin
 }
 
 TEST_CASE("data: tokens rows longer than the context, or ids outside the vocabulary, are refused", "[data]") {
-  TempDir dir;
+  test::TempDir dir;
   const std::string path = dir.file("rows.npy");
   io::write_npy(path, numbered_rows(10, 10));  // T = 9
   CHECK_THROWS_AS(make_data_source(tokens_spec(path)), std::invalid_argument);

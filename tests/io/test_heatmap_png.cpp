@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "support/temp_dir.hpp"
 #include <stb/stb_image.h>  // implementation in libstb
 
 #include "tinyformer/io/heatmap_png.hpp"
@@ -22,24 +24,6 @@ using namespace tf;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("tinyformer-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-std::string read_bytes(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 std::uint32_t big_endian_u32(const std::string& b, std::size_t at) {
   return (std::uint32_t(std::uint8_t(b[at])) << 24) | (std::uint32_t(std::uint8_t(b[at + 1])) << 16) |
@@ -66,9 +50,9 @@ std::vector<std::string> labels(std::size_t T) {
 }  // namespace
 
 TEST_CASE("io: attention grid PNG has the PNG signature and the IHDR size of the documented layout", "[io]") {
-  TempDir dir("heatmap-ihdr");
+  test::TempDir dir;
   const std::size_t L = 2, H = 4, T = 32;
-  const fs::path path = dir.path / "grid.png";
+  const fs::path path = dir.path() / "grid.png";
   io::write_attention_grid_png(path.string(), causal_uniform(L, H, T), labels(T), "attention");
 
   // The layout of heatmap_png.hpp by hand: s = 256/32 = 8 px per token, labels drawn, longest label 8 characters.
@@ -79,7 +63,7 @@ TEST_CASE("io: attention grid PNG has the PNG signature and the IHDR size of the
   REQUIRE(height == 716);
   CHECK(width < 1600);
 
-  const std::string png = read_bytes(path);
+  const std::string png = test::read_bytes(path.string());
   REQUIRE(png.size() > 33);
   CHECK(png.substr(0, 8) == std::string("\x89PNG\r\n\x1a\n", 8));
   CHECK(big_endian_u32(png, 8) == 13u);  // IHDR data length
@@ -101,14 +85,14 @@ TEST_CASE("io: attention grid PNG has the PNG signature and the IHDR size of the
 }
 
 TEST_CASE("io: attention grid PNG decodes to the rendered pixels, weight 0 white and weight 1 dark blue", "[io]") {
-  TempDir dir("heatmap-decode");
+  test::TempDir dir;
   const std::size_t L = 2, H = 3, T = 16;
   Array<float> w = causal_uniform(L, H, T);
   // layer 1, head 2, query 5: all weight on key 3; key 4 then has weight 0 (it is visible, so not masked).
   for (std::size_t k = 0; k < T; ++k) w(1, 2, 5, k) = 0.f;
   w(1, 2, 5, 3) = 1.f;
   const auto tokens = labels(T);
-  const fs::path path = dir.path / "grid.png";
+  const fs::path path = dir.path() / "grid.png";
   io::write_attention_grid_png(path.string(), w, tokens, "decode me");
   const io::AttentionGridImage img = io::render_attention_grid(w, tokens, "decode me");
   REQUIRE(img.pixels_per_token == 16);  // 256 / 16

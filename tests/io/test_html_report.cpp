@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+
+#include "support/temp_dir.hpp"
 #include <stb/stb_image.h>  // implementation in libstb
 
 #include "tinyformer/io/html_report.hpp"
@@ -23,19 +25,6 @@ using namespace tf;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() / ("tinyformer-" + name + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -180,9 +169,9 @@ TEST_CASE("io: html report draws loss, accuracy and learning-rate curves as inli
 }
 
 TEST_CASE("io: html report replaces its file atomically and an invalid report leaves the old file", "[io]") {
-  TempDir dir("html-atomic");
-  const fs::path path = dir.path / "report.html";
-  const fs::path old_link = dir.path / "old-report.html";
+  test::TempDir dir;
+  const fs::path path = dir.path() / "report.html";
+  const fs::path old_link = dir.path() / "old-report.html";
   io::ReportData data = fake_report();
   io::write_html_report(path.string(), data);
   const std::string first = read_text(path);
@@ -212,12 +201,12 @@ TEST_CASE("io: html report replaces its file atomically and an invalid report le
   CHECK(read_text(path) == second);
   // no temporary files are left behind
   std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir.path)) names.push_back(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(dir.path())) names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"old-report.html", "report.html"});
 
   data.attention[1].tokens.push_back(".");  // valid again: now the missing directory is the error
-  const std::string missing = (dir.path / "no-such-dir" / "r.html").string();
+  const std::string missing = (dir.path() / "no-such-dir" / "r.html").string();
   CHECK_THROWS_AS(io::write_html_report(missing, data), std::runtime_error);
   CHECK_THROWS_WITH(io::write_html_report(missing, data), Catch::Matchers::Contains(missing));
 }
@@ -225,9 +214,9 @@ TEST_CASE("io: html report replaces its file atomically and an invalid report le
 TEST_CASE("io: html report renders curves and heatmaps in headless Chromium", "[io][browser]") {
   if (!fs::exists("/usr/bin/chromium"))
     FAIL("/usr/bin/chromium is missing: run scripts/install_deps.sh test (it installs chromium for this test)");
-  TempDir dir("html-browser");
-  const fs::path report = dir.path / "report.html";
-  const fs::path shot = dir.path / "screenshot.png";
+  test::TempDir dir;
+  const fs::path report = dir.path() / "report.html";
+  const fs::path shot = dir.path() / "screenshot.png";
   io::write_html_report(report.string(), fake_report(8));
   const std::string script = std::string(TINYFORMER_SOURCE_DIR) + "/scripts/check_report_renders.sh";
   const std::string command = "bash '" + script + "' '" + report.string() + "' '" + shot.string() + "'";

@@ -25,20 +25,6 @@
 
 namespace tf {
 
-namespace {
-
-// The multi-index "[i, j, ...]" of flat position `flat` in a row-major array of `shape`.
-std::string position_str(std::size_t flat, const Shape& shape) {
-  Shape index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return shape_str(index);
-}
-
-}  // namespace
-
 // logits [..., V], targets [...] -> scalar loss []
 template <class S>
 Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index ignore_index) {

@@ -15,6 +15,15 @@ std::size_t shape_numel(const Shape& shape) {
   return n;
 }
 
+std::string position_str(std::size_t flat, const Shape& shape) {
+  Shape index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return shape_str(index);
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   const std::size_t rank = std::max(a.size(), b.size());
   Shape out(rank);

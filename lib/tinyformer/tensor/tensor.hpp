@@ -23,6 +23,9 @@ Shape to_shape(const Sh& s) { return Shape(s.begin(), s.end()); }
 
 std::size_t shape_numel(const Shape& shape);
 
+// The multi-index "[i, j, ...]" of flat position `flat` in a row-major array of `shape`: for error messages.
+std::string position_str(std::size_t flat, const Shape& shape);
+
 // NumPy broadcasting of two shapes; throws std::invalid_argument naming both shapes and `op`.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
