@@ -9,20 +9,21 @@
 
 namespace tf::optim {
 
-// total = sqrt(sum_p sum_i g_p[i]^2)  (float64, parameters in order, elements in order)
-// coef  = max_norm / (total + 1e-6);  g_p *= coef  when coef < 1
+namespace {
+
+// The parameters with a gradient, each Var once (a tied weight listed twice counts once, as in torch).
 template <class S>
-double clip_grad_norm(const std::vector<Var<S>>& params, double max_norm) {
-  if (!(std::isfinite(max_norm) && max_norm > 0))
-    throw std::invalid_argument(fmt::format(
-        "clip_grad_norm: max_norm must be a finite number > 0, got {} (to turn clipping off, do not call it)",
-        max_norm));
-  // The parameters with a gradient, each Var once (a tied weight listed twice counts once, as in torch).
-  std::vector<Var<S>> with_grad;
+std::vector<Var<S>> with_gradient(const std::vector<Var<S>>& params) {
+  std::vector<Var<S>> out;
   std::unordered_set<const Node<S>*> seen;
   for (const Var<S>& p : params)
-    if (p.defined() && p.has_grad() && seen.insert(&p.node()).second) with_grad.push_back(p);
+    if (p.defined() && p.has_grad() && seen.insert(&p.node()).second) out.push_back(p);
+  return out;
+}
 
+// sqrt(sum_p sum_i g_p[i]^2) in float64, parameters in order, elements in order.
+template <class S>
+double norm_of(const std::vector<Var<S>>& with_grad) {
   double sum_sq = 0.0;
   for (const Var<S>& p : with_grad) {
     const S* g = p.grad().data();
@@ -32,7 +33,39 @@ double clip_grad_norm(const std::vector<Var<S>>& params, double max_norm) {
       sum_sq += x * x;
     }
   }
-  const double total = std::sqrt(sum_sq);
+  return std::sqrt(sum_sq);
+}
+
+template <class S>
+std::vector<Var<S>> vars_of(const NamedVars<S>& params) {
+  std::vector<Var<S>> vars;
+  vars.reserve(params.size());
+  for (const auto& named : params) vars.push_back(named.second);
+  return vars;
+}
+
+}  // namespace
+
+template <class S>
+double grad_norm(const std::vector<Var<S>>& params) {
+  return norm_of(with_gradient(params));
+}
+
+template <class S>
+double grad_norm(const NamedVars<S>& params) {
+  return grad_norm(vars_of(params));
+}
+
+// total = sqrt(sum_p sum_i g_p[i]^2)  (float64, parameters in order, elements in order)
+// coef  = max_norm / (total + 1e-6);  g_p *= coef  when coef < 1
+template <class S>
+double clip_grad_norm(const std::vector<Var<S>>& params, double max_norm) {
+  if (!(std::isfinite(max_norm) && max_norm > 0))
+    throw std::invalid_argument(fmt::format(
+        "clip_grad_norm: max_norm must be a finite number > 0, got {} (to turn clipping off, do not call it)",
+        max_norm));
+  std::vector<Var<S>> with_grad = with_gradient(params);
+  const double total = norm_of(with_grad);
   if (!std::isfinite(total)) return total;  // leave the gradients for the caller to inspect
   const double coef = max_norm / (total + 1e-6);
   if (coef < 1.0) {
@@ -49,12 +82,13 @@ double clip_grad_norm(const std::vector<Var<S>>& params, double max_norm) {
 
 template <class S>
 double clip_grad_norm(const NamedVars<S>& params, double max_norm) {
-  std::vector<Var<S>> vars;
-  vars.reserve(params.size());
-  for (const auto& named : params) vars.push_back(named.second);
-  return clip_grad_norm(vars, max_norm);
+  return clip_grad_norm(vars_of(params), max_norm);
 }
 
+template double grad_norm(const std::vector<Var<float>>&);
+template double grad_norm(const std::vector<Var<double>>&);
+template double grad_norm(const NamedVars<float>&);
+template double grad_norm(const NamedVars<double>&);
 template double clip_grad_norm(const std::vector<Var<float>>&, double);
 template double clip_grad_norm(const std::vector<Var<double>>&, double);
 template double clip_grad_norm(const NamedVars<float>&, double);

@@ -151,6 +151,11 @@ class AdamW : public Adam<S> {
 // Throws std::invalid_argument unless max_norm is finite and > 0.
 template <class S>
 double clip_grad_norm(const std::vector<Var<S>>& params, double max_norm);
+// The total above without clipping (for logging when clipping is off); NaN/inf propagate.
+template <class S>
+double grad_norm(const std::vector<Var<S>>& params);
+template <class S>
+double grad_norm(const NamedVars<S>& params);
 template <class S>
 double clip_grad_norm(const NamedVars<S>& params, double max_norm);
 

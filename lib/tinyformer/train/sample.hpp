@@ -18,7 +18,8 @@ struct SampleOptions {
 std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& prompt, const SampleOptions& options,
                             Rng& rng);
 
-// The next-token distribution (probabilities over V) after `context` at the given temperature/top_k.
+// The next-token distribution (probabilities over V) from the last position's logits [V], at the given
+// temperature (> 0) and top_k (0 = all).
 std::vector<double> next_token_probs(const Array<float>& last_logits, double temperature, std::size_t top_k);
 
 }  // namespace tf::train

@@ -30,15 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// sqrt(sum of squared gradient entries), in double, parameters in order; NaN/inf propagate.
-double global_grad_norm(const nn::NamedParams<float>& params) {
-  double total = 0;
-  for (const auto& [name, p] : params)
-    if (p.has_grad())
-      for (float g : p.grad()) total += static_cast<double>(g) * g;
-  return std::sqrt(total);
-}
-
 std::string first_nonfinite_grad(const nn::NamedParams<float>& params) {
   for (const auto& [name, p] : params)
     if (p.has_grad())
@@ -157,7 +148,7 @@ TrainResult train(const TrainOptions& options) {
     if (std::isfinite(loss_value)) {
       loss.backward();
       grad_norm = cfg.training.grad_clip > 0 ? optim::clip_grad_norm(params, cfg.training.grad_clip)
-                                             : global_grad_norm(params);
+                                             : optim::grad_norm(params);
       if (!std::isfinite(grad_norm)) bad_param = first_nonfinite_grad(params);
     }
     if (!std::isfinite(loss_value) || !bad_param.empty()) {
