@@ -1,4 +1,4 @@
-// tinyformer bench [--shape tiny|small|medium|all] [--threads N] [--steps N] [--warmup N] [--gemm]
+// tinyformer bench [--shape tiny|small|medium|all] [--threads N] [--steps N] [--warmup N] [--profile] [--gemm]
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -13,6 +13,7 @@ void add_bench_command(CLI::App& app) {
     int threads = 1;
     std::size_t steps = 20, warmup = 3;
     bool gemm = false;
+    bool profile = false;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape");
@@ -20,6 +21,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "BLAS threads")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str();
+  cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
   cmd->add_flag("--gemm", o->gemm, "Print the measured SGEMM GFLOP/s at 1 and 2 threads instead");
   cmd->callback([o] {
     select_action([o] {
@@ -34,7 +36,9 @@ void add_bench_command(CLI::App& app) {
       else
         shapes.push_back(train::bench_shape(o->shape));
       for (const auto& s : shapes) {
-        fmt::print("{}\n", train::to_json_line(train::bench_training(s, o->threads, o->steps, o->warmup)));
+        const train::BenchResult r = train::bench_training(s, o->threads, o->steps, o->warmup, o->profile);
+        fmt::print("{}\n", train::to_json_line(r));
+        if (o->profile) fmt::print("{}\n", train::profile_table(r, o->steps));
         std::fflush(stdout);
       }
       return 0;

@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "tinyformer/tensor/memory.hpp"
 
 int main(int argc, char** argv) {
+  tf::keep_freed_memory_in_process();
   CLI::App app{"tinyformer: train tiny transformers with reverse-mode autodiff, and look at their attention"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tinyformer 0.1.0");

@@ -69,3 +69,18 @@ TEST_CASE("ops: sum_to_shape reduces leading and stretched axes", "[ops]") {
   CHECK((to_shape(r.shape()) == Shape{2, 1, 4}));
   CHECK(r(1, 0, 3) == 3.0);
 }
+
+TEST_CASE("gradcheck: add of one shape, including a value added to itself", "[gradcheck][ops]") {
+  // the first input takes dout's buffer over; the second gets a copy; a + a must get 2 dout
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return add(in[0], in[1]); },
+                              {test::random_array({3, 4}, 31), test::random_array({3, 4}, 32)}, {}, {"a", "b"}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return add(in[0], in[0]); }, {test::random_array({3, 4}, 33)}, {},
+                              {"a"}));
+  // a residual chain: h = x + f(x), out = h + g(h), where x feeds both branches
+  REQUIRE_GRADCHECK(gradcheck(
+      [](const Inputs& in) {
+        const Var<double> h = add(in[0], tanh(in[0]));
+        return add(h, mul(h, in[1]));
+      },
+      {test::random_array({2, 3}, 34), test::random_array({2, 3}, 35)}, {}, {"x", "w"}));
+}

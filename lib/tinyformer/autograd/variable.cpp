@@ -1,10 +1,13 @@
 #include "tinyformer/autograd/variable.hpp"
 
+#include <chrono>
 #include <stdexcept>
 #include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
+
+#include "tinyformer/autograd/profile.hpp"
 
 namespace tf {
 
@@ -125,9 +128,20 @@ void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
       n->has_grad = false;
     }
   accumulate_grad(*node_, seed);
+  const bool timed = profile::enabled();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node<S>* n = *it;
-    if (n->backward && n->has_grad) n->backward(*n);
+    if (!n->backward || !n->has_grad) continue;
+    const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    n->backward(*n);
+    // every consumer of n ran before it, so n's gradient is spent: free it now (lower peak memory)
+    if (!n->retain_grad && n != node_.get()) {
+      n->grad = Array<S>();
+      n->has_grad = false;
+    }
+    if (timed)
+      profile::add_backward(n->op,
+                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
 
   for (Node<S>* n : order) {
@@ -159,6 +173,7 @@ Var<S> make_result(Array<S> value, const std::vector<Var<S>>& inputs, std::funct
     for (const auto& in : inputs) node->inputs.push_back(in.node_ptr());
     node->backward = std::move(backward);
   }
+  profile::end_forward_op(op);
   return Var<S>(std::move(node));
 }
 

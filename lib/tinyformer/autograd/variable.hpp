@@ -67,6 +67,17 @@ void accumulate_grad(Node<S>& n, const E& g) {
   }
 }
 
+// For backward functions that write an input's gradient in place (e.g. as a BLAS output): makes sure
+// n.grad exists, allocated but not initialised when n had no gradient yet, and returns the factor to
+// apply to what it holds: 0 (overwrite) for a fresh gradient, 1 (accumulate) otherwise.
+template <class S>
+S prepare_grad(Node<S>& n) {
+  if (n.has_grad) return S(1);
+  n.grad = Array<S>::from_shape(n.value.shape());
+  n.has_grad = true;
+  return S(0);
+}
+
 struct BackwardOptions {
   bool retain_graph = false;
 };

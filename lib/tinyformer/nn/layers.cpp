@@ -15,8 +15,7 @@ Linear<S>::Linear(std::size_t in_features, std::size_t out_features, bool bias, 
 
 template <class S>
 Var<S> Linear<S>::forward(const Var<S>& x) const {
-  Var<S> y = matmul(x, weight_, false, true);  // [..., in] x [out, in]^T -> [..., out]
-  return bias_.defined() ? add(y, bias_) : y;
+  return linear(x, weight_, bias_);  // [..., in] x [out, in]^T + [out] -> [..., out]
 }
 
 template <class S>

@@ -14,6 +14,7 @@
 
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/tensor/gemm.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
 
@@ -60,25 +61,29 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
   Array<S> dropped;                                      // Pd = P * M / (1-p), only with dropout
   if (use_dropout) dropped = Array<S>::from_shape({B, H, T, T});
   Array<S> y = Array<S>::from_shape({B, T, C});
+  if (use_dropout)  // the mask is drawn in (b, h, i, j) order on this thread, so it does not depend on the split
+    for (S& m : dropped) m = rng.uniform() >= dropout_p ? keep_scale : S(0);
   const S* base = qkv.value().data();
-  for (std::size_t b = 0; b < B; ++b)
-    for (std::size_t h = 0; h < H; ++h) {
+  parallel_for(B * H, 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t bh = begin; bh < end; ++bh) {
+      const std::size_t b = bh / H, h = bh % H;
       const S* q = base + b * T * ld_qkv + h * D;
       const S* k = q + C;
       const S* v = q + 2 * C;
-      S* p = probs.data() + (b * H + h) * T * T;
+      S* p = probs.data() + bh * T * T;
       // S = scale Q K^T  [T,T]
       gemm_strided<S>(false, true, {T, T, D}, scale, q, ld_qkv, k, ld_qkv, S(0), p, T);
       causal_softmax_rows(p, T);
       const S* pv = p;
-      if (use_dropout) {
-        S* pd = dropped.data() + (b * H + h) * T * T;
-        for (std::size_t i = 0; i < T * T; ++i) pd[i] = rng.uniform() >= dropout_p ? p[i] * keep_scale : S(0);
+      if (use_dropout) {  // Pd = P * (mask / (1-p)), in place over the mask
+        S* pd = dropped.data() + bh * T * T;
+        for (std::size_t i = 0; i < T * T; ++i) pd[i] *= p[i];
         pv = pd;
       }
       // Y_h = Pd V  [T,D], written into columns h*D.. of y [B,T,C]
       gemm_strided<S>(false, false, {T, D, T}, S(1), pv, T, v, ld_qkv, S(0), y.data() + b * T * C + h * D, C);
     }
+  });
   if (weights) *weights = probs;
 
   return make_result<S>(std::move(y), {qkv},
@@ -87,10 +92,11 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
     Node<S>& in = *self.inputs[0];
     const std::size_t ld = 3 * C;
     Array<S> dqkv = Array<S>::from_shape({B, T, ld});
-    Array<S> dp = Array<S>::from_shape({T, T});
     const S* x = in.value.data();
-    for (std::size_t b = 0; b < B; ++b)
-      for (std::size_t h = 0; h < H; ++h) {
+    parallel_for(B * H, 1, [&](std::size_t begin, std::size_t end) {
+      Array<S> dp = Array<S>::from_shape({T, T});  // this piece's scratch
+      for (std::size_t bh = begin; bh < end; ++bh) {
+        const std::size_t b = bh / H, h = bh % H;
         const S* q = x + b * T * ld + h * D;
         const S* k = q + C;
         const S* v = q + 2 * C;
@@ -98,8 +104,8 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
         S* dk = dq + C;
         S* dv = dq + 2 * C;
         const S* dy = self.grad.data() + b * T * C + h * D;
-        const S* p = probs.data() + (b * H + h) * T * T;
-        const S* pd = use_dropout ? dropped.data() + (b * H + h) * T * T : p;
+        const S* p = probs.data() + bh * T * T;
+        const S* pd = use_dropout ? dropped.data() + bh * T * T : p;
         // dV = Pd^T dY  [T,D]
         gemm_strided<S>(true, false, {T, D, T}, S(1), pd, T, dy, C, S(0), dv, ld);
         // dPd = dY V^T  [T,T]
@@ -122,6 +128,7 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
         gemm_strided<S>(false, false, {T, D, T}, scale, dp.data(), T, k, ld, S(0), dq, ld);
         gemm_strided<S>(true, false, {T, D, T}, scale, dp.data(), T, q, ld, S(0), dk, ld);
       }
+    });
     accumulate_grad(in, dqkv);
   }, "causal_self_attention");
 }

@@ -5,6 +5,7 @@
 #include <xtensor/xreducer.hpp>
 
 #include "tinyformer/ops/ops.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
 
@@ -28,11 +29,38 @@ template <class S>
 Array<S> broadcast_buffer(const Var<S>& a, const Var<S>& b, const char* op) {
   return Array<S>::from_shape(broadcast_shapes(a.shape(), b.shape(), op));
 }
+// The residual connection's case: a and b of one shape. Parallel over elements; in the backward both
+// gradients are dout itself, so the first input takes the buffer over instead of copying it.
+template <class S>
+Var<S> add_same_shape(const Var<S>& a, const Var<S>& b) {
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  const S* x = a.value().data();
+  const S* y = b.value().data();
+  S* o = out.data();
+  parallel_for(out.size(), 1 << 14, [&](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) o[i] = x[i] + y[i];
+  });
+  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
+    auto& x = *self.inputs[0];
+    auto& y = *self.inputs[1];
+    if (y.requires_grad) accumulate_grad(y, self.grad);
+    if (!x.requires_grad) return;
+    if (!x.has_grad && !self.retain_grad && &x != &y) {
+      x.grad = std::move(self.grad);  // self's gradient is not read again after its backward
+      x.has_grad = true;
+      self.grad = Array<S>();
+    } else {
+      accumulate_grad(x, self.grad);
+    }
+  }, "add");
+}
+
 }  // namespace
 
 // out = a + b; da = sum_to(dout), db = sum_to(dout)
 template <class S>
 Var<S> add(const Var<S>& a, const Var<S>& b) {
+  if (a.shape() == b.shape()) return add_same_shape(a, b);
   Array<S> out = broadcast_buffer(a, b, "add");
   xt::noalias(out) = a.value() + b.value();
   return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {

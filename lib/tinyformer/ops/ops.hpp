@@ -30,6 +30,10 @@ template <class S> Var<S> operator-(const Var<S>& a) { return neg(a); }
 // The batch dims of a and b must match, or b is 2-D and shared by every batch entry (a Linear layer).
 template <class S> Var<S> matmul(const Var<S>& a, const Var<S>& b, bool trans_a = false, bool trans_b = false);
 
+// ---- linear.cpp: y = x W^T + b as one op (bias in the product's accumulator, gradients written straight
+// into the parameters' .grad). x [..., in], weight [out, in], bias [out] or an undefined Var -> [..., out].
+template <class S> Var<S> linear(const Var<S>& x, const Var<S>& weight, const Var<S>& bias);
+
 // ---- shape.cpp: results are contiguous copies.
 template <class S> Var<S> permute(const Var<S>& a, const std::vector<std::size_t>& perm);
 template <class S> Var<S> transpose(const Var<S>& a, long axis0, long axis1);

@@ -49,33 +49,11 @@ Var<S> relu(const Var<S>& a) {
   }, "relu");
 }
 
-// GELU, tanh approximation (GPT-2 / nanoGPT), with k = sqrt(2/pi) and c = 0.044715:
-//   u = k (x + c x^3),  t = tanh(u),  out = 0.5 x (1 + t)
-// Derivative (product rule, tanh' = 1 - tanh^2, du/dx = k (1 + 3 c x^2)):
-//   dout/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)
-// The backward recomputes t from x instead of keeping it alive between forward and backward.
-template <class S>
-Var<S> gelu(const Var<S>& a) {
-  const S k = static_cast<S>(0.79788456080286535588);  // sqrt(2/pi)
-  const S c = static_cast<S>(0.044715);
-  const auto& x = a.value();
-  Array<S> out = Array<S>::from_shape(x.shape());
-  xt::noalias(out) = S(0.5) * x * (S(1) + xt::tanh(k * (x + c * x * x * x)));
-  return make_result<S>(std::move(out), {a}, [k, c](Node<S>& self) {
-    const Array<S>& xv = self.inputs[0]->value;
-    Array<S> t = Array<S>::from_shape(xv.shape());
-    xt::noalias(t) = xt::tanh(k * (xv + c * xv * xv * xv));
-    accumulate_grad(*self.inputs[0],
-                    self.grad * (S(0.5) * (S(1) + t) + S(0.5) * xv * (S(1) - t * t) * k * (S(1) + S(3) * c * xv * xv)));
-  }, "gelu");
-}
-
 #define TF_INSTANTIATE(S)                    \
   template Var<S> exp<S>(const Var<S>&);     \
   template Var<S> log<S>(const Var<S>&);     \
   template Var<S> tanh<S>(const Var<S>&);    \
-  template Var<S> relu<S>(const Var<S>&);    \
-  template Var<S> gelu<S>(const Var<S>&);
+  template Var<S> relu<S>(const Var<S>&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE

@@ -1,7 +1,11 @@
 // Kept apart from xtensor-blas: <cblas.h> clashes with xflens' CBLAS enums in one TU.
 #include "tinyformer/tensor/gemm.hpp"
 
+#include <algorithm>
+
 #include <cblas.h>
+
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
 namespace {
@@ -31,7 +35,37 @@ void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, 
       for (std::size_t j = 0; j < s.n; ++j) c[i * ldc + j] = beta == S(0) ? S(0) : beta * c[i * ldc + j];
     return;
   }
-  call_blas(trans_a, trans_b, s, alpha, a, lda, b, ldb, beta, c, ldc);
+  // C is cut into pieces of whole rows (or whole columns when C is wide and short), and the pieces are
+  // shared out over the threads. The cut depends on the shape only, never on the thread count: BLAS
+  // picks its kernel (and so its rounding) by the size of each call, so one thread computes exactly the
+  // same pieces in turn, and the result is bit-identical whatever the thread count.
+  constexpr std::size_t block = 16;           // rows or columns: pieces are multiples of this
+  constexpr std::size_t piece_macs = 1 << 20;  // a piece has at least this many multiply-adds
+  // Each piece packs the shared operand again, so few pieces: enough for two cores, four for big products.
+  const std::size_t max_pieces = s.m * s.n * s.k >= (std::size_t{1} << 26) ? 4 : 2;
+  const std::size_t macs = s.m * s.n * s.k;
+  const bool by_rows = s.m >= s.n;
+  const std::size_t extent = by_rows ? s.m : s.n;
+  const std::size_t blocks = (extent + block - 1) / block;
+  std::size_t pieces = 1;
+  while (pieces * 2 <= max_pieces && pieces * 2 <= blocks && macs / (pieces * 2) >= piece_macs) pieces *= 2;
+  if (pieces == 1) {
+    call_blas(trans_a, trans_b, s, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  parallel_for(pieces, 1, [&](std::size_t first, std::size_t last) {
+    for (std::size_t piece = first; piece < last; ++piece) {
+      const std::size_t i0 = blocks * piece / pieces * block;
+      const std::size_t i1 = std::min(extent, blocks * (piece + 1) / pieces * block);
+      if (by_rows) {  // rows i0..i1 of C = rows of op(A) times op(B)
+        const S* ai = trans_a ? a + i0 : a + i0 * lda;
+        call_blas(trans_a, trans_b, {i1 - i0, s.n, s.k}, alpha, ai, lda, b, ldb, beta, c + i0 * ldc, ldc);
+      } else {        // columns i0..i1 of C = op(A) times columns of op(B)
+        const S* bj = trans_b ? b + i0 * ldb : b + i0;
+        call_blas(trans_a, trans_b, {s.m, i1 - i0, s.k}, alpha, a, lda, bj, ldb, beta, c + i0, ldc);
+      }
+    }
+  });
 }
 
 template <class S>
@@ -46,9 +80,6 @@ void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S 
   for (std::size_t i = 0; i < batch; ++i)
     gemm(trans_a, trans_b, s, alpha, a + i * stride_a, b + i * stride_b, beta, c + i * stride_c);
 }
-
-int blas_threads() { return openblas_get_num_threads(); }
-void set_blas_threads(int n) { openblas_set_num_threads(n < 1 ? 1 : n); }
 
 template void gemm_strided<float>(bool, bool, GemmShape, float, const float*, std::size_t, const float*, std::size_t,
                                   float, float*, std::size_t);

@@ -1,6 +1,8 @@
 #pragma once
 // The one BLAS call site: C = alpha * op(A) * op(B) + beta * C on row-major data, where op(X) is X or
-// X^T chosen by a flag (no transposed copies). S is float or double.
+// X^T chosen by a flag (no transposed copies). S is float or double. Large products are cut into
+// pieces (blocks of rows or columns of C, chosen by the shape alone) that the threads of
+// tensor/parallel.hpp share; BLAS itself runs single-threaded, so results do not depend on threads.
 #include <cstddef>
 
 namespace tf {
@@ -23,9 +25,5 @@ void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, 
 template <class S>
 void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a,
                   std::size_t stride_a, const S* b, std::size_t stride_b, S beta, S* c, std::size_t stride_c);
-
-// Number of BLAS threads (OpenBLAS); set_blas_threads(n) with n >= 1.
-int blas_threads();
-void set_blas_threads(int n);
 
 }  // namespace tf

@@ -1,10 +1,10 @@
 #include "tinyformer/train/bench.hpp"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <fstream>
+#include <string>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/optim/optimizer.hpp"
 #include "tinyformer/tensor/gemm.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::train {
 
@@ -25,10 +26,14 @@ double median(std::vector<double> v) {
   return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
+// VmHWM of /proc/self/status, in MiB. (getrusage's ru_maxrss would carry over the peak of a parent
+// process across exec, e.g. a Python benchmark driver's.)
 double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmHWM:   12345 kB"
+  return 0.0;
 }
 }  // namespace
 
@@ -45,8 +50,9 @@ const BenchShape& bench_shape(const std::string& name) {
   throw std::invalid_argument(fmt::format("unknown bench shape '{}': expected tiny, small, medium or all", name));
 }
 
-BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup) {
-  set_blas_threads(threads);
+BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup,
+                           bool with_profile) {
+  set_num_threads(threads);
   nn::GPTConfig cfg;
   cfg.vocab_size = shape.vocab;
   cfg.block_size = shape.context;
@@ -66,14 +72,23 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
   for (std::size_t i = 0; i < warmup + steps; ++i) {
     for (auto& v : x) v = static_cast<Index>(rng.below(shape.vocab));
     for (auto& v : y) v = static_cast<Index>(rng.below(shape.vocab));
+    profile::set_enabled(with_profile && i >= warmup);
     const auto t0 = Clock::now();
     opt.zero_grad();
+    profile::begin_forward();
     const Var<float> loss = model.loss(x, y);
     loss.backward();
+    const auto t_step = Clock::now();
     opt.step();
     const auto t1 = Clock::now();
+    profile::add_phase("optimizer step (AdamW)", std::chrono::duration<double, std::milli>(t1 - t_step).count());
     r.losses.push_back(loss.item());
     if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  profile::set_enabled(false);
+  if (with_profile) {
+    r.profile = profile::report();
+    profile::reset();
   }
   const double tokens = static_cast<double>(shape.batch * shape.context);
   r.ms_per_step = median(ms);
@@ -96,8 +111,21 @@ std::string to_json_line(const BenchResult& r) {
   return j.dump();
 }
 
+std::string profile_table(const BenchResult& r, std::size_t steps) {
+  const double n = static_cast<double>(steps);
+  double total = 0;
+  for (const auto& t : r.profile) total += t.forward_ms + t.backward_ms;
+  std::string out = fmt::format("profile of {} ({} threads), per step: {:.3f} ms timed by the hooks, {:.3f} ms median step\n",
+                                r.shape, r.threads, total / n, r.ms_per_step);
+  out += fmt::format("{:<26} {:>7} {:>11} {:>11} {:>7}\n", "op", "calls", "forward ms", "backward ms", "share");
+  for (const auto& t : r.profile)
+    out += fmt::format("{:<26} {:>7.0f} {:>11.3f} {:>11.3f} {:>6.1f}%\n", t.name, static_cast<double>(t.calls) / n,
+                       t.forward_ms / n, t.backward_ms / n, 100.0 * (t.forward_ms + t.backward_ms) / total);
+  return out;
+}
+
 double measure_sgemm_gflops(int threads) {
-  set_blas_threads(threads);
+  set_num_threads(threads);
   struct P {
     std::size_t m, k, n;
   };

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "tinyformer/autograd/profile.hpp"
+
 namespace tf::train {
 
 struct BenchShape {
@@ -23,10 +25,16 @@ struct BenchResult {
   double gflops = 0;       // (6 * params * tokens + 12 * layers * T * d_model * tokens) / step time
   double peak_rss_mb = 0;
   std::vector<double> losses;  // per step, to show runs agree whatever the thread count
+  std::vector<profile::OpTime> profile;  // with profiling on: per op, summed over the timed steps
 };
 
-BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup);
+// With `profile` the timed steps also record per-op times (see autograd/profile.hpp); the hooks cost a
+// clock read per op, so ms_per_step of a profiled run is slightly higher.
+BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup,
+                           bool profile = false);
 std::string to_json_line(const BenchResult& r);
+// A table of the profile: op, calls per step, forward and backward ms per step, share of the step.
+std::string profile_table(const BenchResult& r, std::size_t steps);
 
 // Median SGEMM GFLOP/s on transformer-shaped products ([4096,256] x [256,768] and 1024^3) with `threads` BLAS threads.
 double measure_sgemm_gflops(int threads);

@@ -17,6 +17,7 @@
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/optim/schedule.hpp"
 #include "tinyformer/tensor/gemm.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/train/attention_stats.hpp"
 #include "tinyformer/train/checkpoint.hpp"
 #include "tinyformer/train/run_report.hpp"
@@ -81,7 +82,7 @@ TrainResult train(const TrainOptions& options) {
   nn::GPT<float>& model = *setup.model;
   optim::Optimizer<float>& optimizer = *setup.optimizer;
   data::DataSource& source = *setup.data;
-  set_blas_threads(static_cast<int>(cfg.training.threads));
+  set_num_threads(static_cast<int>(cfg.training.threads));
 
   long start_step = 0;
   if (options.resume) {

@@ -1,0 +1,70 @@
+// Linear layer as one op, R = rows of x (all leading dims), with x [R,in], W [out,in], b [out]:
+//   forward   y = x W^T + b          (y is first filled with b per row, then gemm accumulates x W^T)
+//   backward  dx = dy W   [R,in]     dW = dy^T x   [out,in]     db = sum over rows of dy   [out]
+// Gradients go straight into the inputs' .grad (BLAS beta = 0 for a fresh gradient, 1 to accumulate).
+// db sums the rows in order for each column; the threads split columns, so the sum does not depend on them.
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/ops/ops.hpp"
+#include "tinyformer/tensor/gemm.hpp"
+#include "tinyformer/tensor/parallel.hpp"
+
+namespace tf {
+
+template <class S>
+Var<S> linear(const Var<S>& x, const Var<S>& weight, const Var<S>& bias) {
+  const Shape xs = x.shape(), ws = weight.shape();
+  if (xs.empty() || ws.size() != 2 || xs.back() != ws[1])
+    throw std::invalid_argument(fmt::format("linear: x {} and weight {}: weight must be [out, in] with in = x's last dim",
+                                            shape_str(xs), shape_str(ws)));
+  const std::size_t in = ws[1], out = ws[0], rows = in == 0 ? 0 : x.numel() / in;
+  const bool has_bias = bias.defined();
+  if (has_bias && bias.shape() != Shape{out})
+    throw std::invalid_argument(fmt::format("linear: bias {} must be [out] = [{}]", shape_str(bias.shape()), out));
+  Shape ys = xs;
+  ys.back() = out;
+  Array<S> y = Array<S>::from_shape(ys);
+  if (has_bias) {
+    const S* b = bias.value().data();
+    parallel_for(rows, 256, [&](std::size_t r0, std::size_t r1) {
+      for (std::size_t r = r0; r < r1; ++r)
+        for (std::size_t j = 0; j < out; ++j) y.data()[r * out + j] = b[j];
+    });
+  }
+  // y [R,out] (+)= x [R,in] W^T [in,out]
+  gemm<S>(false, true, {rows, out, in}, S(1), x.value().data(), weight.value().data(), has_bias ? S(1) : S(0), y.data());
+
+  std::vector<Var<S>> inputs{x, weight};
+  if (has_bias) inputs.push_back(bias);
+  return make_result<S>(std::move(y), inputs, [rows, in, out, has_bias](Node<S>& self) {
+    Node<S>& nx = *self.inputs[0];
+    Node<S>& nw = *self.inputs[1];
+    const S* dy = self.grad.data();
+    if (nx.requires_grad) {  // dx [R,in] (+)= dy [R,out] W [out,in]
+      const S beta = prepare_grad(nx);
+      gemm<S>(false, false, {rows, in, out}, S(1), dy, nw.value.data(), beta, nx.grad.data());
+    }
+    if (nw.requires_grad) {  // dW [out,in] (+)= dy^T [out,R] x [R,in]
+      const S beta = prepare_grad(nw);
+      gemm<S>(true, false, {out, in, rows}, S(1), dy, nx.value.data(), beta, nw.grad.data());
+    }
+    if (has_bias && self.inputs[2]->requires_grad) {  // db [out] (+)= column sums of dy
+      Node<S>& nb = *self.inputs[2];
+      const S beta = prepare_grad(nb);
+      S* db = nb.grad.data();
+      parallel_for(out, 64, [&](std::size_t j0, std::size_t j1) {
+        if (beta == S(0))  // a fresh gradient buffer is uninitialised
+          for (std::size_t j = j0; j < j1; ++j) db[j] = S(0);
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t j = j0; j < j1; ++j) db[j] += dy[r * out + j];
+      });
+    }
+  }, "linear");
+}
+
+template Var<float> linear<float>(const Var<float>&, const Var<float>&, const Var<float>&);
+template Var<double> linear<double>(const Var<double>&, const Var<double>&, const Var<double>&);
+
+}  // namespace tf

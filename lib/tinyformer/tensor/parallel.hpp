@@ -1,0 +1,20 @@
+#pragma once
+// The one thread pool of tinyformer's kernels (OpenMP). BLAS always runs single-threaded; products are
+// split across threads by gemm() itself, attention over batch x heads, elementwise loops over ranges.
+// Every split divides work that has no reduction across the pieces (rows, columns, heads, elements),
+// so results are bit-identical whatever the thread count.
+#include <cstddef>
+#include <functional>
+
+namespace tf {
+
+int num_threads();
+void set_num_threads(int n);  // n >= 1; also pins BLAS to one thread per caller
+bool in_parallel_region();    // true inside a parallel_for body (nested calls then run serially)
+
+// Calls body(begin, end) on contiguous pieces of [0, n), in parallel. Each piece holds at least
+// `min_per_piece` items (so small loops stay on one thread); pieces never overlap.
+void parallel_for(std::size_t n, std::size_t min_per_piece,
+                  const std::function<void(std::size_t begin, std::size_t end)>& body);
+
+}  // namespace tf

@@ -1,0 +1,68 @@
+// linear: the fused x W^T + b against matmul + add, float64 gradchecks (with and without bias, leading
+// batch dims, a weight used twice), and the same bits at 1 and 2 threads.
+#include <catch2/catch.hpp>
+
+#include "support/helpers.hpp"
+#include "tinyformer/ops/ops.hpp"
+#include "tinyformer/tensor/parallel.hpp"
+
+using namespace tf;
+using test::random_array;
+
+namespace {
+using Inputs = std::vector<Var<double>>;
+
+struct ThreadsGuard {  // restores the thread count when a test ends
+  int saved = num_threads();
+  ~ThreadsGuard() { set_num_threads(saved); }
+};
+}  // namespace
+
+TEST_CASE("ops: linear equals matmul with the transposed weight plus the bias", "[ops]") {
+  const Var<double> x(random_array({2, 3, 4}, 1)), w(random_array({5, 4}, 2)), b(random_array({5}, 3));
+  const Array<double> want = add(matmul(x, w, false, true), b).value();
+  CHECK(xt::allclose(linear(x, w, b).value(), want, 1e-12, 1e-12));
+  CHECK(xt::allclose(linear(x, w, Var<double>()).value(), matmul(x, w, false, true).value(), 1e-12, 1e-12));
+  CHECK_THROWS_WITH(linear(x, Var<double>(random_array({5, 3}, 4)), b), Catch::Contains("weight must be [out, in]"));
+  CHECK_THROWS_WITH(linear(x, w, Var<double>(random_array({4}, 5))), Catch::Contains("bias [4] must be [out] = [5]"));
+}
+
+TEST_CASE("gradcheck: linear with bias, without bias, and 3-D input", "[gradcheck][ops]") {
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return linear(in[0], in[1], in[2]); },
+                              {random_array({3, 4}, 6), random_array({5, 4}, 7), random_array({5}, 8)}, {},
+                              {"x", "weight", "bias"}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return linear(in[0], in[1], Var<double>()); },
+                              {random_array({3, 4}, 9), random_array({2, 4}, 10)}, {}, {"x", "weight"}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return linear(in[0], in[1], in[2]); },
+                              {random_array({2, 3, 4}, 11), random_array({5, 4}, 12), random_array({5}, 13)}, {},
+                              {"x", "weight", "bias"}));
+}
+
+TEST_CASE("gradcheck: linear accumulates into gradients that already hold a contribution", "[gradcheck][ops]") {
+  // the weight, the bias and x each get two contributions: the second backward write accumulates (beta 1)
+  REQUIRE_GRADCHECK(gradcheck(
+      [](const Inputs& in) {
+        const Var<double> h = linear(in[0], in[1], in[2]);  // [3,4] -> [3,4]
+        return linear(h, in[1], in[2]);
+      },
+      {random_array({3, 4}, 14), random_array({4, 4}, 15), random_array({4}, 16)}, {}, {"x", "weight", "bias"}));
+}
+
+TEST_CASE("ops: linear forward and gradients are bit-identical at 1 and 2 threads", "[ops][threads]") {
+  ThreadsGuard guard;
+  // big enough that gemm splits the products and the bias sum is split over columns
+  const auto xv = test::random_array_f({4, 96, 64}, 17), wv = test::random_array_f({192, 64}, 18);
+  const auto bv = test::random_array_f({192}, 19), gv = test::random_array_f({4, 96, 192}, 20);
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    Var<float> x(xv, true), w(wv, true), b(bv, true);
+    const Var<float> y = linear(x, w, b);
+    y.backward(gv);
+    return std::vector<Array<float>>{y.value(), x.grad(), w.grad(), b.grad()};
+  };
+  const auto one = run(1), two = run(2);
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    INFO("array " << i << " (y, dx, dW, db)");
+    CHECK(one[i] == two[i]);
+  }
+}
