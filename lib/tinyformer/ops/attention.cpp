@@ -1,5 +1,6 @@
 // Fused causal multi-head self-attention: scores, mask, softmax, dropout and the weighted sum in one op,
-// reading each head's q/k/v columns in place from qkv [B,T,3C] (strided gemm, no permute copies).
+// reading each head's q/k/v columns in place from qkv [B,T,3C] (no permute copies). Heads run in parallel;
+// each head's loops (ops/causal_head.cpp) touch only the causal lower triangle.
 //
 // Per batch entry b and head h, with Q, K, V [T,D] (row stride 3C), scale = 1/sqrt(D):
 //   forward   P = softmax(mask(scale Q K^T))   [T,T]    Pd = P * M / (1-p)    Y = Pd V   [T,D] (row stride C)
@@ -9,36 +10,15 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "tinyformer/ops/causal_head.hpp"
 #include "tinyformer/ops/ops.hpp"
-#include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
-
-namespace {
-
-// Row-wise causal softmax of the [T,T] scores in place: entries j > i become exactly 0.
-template <class S>
-void causal_softmax_rows(S* p, std::size_t T) {
-  for (std::size_t i = 0; i < T; ++i) {
-    S* row = p + i * T;
-    S mx = row[0];
-    for (std::size_t j = 1; j <= i; ++j) mx = std::max(mx, row[j]);
-    S total = 0;
-    for (std::size_t j = 0; j <= i; ++j) {
-      row[j] = std::exp(row[j] - mx);
-      total += row[j];
-    }
-    const S inv = S(1) / total;
-    for (std::size_t j = 0; j <= i; ++j) row[j] *= inv;
-    for (std::size_t j = i + 1; j < T; ++j) row[j] = 0;
-  }
-}
-
-}  // namespace
 
 template <class S>
 Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p, bool training, Rng& rng,
@@ -65,15 +45,13 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
     for (S& m : dropped) m = rng.uniform() >= dropout_p ? keep_scale : S(0);
   const S* base = qkv.value().data();
   parallel_for(B * H, 1, [&](std::size_t begin, std::size_t end) {
+    std::vector<S> scratch(attention_head::scratch_size(T, D));
     for (std::size_t bh = begin; bh < end; ++bh) {
       const std::size_t b = bh / H, h = bh % H;
       const S* q = base + b * T * ld_qkv + h * D;
-      const S* k = q + C;
-      const S* v = q + 2 * C;
       S* p = probs.data() + bh * T * T;
-      // S = scale Q K^T  [T,T]
-      gemm_strided<S>(false, true, {T, T, D}, scale, q, ld_qkv, k, ld_qkv, S(0), p, T);
-      causal_softmax_rows(p, T);
+      // P = softmax(mask(scale Q K^T))  [T,T]
+      attention_head::scores_softmax(q, q + C, ld_qkv, T, D, scale, p, scratch.data());
       const S* pv = p;
       if (use_dropout) {  // Pd = P * (mask / (1-p)), in place over the mask
         S* pd = dropped.data() + bh * T * T;
@@ -81,7 +59,7 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
         pv = pd;
       }
       // Y_h = Pd V  [T,D], written into columns h*D.. of y [B,T,C]
-      gemm_strided<S>(false, false, {T, D, T}, S(1), pv, T, v, ld_qkv, S(0), y.data() + b * T * C + h * D, C);
+      attention_head::weighted_sum(pv, q + 2 * C, ld_qkv, T, D, y.data() + b * T * C + h * D, C);
     }
   });
   if (weights) *weights = probs;
@@ -94,39 +72,16 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
     Array<S> dqkv = Array<S>::from_shape({B, T, ld});
     const S* x = in.value.data();
     parallel_for(B * H, 1, [&](std::size_t begin, std::size_t end) {
-      Array<S> dp = Array<S>::from_shape({T, T});  // this piece's scratch
+      std::vector<S> scratch(attention_head::scratch_size(T, D));
       for (std::size_t bh = begin; bh < end; ++bh) {
         const std::size_t b = bh / H, h = bh % H;
         const S* q = x + b * T * ld + h * D;
-        const S* k = q + C;
-        const S* v = q + 2 * C;
         S* dq = dqkv.data() + b * T * ld + h * D;
-        S* dk = dq + C;
-        S* dv = dq + 2 * C;
-        const S* dy = self.grad.data() + b * T * C + h * D;
         const S* p = probs.data() + bh * T * T;
         const S* pd = use_dropout ? dropped.data() + bh * T * T : p;
-        // dV = Pd^T dY  [T,D]
-        gemm_strided<S>(true, false, {T, D, T}, S(1), pd, T, dy, C, S(0), dv, ld);
-        // dPd = dY V^T  [T,T]
-        gemm_strided<S>(false, true, {T, T, D}, S(1), dy, C, v, ld, S(0), dp.data(), T);
-        // dP = dPd * M/(1-p): Pd/P is M/(1-p) where P > 0; where P == 0 the softmax backward gives 0 anyway
-        for (std::size_t i = 0; i < T; ++i) {
-          S* g = dp.data() + i * T;
-          const S* pr = p + i * T;
-          if (use_dropout) {
-            const S* pdr = pd + i * T;
-            for (std::size_t j = 0; j <= i; ++j) g[j] = pdr[j] == S(0) ? S(0) : g[j] * keep_scale;
-          }
-          // dS = P * (dP - sum_j dP_j P_j)
-          S dot = 0;
-          for (std::size_t j = 0; j <= i; ++j) dot += g[j] * pr[j];
-          for (std::size_t j = 0; j <= i; ++j) g[j] = pr[j] * (g[j] - dot);
-          for (std::size_t j = i + 1; j < T; ++j) g[j] = 0;
-        }
-        // dQ = scale dS K   [T,D];  dK = scale dS^T Q  [T,D]
-        gemm_strided<S>(false, false, {T, D, T}, scale, dp.data(), T, k, ld, S(0), dq, ld);
-        gemm_strided<S>(true, false, {T, D, T}, scale, dp.data(), T, q, ld, S(0), dk, ld);
+        attention_head::backward(q, q + C, q + 2 * C, ld, p, pd, use_dropout, keep_scale,
+                                 self.grad.data() + b * T * C + h * D, C, T, D, scale, dq, dq + C, dq + 2 * C,
+                                 scratch.data());
       }
     });
     accumulate_grad(in, dqkv);

@@ -1,0 +1,30 @@
+#pragma once
+// One head of causal self-attention, forward and backward, with register-tiled SIMD loops that skip
+// the masked upper triangle (key j > query i): about half the multiply-adds of full T x T products,
+// and none of the per-call overhead BLAS has on these small matrices. Every sum runs in a fixed order.
+// Head sizes that are not a multiple of the SIMD width take plain loops (same maths).
+//
+// Shapes: q, k, v, dq, dk, dv are [T,D] with row stride `ld`; y and dy are [T,D] with row stride `ldy`;
+// p (weights before dropout) and pd (after) are [T,T] row-major and exactly zero above the diagonal.
+#include <cstddef>
+
+namespace tf::attention_head {
+
+// Scratch values the functions below need for one head.
+std::size_t scratch_size(std::size_t T, std::size_t D);
+
+// p = softmax(mask(scale q k^T))
+template <class S>
+void scores_softmax(const S* q, const S* k, std::size_t ld, std::size_t T, std::size_t D, S scale, S* p, S* scratch);
+
+// y = pd v
+template <class S>
+void weighted_sum(const S* pd, const S* v, std::size_t ld, std::size_t T, std::size_t D, S* y, std::size_t ldy);
+
+// From dy: dv = pd^T dy; dpd = dy v^T; dp = dpd * pd / p (dropout's mask and 1/(1-p) = `keep_scale`);
+// ds = p * (dp - rowsum(dp * p)); dq = scale ds k; dk = scale ds^T q. dq, dk and dv are overwritten.
+template <class S>
+void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, const S* pd, bool dropout, S keep_scale,
+              const S* dy, std::size_t ldy, std::size_t T, std::size_t D, S scale, S* dq, S* dk, S* dv, S* scratch);
+
+}  // namespace tf::attention_head
