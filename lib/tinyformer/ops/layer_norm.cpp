@@ -9,13 +9,16 @@
 // (dx: xhat depends on x_j directly (rstd), through mu (-rstd/C for every k) and through var
 //  (d rstd / d x_j = -rstd^3 (x_j - mu) / C = -rstd^2 xhat_j / C); collecting the three terms gives the line above.)
 // The forward keeps only mu and rstd per row; the backward recomputes xhat from x.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <xtensor/xbuilder.hpp>
 #include <xtensor/xnoalias.hpp>
 
 #include "tinyformer/ops/ops.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
 
@@ -45,23 +48,25 @@ Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S e
   const S* w = weight.value().data();
   const S* b = bias.value().data();
   const S inv_c = S(1) / static_cast<S>(C);
-  for (std::size_t r = 0; r < R; ++r) {
-    const S* xr = xv + r * C;
-    S* yr = out.data() + r * C;
-    S mu = 0;
-    for (std::size_t j = 0; j < C; ++j) mu += xr[j];
-    mu *= inv_c;
-    S var = 0;
-    for (std::size_t j = 0; j < C; ++j) {
-      const S d = xr[j] - mu;
-      var += d * d;
+  parallel_for(R, 64, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const S* xr = xv + r * C;
+      S* yr = out.data() + r * C;
+      S mu = 0;
+      for (std::size_t j = 0; j < C; ++j) mu += xr[j];
+      mu *= inv_c;
+      S var = 0;
+      for (std::size_t j = 0; j < C; ++j) {
+        const S d = xr[j] - mu;
+        var += d * d;
+      }
+      var *= inv_c;
+      const S rs = S(1) / std::sqrt(var + eps);
+      mean.data()[r] = mu;
+      rstd.data()[r] = rs;
+      for (std::size_t j = 0; j < C; ++j) yr[j] = (xr[j] - mu) * rs * w[j] + b[j];
     }
-    var *= inv_c;
-    const S rs = S(1) / std::sqrt(var + eps);
-    mean.data()[r] = mu;
-    rstd.data()[r] = rs;
-    for (std::size_t j = 0; j < C; ++j) yr[j] = (xr[j] - mu) * rs * w[j] + b[j];
-  }
+  });
 
   return make_result<S>(std::move(out), {x, weight, bias},
                         [R, C, inv_c, mean = std::move(mean), rstd = std::move(rstd)](Node<S>& self) {
@@ -72,41 +77,51 @@ Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S e
     const S* xv = nx.value.data();
     const S* w = nw.value.data();
     const S* dy = self.grad.data();
-    Array<S> dx, dw, db;
+    // dweight and dbias sum over rows: each fixed chunk of rows sums into its own partial row, and the
+    // partials are added in chunk order, so the result does not depend on how threads share the chunks.
+    constexpr std::size_t chunk = 64;
+    const std::size_t chunks = (R + chunk - 1) / chunk;
+    Array<S> dx, partial_w, partial_b;
     if (nx.requires_grad) dx = Array<S>::from_shape(nx.value.shape());
     if (need_params) {
-      dw = Array<S>::from_shape({C});
-      db = Array<S>::from_shape({C});
-      dw.fill(S(0));
-      db.fill(S(0));
+      partial_w = xt::zeros<S>({chunks, C});
+      partial_b = xt::zeros<S>({chunks, C});
     }
-    for (std::size_t r = 0; r < R; ++r) {
-      const S* xr = xv + r * C;
-      const S* dyr = dy + r * C;
-      const S mu = mean.data()[r], rs = rstd.data()[r];
-      if (need_params) {  // dweight += dy xhat, dbias += dy
-        S* dwp = dw.data();
-        S* dbp = db.data();
-        for (std::size_t j = 0; j < C; ++j) {
-          dwp[j] += dyr[j] * (xr[j] - mu) * rs;
-          dbp[j] += dyr[j];
+    parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
+      for (std::size_t r = c0 * chunk; r < std::min(R, c1 * chunk); ++r) {
+        const S* xr = xv + r * C;
+        const S* dyr = dy + r * C;
+        const S mu = mean.data()[r], rs = rstd.data()[r];
+        if (need_params) {  // dweight += dy xhat, dbias += dy
+          S* dwp = partial_w.data() + (r / chunk) * C;
+          S* dbp = partial_b.data() + (r / chunk) * C;
+          for (std::size_t j = 0; j < C; ++j) {
+            dwp[j] += dyr[j] * (xr[j] - mu) * rs;
+            dbp[j] += dyr[j];
+          }
+        }
+        if (nx.requires_grad) {  // dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight
+          S mean_g = 0, mean_gh = 0;
+          for (std::size_t j = 0; j < C; ++j) {
+            const S g = dyr[j] * w[j];
+            mean_g += g;
+            mean_gh += g * (xr[j] - mu) * rs;
+          }
+          mean_g *= inv_c;
+          mean_gh *= inv_c;
+          S* dxr = dx.data() + r * C;
+          for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * w[j] - mean_g - (xr[j] - mu) * rs * mean_gh);
         }
       }
-      if (nx.requires_grad) {  // dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight
-        S mean_g = 0, mean_gh = 0;
-        for (std::size_t j = 0; j < C; ++j) {
-          const S g = dyr[j] * w[j];
-          mean_g += g;
-          mean_gh += g * (xr[j] - mu) * rs;
-        }
-        mean_g *= inv_c;
-        mean_gh *= inv_c;
-        S* dxr = dx.data() + r * C;
-        for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * w[j] - mean_g - (xr[j] - mu) * rs * mean_gh);
-      }
-    }
+    });
     if (nx.requires_grad) accumulate_grad(nx, std::move(dx));
     if (need_params) {
+      Array<S> dw = xt::zeros<S>({C}), db = xt::zeros<S>({C});
+      for (std::size_t c = 0; c < chunks; ++c)
+        for (std::size_t j = 0; j < C; ++j) {
+          dw.data()[j] += partial_w.data()[c * C + j];
+          db.data()[j] += partial_b.data()[c * C + j];
+        }
       accumulate_grad(nw, std::move(dw));
       accumulate_grad(nb, std::move(db));
     }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::optim {
 
@@ -83,16 +84,18 @@ void Adam<S>::update(Array<S>& param, const Array<S>& grad, double weight_decay,
   const S* gp = grad.data();
   S* m = state[1].data();
   S* v = state[2].data();
-  const std::size_t n = param.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    S g = gp[i];
-    if (decoupled) p[i] = p[i] * decay_factor;
-    if (l2) g = g + wd * p[i];
-    m[i] = m[i] * beta1 + one_minus_beta1 * g;
-    v[i] = v[i] * beta2 + one_minus_beta2 * g * g;
-    const S denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;
-    p[i] = p[i] + neg_step_size * m[i] / denom;
-  }
+  // elementwise, so any split over the threads gives the same bits
+  parallel_for(param.size(), 1 << 15, [=](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      S g = gp[i];
+      if (decoupled) p[i] = p[i] * decay_factor;
+      if (l2) g = g + wd * p[i];
+      m[i] = m[i] * beta1 + one_minus_beta1 * g;
+      v[i] = v[i] * beta2 + one_minus_beta2 * g * g;
+      const S denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;
+      p[i] = p[i] + neg_step_size * m[i] / denom;
+    }
+  });
 }
 
 template class Adam<float>;

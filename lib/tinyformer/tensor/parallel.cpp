@@ -1,51 +1,136 @@
+// A small fixed pool: the calling thread runs piece 0 of a parallel_for and worker k runs piece k.
+// Idle workers spin for a short while (back-to-back kernels of a training step follow each other within
+// microseconds) and then sleep on a condition variable, so a busy machine is not burned by spinning
+// threads waiting for a time slice.
 #include "tinyformer/tensor/parallel.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include <cblas.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 namespace tf {
 
 namespace {
+
+thread_local bool t_in_region = false;
+
+struct RegionFlag {  // marks the current thread as inside a parallel body
+  bool saved = t_in_region;
+  RegionFlag() { t_in_region = true; }
+  ~RegionFlag() { t_in_region = saved; }
+};
+
+class Pool {
+ public:
+  explicit Pool(int workers) {
+    for (int k = 1; k <= workers; ++k) threads_.emplace_back([this, k] { work(k); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+      generation_.fetch_add(1);
+    }
+    wake_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  int workers() const { return static_cast<int>(threads_.size()); }
+
+  // Runs task(0..pieces-1): piece 0 here, piece k on worker k. pieces <= workers() + 1.
+  void run(std::size_t pieces, const std::function<void(std::size_t)>& task) {
+    task_ = &task;
+    pieces_ = pieces;
+    remaining_.store(workers());
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      generation_.fetch_add(1);
+    }
+    wake_.notify_all();
+    {
+      RegionFlag flag;
+      task(0);
+    }
+    if (!spin_until([this] { return remaining_.load() == 0; })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [this] { return remaining_.load() == 0; });
+    }
+  }
+
+ private:
+  template <class Pred>
+  static bool spin_until(Pred ready) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    for (int i = 0;; ++i) {
+      if (ready()) return true;
+      if ((i & 255) == 255 && std::chrono::steady_clock::now() > deadline) return false;
+    }
+  }
+
+  void work(int k) {
+    std::uint64_t seen = 0;
+    for (;;) {
+      if (!spin_until([&] { return generation_.load() != seen; })) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return generation_.load() != seen; });
+      }
+      seen = generation_.load();
+      if (stop_) return;
+      if (static_cast<std::size_t>(k) < pieces_) {
+        RegionFlag flag;
+        (*task_)(static_cast<std::size_t>(k));
+      }
+      if (remaining_.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_one();
+      }
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::atomic<std::uint64_t> generation_{0};
+  std::atomic<int> remaining_{0};
+  const std::function<void(std::size_t)>* task_ = nullptr;
+  std::size_t pieces_ = 0;
+  bool stop_ = false;
+};
+
 int g_threads = 1;
-}
+std::unique_ptr<Pool> g_pool;  // g_threads - 1 workers, made on first use after set_num_threads
+
+}  // namespace
 
 int num_threads() { return g_threads; }
 
 void set_num_threads(int n) {
-  g_threads = std::max(1, n);
-#ifndef _OPENMP
-  g_threads = 1;
-#endif
   openblas_set_num_threads(1);
+  n = std::max(1, n);
+  if (n == g_threads) return;
+  g_pool.reset();
+  g_threads = n;
 }
 
-bool in_parallel_region() {
-#ifdef _OPENMP
-  return omp_in_parallel() != 0;
-#else
-  return false;
-#endif
-}
+bool in_parallel_region() { return t_in_region; }
 
 void parallel_for(std::size_t n, std::size_t min_per_piece,
                   const std::function<void(std::size_t, std::size_t)>& body) {
   if (n == 0) return;
   const std::size_t by_size = std::max<std::size_t>(1, n / std::max<std::size_t>(1, min_per_piece));
   const std::size_t pieces = std::min<std::size_t>(static_cast<std::size_t>(g_threads), by_size);
-  if (pieces <= 1 || in_parallel_region()) {
+  if (pieces <= 1 || t_in_region) {
     body(0, n);
     return;
   }
-  const long count = static_cast<long>(pieces);
-#pragma omp parallel for num_threads(count) schedule(static, 1)
-  for (long p = 0; p < count; ++p) {
-    const std::size_t i = static_cast<std::size_t>(p);
-    body(n * i / pieces, n * (i + 1) / pieces);
-  }
+  if (!g_pool) g_pool = std::make_unique<Pool>(g_threads - 1);
+  g_pool->run(pieces, [&](std::size_t i) { body(n * i / pieces, n * (i + 1) / pieces); });
 }
 
 }  // namespace tf

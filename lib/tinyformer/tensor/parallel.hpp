@@ -1,5 +1,5 @@
 #pragma once
-// The one thread pool of tinyformer's kernels (OpenMP). BLAS always runs single-threaded; products are
+// The one thread pool of tinyformer's kernels (tensor/parallel.cpp). BLAS always runs single-threaded; products are
 // split across threads by gemm() itself, attention over batch x heads, elementwise loops over ranges.
 // Every split divides work that has no reduction across the pieces (rows, columns, heads, elements),
 // so results are bit-identical whatever the thread count.
