@@ -107,7 +107,9 @@ std::string to_json_line(const BenchResult& r) {
                       {"ms_per_step", std::round(r.ms_per_step * 1000) / 1000},
                       {"tokens_per_s", std::round(r.tokens_per_s)},
                       {"gflops", std::round(r.gflops * 100) / 100},
-                      {"peak_rss_mb", std::round(r.peak_rss_mb * 10) / 10}};
+                      {"peak_rss_mb", std::round(r.peak_rss_mb * 10) / 10},
+                      // the last step's loss, exactly (hex float), to compare runs bit for bit
+                      {"final_loss", r.losses.empty() ? std::string() : fmt::format("{:a}", r.losses.back())}};
   return j.dump();
 }
 

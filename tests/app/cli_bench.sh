@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# app: `tinyformer bench` prints one JSON line per shape with every field the issue names, --profile adds
+# the per-op table, --gemm the SGEMM limit; and the losses of a run do not depend on the thread count.
+set -uo pipefail
+bin="$1"
+fail() { echo "FAIL: $*"; exit 1; }
+out=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1) || fail "bench tiny"
+for key in shape threads params ms_per_step tokens_per_s gflops peak_rss_mb final_loss; do
+  echo "$out" | grep -q "\"$key\"" || fail "bench output lacks $key: $out"
+done
+prof=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 --profile) || fail "bench --profile"
+for op in linear causal_self_attention layer_norm gelu cross_entropy "optimizer step (AdamW)"; do
+  echo "$prof" | grep -qF "$op" || fail "profile lacks $op: $prof"
+done
+gemm=$("$bin" bench --gemm) || fail "bench --gemm"
+[ "$(echo "$gemm" | grep -c sgemm_gflops)" -eq 2 ] || fail "bench --gemm should print 2 lines: $gemm"
+# the same seed gives the same loss bits at 1 and 2 threads (the JSON carries the last loss exactly)
+l1=$(echo "$out" | grep -o '"final_loss":"[^"]*"')
+l2=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | grep -o '"final_loss":"[^"]*"')
+[ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "final loss differs between 1 and 2 threads: $l1 vs $l2"
+"$bin" bench --shape huge 2> /dev/null && fail "an unknown shape was accepted"
+echo "PASS: bench, --profile, --gemm, thread-independent losses"
