@@ -36,7 +36,7 @@ MLP<S>::MLP(const GPTConfig& cfg, Rng& init_rng, Rng& dropout_rng)
 
 template <class S>
 Var<S> MLP<S>::forward(const Var<S>& x) {
-  return dropout(c_proj.forward(gelu(c_fc.forward(x))), dropout_, this->training(), dropout_rng_);
+  return dropout(c_proj.forward(c_fc.forward_gelu(x)), dropout_, this->training(), dropout_rng_);
 }
 
 template <class S>

@@ -19,6 +19,11 @@ Var<S> Linear<S>::forward(const Var<S>& x) const {
 }
 
 template <class S>
+Var<S> Linear<S>::forward_gelu(const Var<S>& x) const {
+  return linear_gelu(x, weight_, bias_);
+}
+
+template <class S>
 Embedding<S>::Embedding(std::size_t num_embeddings, std::size_t dim, Rng& rng) {
   weight_ = this->register_parameter("weight", normal<S>({num_embeddings, dim}, 0.0, 0.02, rng));
 }

@@ -12,6 +12,7 @@ class Linear : public Module<S> {
  public:
   Linear(std::size_t in_features, std::size_t out_features, bool bias, InitScheme init, Rng& rng);
   Var<S> forward(const Var<S>& x) const;
+  Var<S> forward_gelu(const Var<S>& x) const;  // gelu(forward(x)) as one fused op
   Var<S>& weight() { return weight_; }
   std::size_t in_features() const { return in_; }
   std::size_t out_features() const { return out_; }

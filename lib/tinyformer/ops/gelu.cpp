@@ -11,6 +11,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include "tinyformer/ops/gelu_kernels.hpp"
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
@@ -68,22 +69,35 @@ void map_blocks(std::size_t n, const S* x, const S* g, S* out, Combine how, F f)
 
 }  // namespace
 
+namespace gelu_kernels {
+
+template <class S>
+void forward(std::size_t n, const S* x, S* out) {
+  map_blocks<S>(n, x, nullptr, out, Combine::value, [](const auto& v) { return GeluMath<S>::forward(v); });
+}
+
+template <class S>
+void backward(std::size_t n, const S* x, const S* g, S* out, bool accumulate) {
+  map_blocks<S>(n, x, g, out, accumulate ? Combine::accumulate_times_grad : Combine::times_grad,
+                [](const auto& v) { return GeluMath<S>::derivative(v); });
+}
+
+template void forward<float>(std::size_t, const float*, float*);
+template void forward<double>(std::size_t, const double*, double*);
+template void backward<float>(std::size_t, const float*, const float*, float*, bool);
+template void backward<double>(std::size_t, const double*, const double*, double*, bool);
+
+}  // namespace gelu_kernels
+
 template <class S>
 Var<S> gelu(const Var<S>& a) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
-  map_blocks<S>(out.size(), a.value().data(), nullptr, out.data(), Combine::value,
-                [](const auto& x) { return GeluMath<S>::forward(x); });
+  gelu_kernels::forward<S>(out.size(), a.value().data(), out.data());
   return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
     Node<S>& in = *self.inputs[0];
     if (!in.requires_grad) return;
-    Combine how = Combine::accumulate_times_grad;
-    if (!in.has_grad) {
-      in.grad = Array<S>::from_shape(in.value.shape());
-      in.has_grad = true;
-      how = Combine::times_grad;
-    }
-    map_blocks<S>(in.value.size(), in.value.data(), self.grad.data(), in.grad.data(), how,
-                  [](const auto& x) { return GeluMath<S>::derivative(x); });
+    const bool accumulate = prepare_grad(in) != S(0);
+    gelu_kernels::backward<S>(in.value.size(), in.value.data(), self.grad.data(), in.grad.data(), accumulate);
   }, "gelu");
 }
 

@@ -2,19 +2,24 @@
 //   forward   y = x W^T + b          (y is first filled with b per row, then gemm accumulates x W^T)
 //   backward  dx = dy W   [R,in]     dW = dy^T x   [out,in]     db = sum over rows of dy   [out]
 // Gradients go straight into the inputs' .grad (BLAS beta = 0 for a fresh gradient, 1 to accumulate).
+// linear_gelu applies GELU to y in the same op (an MLP's first layer): the backward turns dy into
+// dpre = dy * gelu'(pre) in place, so no separate activation gradient is ever allocated.
 // db sums the rows in order for each column; the threads split columns, so the sum does not depend on them.
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "tinyformer/ops/gelu_kernels.hpp"
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
 
+namespace {
+
 template <class S>
-Var<S> linear(const Var<S>& x, const Var<S>& weight, const Var<S>& bias) {
+Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bool with_gelu) {
   const Shape xs = x.shape(), ws = weight.shape();
   if (xs.empty() || ws.size() != 2 || xs.back() != ws[1])
     throw std::invalid_argument(fmt::format("linear: x {} and weight {}: weight must be [out, in] with in = x's last dim",
@@ -36,12 +41,29 @@ Var<S> linear(const Var<S>& x, const Var<S>& weight, const Var<S>& bias) {
   // y [R,out] (+)= x [R,in] W^T [in,out]
   gemm<S>(false, true, {rows, out, in}, S(1), x.value().data(), weight.value().data(), has_bias ? S(1) : S(0), y.data());
 
+  Array<S> pre;  // with GELU: the pre-activation, kept for the backward
+  if (with_gelu) {
+    pre = std::move(y);
+    y = Array<S>::from_shape(ys);
+    gelu_kernels::forward<S>(y.size(), pre.data(), y.data());
+  }
+
   std::vector<Var<S>> inputs{x, weight};
   if (has_bias) inputs.push_back(bias);
-  return make_result<S>(std::move(y), inputs, [rows, in, out, has_bias](Node<S>& self) {
+  return make_result<S>(std::move(y), inputs, [rows, in, out, has_bias, with_gelu, pre = std::move(pre)](Node<S>& self) {
     Node<S>& nx = *self.inputs[0];
     Node<S>& nw = *self.inputs[1];
     const S* dy = self.grad.data();
+    Array<S> dpre;
+    if (with_gelu) {  // dpre = dy * gelu'(pre): in place over dy, unless the caller keeps that gradient
+      S* target = self.grad.data();
+      if (self.retain_grad) {
+        dpre = Array<S>::from_shape(pre.shape());
+        target = dpre.data();
+      }
+      gelu_kernels::backward<S>(pre.size(), pre.data(), dy, target, false);
+      dy = target;
+    }
     if (nx.requires_grad) {  // dx [R,in] (+)= dy [R,out] W [out,in]
       const S beta = prepare_grad(nx);
       gemm<S>(false, false, {rows, in, out}, S(1), dy, nw.value.data(), beta, nx.grad.data());
@@ -61,9 +83,23 @@ Var<S> linear(const Var<S>& x, const Var<S>& weight, const Var<S>& bias) {
           for (std::size_t j = j0; j < j1; ++j) db[j] += dy[r * out + j];
       });
     }
-  }, "linear");
+  }, with_gelu ? "linear+gelu" : "linear");
 }
 
+}  // namespace
+
+template <class S>
+Var<S> linear(const Var<S>& x, const Var<S>& weight, const Var<S>& bias) {
+  return linear_impl(x, weight, bias, false);
+}
+
+template <class S>
+Var<S> linear_gelu(const Var<S>& x, const Var<S>& weight, const Var<S>& bias) {
+  return linear_impl(x, weight, bias, true);
+}
+
+template Var<float> linear_gelu<float>(const Var<float>&, const Var<float>&, const Var<float>&);
+template Var<double> linear_gelu<double>(const Var<double>&, const Var<double>&, const Var<double>&);
 template Var<float> linear<float>(const Var<float>&, const Var<float>&, const Var<float>&);
 template Var<double> linear<double>(const Var<double>&, const Var<double>&, const Var<double>&);
 

@@ -33,6 +33,8 @@ template <class S> Var<S> matmul(const Var<S>& a, const Var<S>& b, bool trans_a 
 // ---- linear.cpp: y = x W^T + b as one op (bias in the product's accumulator, gradients written straight
 // into the parameters' .grad). x [..., in], weight [out, in], bias [out] or an undefined Var -> [..., out].
 template <class S> Var<S> linear(const Var<S>& x, const Var<S>& weight, const Var<S>& bias);
+// gelu(linear(x, weight, bias)) as one op (keeps the pre-activation; the backward works in place).
+template <class S> Var<S> linear_gelu(const Var<S>& x, const Var<S>& weight, const Var<S>& bias);
 
 // ---- shape.cpp: results are contiguous copies.
 template <class S> Var<S> permute(const Var<S>& a, const std::vector<std::size_t>& perm);
