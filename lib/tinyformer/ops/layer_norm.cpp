@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <xsimd/xsimd.hpp>
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xnoalias.hpp>
 
@@ -21,6 +22,59 @@
 #include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
+
+namespace {
+using xsimd::batch;
+
+// sum_j a[j] (or sum_j a[j] * b[j]) in SIMD lanes, then the lanes and the scalar tail in a fixed order
+template <class S>
+S row_sum(const S* a, std::size_t n) {
+  constexpr std::size_t W = batch<S>::size;
+  batch<S> acc(S(0));
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) acc += batch<S>::load_unaligned(a + j);
+  S total = xsimd::hadd(acc);
+  for (; j < n; ++j) total += a[j];
+  return total;
+}
+
+// sum_j (a[j] - mu)^2
+template <class S>
+S row_squared_deviation(const S* a, S mu, std::size_t n) {
+  constexpr std::size_t W = batch<S>::size;
+  batch<S> acc(S(0));
+  const batch<S> m(mu);
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) {
+    const batch<S> d = batch<S>::load_unaligned(a + j) - m;
+    acc = xsimd::fma(d, d, acc);
+  }
+  S total = xsimd::hadd(acc);
+  for (; j < n; ++j) total = std::fma(a[j] - mu, a[j] - mu, total);
+  return total;
+}
+
+// sum_j dy[j] w[j] and sum_j dy[j] w[j] (x[j] - mu) rs
+template <class S>
+void row_grad_sums(const S* dy, const S* w, const S* x, S mu, S rs, std::size_t n, S& sum_g, S& sum_gh) {
+  constexpr std::size_t W = batch<S>::size;
+  batch<S> acc_g(S(0)), acc_gh(S(0));
+  const batch<S> m(mu), r(rs);
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) {
+    const batch<S> g = batch<S>::load_unaligned(dy + j) * batch<S>::load_unaligned(w + j);
+    acc_g += g;
+    acc_gh = xsimd::fma(g, (batch<S>::load_unaligned(x + j) - m) * r, acc_gh);
+  }
+  sum_g = xsimd::hadd(acc_g);
+  sum_gh = xsimd::hadd(acc_gh);
+  for (; j < n; ++j) {
+    const S g = dy[j] * w[j];
+    sum_g += g;
+    sum_gh = std::fma(g, (x[j] - mu) * rs, sum_gh);
+  }
+}
+}  // namespace
 
 // x [..., C], weight [C], bias [C] -> y [..., C]
 template <class S>
@@ -52,15 +106,8 @@ Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S e
     for (std::size_t r = r0; r < r1; ++r) {
       const S* xr = xv + r * C;
       S* yr = out.data() + r * C;
-      S mu = 0;
-      for (std::size_t j = 0; j < C; ++j) mu += xr[j];
-      mu *= inv_c;
-      S var = 0;
-      for (std::size_t j = 0; j < C; ++j) {
-        const S d = xr[j] - mu;
-        var += d * d;
-      }
-      var *= inv_c;
+      const S mu = row_sum(xr, C) * inv_c;
+      const S var = row_squared_deviation(xr, mu, C) * inv_c;
       const S rs = S(1) / std::sqrt(var + eps);
       mean.data()[r] = mu;
       rstd.data()[r] = rs;
@@ -101,12 +148,8 @@ Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S e
           }
         }
         if (nx.requires_grad) {  // dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight
-          S mean_g = 0, mean_gh = 0;
-          for (std::size_t j = 0; j < C; ++j) {
-            const S g = dyr[j] * w[j];
-            mean_g += g;
-            mean_gh += g * (xr[j] - mu) * rs;
-          }
+          S mean_g, mean_gh;
+          row_grad_sums(dyr, w, xr, mu, rs, C, mean_g, mean_gh);
           mean_g *= inv_c;
           mean_gh *= inv_c;
           S* dxr = dx.data() + r * C;
