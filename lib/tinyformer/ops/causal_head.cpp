@@ -107,18 +107,45 @@ void weights_by_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std
   }
 }
 
+// sum_j a[j] b[j] over [0, n): SIMD lanes, then the lanes and the scalar tail, in a fixed order
+template <class S>
+S dot(const S* a, const S* b, std::size_t n) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  B acc(S(0));
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) acc = xsimd::fma(B::load_unaligned(a + j), B::load_unaligned(b + j), acc);
+  S total = xsimd::hadd(acc);
+  for (; j < n; ++j) total = std::fma(a[j], b[j], total);
+  return total;
+}
+
 // row[0..n) = exp(row - max) / sum, row[n..T) = 0
 template <class S>
 void softmax_prefix(S* row, std::size_t n, std::size_t T) {
   using B = xsimd::batch<S>;
   constexpr std::size_t W = B::size;
-  S mx = row[0];
-  for (std::size_t j = 1; j < n; ++j) mx = std::max(mx, row[j]);
   std::size_t j = 0;
-  for (; j + W <= n; j += W) xsimd::exp(B::load_unaligned(row + j) - B(mx)).store_unaligned(row + j);
-  for (; j < n; ++j) row[j] = std::exp(row[j] - mx);
-  S total = 0;
-  for (j = 0; j < n; ++j) total += row[j];
+  S mx = row[0];
+  if (n >= W) {  // the maximum is exact in any order
+    B m = B::load_unaligned(row);
+    for (j = W; j + W <= n; j += W) m = xsimd::max(m, B::load_unaligned(row + j));
+    alignas(64) S lanes[W];
+    m.store_aligned(lanes);
+    mx = *std::max_element(lanes, lanes + W);
+  }
+  for (; j < n; ++j) mx = std::max(mx, row[j]);
+  B sum(S(0));
+  for (j = 0; j + W <= n; j += W) {
+    const B e = xsimd::exp(B::load_unaligned(row + j) - B(mx));
+    e.store_unaligned(row + j);
+    sum += e;
+  }
+  S total = xsimd::hadd(sum);
+  for (; j < n; ++j) {
+    row[j] = std::exp(row[j] - mx);
+    total += row[j];
+  }
   const S inv = S(1) / total;
   for (j = 0; j < n; ++j) row[j] *= inv;
   std::fill(row + n, row + T, S(0));
@@ -163,9 +190,8 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
       const S* pdr = pd + i * T;
       for (std::size_t j = 0; j < n; ++j) g[j] = pdr[j] == S(0) ? S(0) : g[j] * keep_scale;
     }
-    S dot = 0;  // ds = p * (dp - sum_j dp_j p_j)
-    for (std::size_t j = 0; j < n; ++j) dot += g[j] * pr[j];
-    for (std::size_t j = 0; j < n; ++j) g[j] = pr[j] * (g[j] - dot);
+    const S gp = dot(g, pr, n);  // ds = p * (dp - sum_j dp_j p_j)
+    for (std::size_t j = 0; j < n; ++j) g[j] = pr[j] * (g[j] - gp);
     std::fill(g + n, g + T, S(0));
   }
   // dq = scale ds k;  dk = scale ds^T q

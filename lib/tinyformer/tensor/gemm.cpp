@@ -42,7 +42,7 @@ void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, 
   constexpr std::size_t block = 16;           // rows or columns: pieces are multiples of this
   constexpr std::size_t piece_macs = 1 << 20;  // a piece has at least this many multiply-adds
   // Each piece packs the shared operand again, so few pieces: enough for two cores, four for big products.
-  const std::size_t max_pieces = s.m * s.n * s.k >= (std::size_t{1} << 26) ? 4 : 2;
+  const std::size_t max_pieces = s.m * s.n * s.k >= (std::size_t{1} << 30) ? 4 : 2;
   const std::size_t macs = s.m * s.n * s.k;
   const bool by_rows = s.m >= s.n;
   const std::size_t extent = by_rows ? s.m : s.n;
