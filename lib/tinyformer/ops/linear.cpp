@@ -4,7 +4,8 @@
 // Gradients go straight into the inputs' .grad (BLAS beta = 0 for a fresh gradient, 1 to accumulate).
 // linear_gelu applies GELU to y in the same op (an MLP's first layer): the backward turns dy into
 // dpre = dy * gelu'(pre) in place, so no separate activation gradient is ever allocated.
-// db sums the rows in order for each column; the threads split columns, so the sum does not depend on them.
+// In the backward dx and dW run side by side, one whole product per thread; db sums the rows in order.
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -64,25 +65,26 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
       gelu_kernels::backward<S>(pre.size(), pre.data(), dy, target, false);
       dy = target;
     }
-    if (nx.requires_grad) {  // dx [R,in] (+)= dy [R,out] W [out,in]
-      const S beta = prepare_grad(nx);
-      gemm<S>(false, false, {rows, in, out}, S(1), dy, nw.value.data(), beta, nx.grad.data());
-    }
-    if (nw.requires_grad) {  // dW [out,in] (+)= dy^T [out,R] x [R,in]
-      const S beta = prepare_grad(nw);
-      gemm<S>(true, false, {out, in, rows}, S(1), dy, nx.value.data(), beta, nw.grad.data());
-    }
-    if (has_bias && self.inputs[2]->requires_grad) {  // db [out] (+)= column sums of dy
-      Node<S>& nb = *self.inputs[2];
-      const S beta = prepare_grad(nb);
-      S* db = nb.grad.data();
-      parallel_for(out, 64, [&](std::size_t j0, std::size_t j1) {
-        if (beta == S(0))  // a fresh gradient buffer is uninitialised
-          for (std::size_t j = j0; j < j1; ++j) db[j] = S(0);
-        for (std::size_t r = 0; r < rows; ++r)
-          for (std::size_t j = j0; j < j1; ++j) db[j] += dy[r * out + j];
-      });
-    }
+    Node<S>* nb = has_bias && self.inputs[2]->requires_grad ? self.inputs[2].get() : nullptr;
+    const S beta_x = nx.requires_grad ? prepare_grad(nx) : S(0);
+    const S beta_w = nw.requires_grad ? prepare_grad(nw) : S(0);
+    const S beta_b = nb ? prepare_grad(*nb) : S(0);
+    // dx and dW have the same cost: one thread each (whole products, so the bits do not depend on threads)
+    parallel_for(2, 1, [&](std::size_t first, std::size_t last) {
+      for (std::size_t task = first; task < last; ++task) {
+        if (task == 0 && nx.requires_grad)  // dx [R,in] (+)= dy [R,out] W [out,in]
+          gemm_whole<S>(false, false, {rows, in, out}, S(1), dy, nw.value.data(), beta_x, nx.grad.data());
+        if (task == 1 && nw.requires_grad)  // dW [out,in] (+)= dy^T [out,R] x [R,in]
+          gemm_whole<S>(true, false, {out, in, rows}, S(1), dy, nx.value.data(), beta_w, nw.grad.data());
+        if (task == 1 && nb) {  // db [out] (+)= column sums of dy, rows in order
+          S* db = nb->grad.data();
+          if (beta_b == S(0))  // a fresh gradient buffer is uninitialised
+            std::fill(db, db + out, S(0));
+          for (std::size_t r = 0; r < rows; ++r)
+            for (std::size_t j = 0; j < out; ++j) db[j] += dy[r * out + j];
+        }
+      }
+    });
   }, with_gelu ? "linear+gelu" : "linear");
 }
 

@@ -24,17 +24,30 @@ void call_blas(bool ta, bool tb, GemmShape s, double alpha, const double* a, std
               as_int(s.k), alpha, a, as_int(lda), b, as_int(ldb), beta, c, as_int(ldc));
 }
 
+// One BLAS call, with the empty cases spelled out.
+template <class S>
+bool trivial_product(GemmShape s, S beta, S* c, std::size_t ldc) {
+  if (s.m == 0 || s.n == 0) return true;
+  if (s.k == 0) {  // C = beta * C; spelled out because BLAS implementations differ for k == 0
+    for (std::size_t i = 0; i < s.m; ++i)
+      for (std::size_t j = 0; j < s.n; ++j) c[i * ldc + j] = beta == S(0) ? S(0) : beta * c[i * ldc + j];
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+template <class S>
+void gemm_whole(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, const S* b, S beta, S* c) {
+  const std::size_t lda = trans_a ? s.m : s.k, ldb = trans_b ? s.k : s.n;
+  if (!trivial_product(s, beta, c, s.n)) call_blas(trans_a, trans_b, s, alpha, a, lda, b, ldb, beta, c, s.n);
+}
 
 template <class S>
 void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, std::size_t lda, const S* b,
                   std::size_t ldb, S beta, S* c, std::size_t ldc) {
-  if (s.m == 0 || s.n == 0) return;
-  if (s.k == 0) {  // C = beta * C; spelled out because BLAS implementations differ for k == 0
-    for (std::size_t i = 0; i < s.m; ++i)
-      for (std::size_t j = 0; j < s.n; ++j) c[i * ldc + j] = beta == S(0) ? S(0) : beta * c[i * ldc + j];
-    return;
-  }
+  if (trivial_product(s, beta, c, ldc)) return;
   // C is cut into pieces of whole rows (or whole columns when C is wide and short), and the pieces are
   // shared out over the threads. The cut depends on the shape only, never on the thread count: BLAS
   // picks its kernel (and so its rounding) by the size of each call, so one thread computes exactly the
@@ -85,6 +98,8 @@ template void gemm_strided<float>(bool, bool, GemmShape, float, const float*, st
                                   float, float*, std::size_t);
 template void gemm_strided<double>(bool, bool, GemmShape, double, const double*, std::size_t, const double*,
                                    std::size_t, double, double*, std::size_t);
+template void gemm_whole<float>(bool, bool, GemmShape, float, const float*, const float*, float, float*);
+template void gemm_whole<double>(bool, bool, GemmShape, double, const double*, const double*, double, double*);
 template void gemm<float>(bool, bool, GemmShape, float, const float*, const float*, float, float*);
 template void gemm<double>(bool, bool, GemmShape, double, const double*, const double*, double, double*);
 template void batched_gemm<float>(std::size_t, bool, bool, GemmShape, float, const float*, std::size_t, const float*,

@@ -14,6 +14,11 @@ struct GemmShape {
 template <class S>
 void gemm(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, const S* b, S beta, S* c);
 
+// The same as one BLAS call, never cut into pieces: for callers that run several products side by side
+// on the threads (each product then takes the same path whatever the thread count).
+template <class S>
+void gemm_whole(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, const S* b, S beta, S* c);
+
 // The same with explicit leading dimensions (row strides), for sub-matrices of larger arrays, e.g. one
 // head's [T,D] columns inside a [T,3C] q/k/v tensor (lda = 3C).
 template <class S>
