@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -53,13 +54,16 @@ class Pool {
       generation_.fetch_add(1);
     }
     wake_.notify_all();
-    {
-      RegionFlag flag;
-      task(0);
-    }
+    run_piece(task, 0);
+    // wait for every worker even when a piece failed: they still use `task`
     if (!spin_until([this] { return remaining_.load() == 0; })) {
       std::unique_lock<std::mutex> lock(mutex_);
       done_.wait(lock, [this] { return remaining_.load() == 0; });
+    }
+    if (error_) {
+      std::exception_ptr e = std::move(error_);
+      error_ = nullptr;
+      std::rethrow_exception(e);
     }
   }
 
@@ -73,6 +77,17 @@ class Pool {
     }
   }
 
+  // Runs one piece; the first exception of a run is kept and rethrown on the calling thread.
+  void run_piece(const std::function<void(std::size_t)>& task, std::size_t piece) {
+    RegionFlag flag;
+    try {
+      task(piece);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!error_) error_ = std::current_exception();
+    }
+  }
+
   void work(int k) {
     std::uint64_t seen = 0;
     for (;;) {
@@ -82,10 +97,7 @@ class Pool {
       }
       seen = generation_.load();
       if (stop_) return;
-      if (static_cast<std::size_t>(k) < pieces_) {
-        RegionFlag flag;
-        (*task_)(static_cast<std::size_t>(k));
-      }
+      if (static_cast<std::size_t>(k) < pieces_) run_piece(*task_, static_cast<std::size_t>(k));
       if (remaining_.fetch_sub(1) == 1) {
         std::lock_guard<std::mutex> lock(mutex_);
         done_.notify_one();
@@ -101,6 +113,7 @@ class Pool {
   const std::function<void(std::size_t)>* task_ = nullptr;
   std::size_t pieces_ = 0;
   bool stop_ = false;
+  std::exception_ptr error_;  // guarded by mutex_
 };
 
 int g_threads = 1;
