@@ -2,7 +2,8 @@
 // The one thread pool of tinyformer's kernels (tensor/parallel.cpp). BLAS always runs single-threaded; products are
 // split across threads by gemm() itself, attention over batch x heads, elementwise loops over ranges.
 // Every split divides work that has no reduction across the pieces (rows, columns, heads, elements),
-// so results are bit-identical whatever the thread count.
+// so results are bit-identical whatever the thread count. One pool per process: parallel_for is meant
+// to be called from one thread at a time (the training loop's).
 #include <cstddef>
 #include <functional>
 
