@@ -12,10 +12,6 @@ using test::random_array;
 namespace {
 using Inputs = std::vector<Var<double>>;
 
-struct ThreadsGuard {  // restores the thread count when a test ends
-  int saved = num_threads();
-  ~ThreadsGuard() { set_num_threads(saved); }
-};
 }  // namespace
 
 TEST_CASE("ops: linear equals matmul with the transposed weight plus the bias", "[ops]") {
@@ -49,7 +45,7 @@ TEST_CASE("gradcheck: linear accumulates into gradients that already hold a cont
 }
 
 TEST_CASE("ops: linear forward and gradients are bit-identical at 1 and 2 threads", "[ops][threads]") {
-  ThreadsGuard guard;
+  test::ThreadsGuard guard;
   // big enough that gemm splits the products and the bias sum is split over columns
   const auto xv = test::random_array_f({4, 96, 64}, 17), wv = test::random_array_f({192, 64}, 18);
   const auto bv = test::random_array_f({192}, 19), gv = test::random_array_f({4, 96, 192}, 20);

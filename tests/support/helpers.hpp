@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "tinyformer/autograd/gradcheck.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/tensor/random.hpp"
 
 namespace tf::test {
@@ -21,6 +22,12 @@ inline Array<float> random_array_f(const Shape& shape, std::uint64_t seed, doubl
   for (auto& v : a) v = static_cast<float>(rng.uniform(lo, hi));
   return a;
 }
+
+// Restores the kernels' thread count when a test that changes it ends.
+struct ThreadsGuard {
+  int saved = num_threads();
+  ~ThreadsGuard() { set_num_threads(saved); }
+};
 
 }  // namespace tf::test
 

@@ -6,19 +6,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/helpers.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 using namespace tf;
 
-namespace {
-struct ThreadsGuard {  // restores the thread count when a test ends
-  int saved = num_threads();
-  ~ThreadsGuard() { set_num_threads(saved); }
-};
-}  // namespace
-
 TEST_CASE("threads: parallel_for covers the range once, and nested calls run serially", "[threads]") {
-  ThreadsGuard guard;
+  test::ThreadsGuard guard;
   for (int threads : {1, 2, 3}) {
     set_num_threads(threads);
     std::vector<std::atomic<int>> hits(1000);
@@ -37,7 +31,7 @@ TEST_CASE("threads: parallel_for covers the range once, and nested calls run ser
 }
 
 TEST_CASE("threads: an exception inside a parallel piece reaches the caller after every piece ended", "[threads]") {
-  ThreadsGuard guard;
+  test::ThreadsGuard guard;
   set_num_threads(2);
   std::atomic<int> finished{0};
   CHECK_THROWS_WITH(parallel_for(2, 1,
