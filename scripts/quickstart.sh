@@ -7,4 +7,6 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$root/scripts/install_deps.sh" build
 bash "$root/scripts/build.sh"
 cd "$root"
-./build/bin/tinyformer train configs/reverse.yaml "$@"
+# Run again, it trains afresh (--overwrite replaces the earlier runs/reverse), unless told to --resume.
+case " $* " in *" --resume "*) again=() ;; *) again=(--overwrite) ;; esac
+./build/bin/tinyformer train configs/reverse.yaml "${again[@]}" "$@"

@@ -20,7 +20,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--shape", o->shape, "tiny | small | medium | all")->capture_default_str();
   cmd->add_option("--threads", o->threads, "Kernel threads (BLAS runs single-threaded inside them)")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
   cmd->add_flag("--gemm", o->gemm, "Print the measured SGEMM GFLOP/s at 1 and 2 threads instead");
   cmd->callback([o] {

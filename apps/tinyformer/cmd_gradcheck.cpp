@@ -26,8 +26,9 @@ void add_gradcheck_command(CLI::App& app) {
   cmd->add_option("--set", o->overrides, "Override a config key (repeatable)");
   cmd->add_flag("--small", o->small, "Shrink the model first: d_model = 4 per head, at most 2 layers");
   cmd->add_option("--checks", o->checks, "Elements checked per parameter tensor, chosen by a fixed seed (0 = all)")
-      ->capture_default_str();
-  cmd->add_option("--batch", o->batch, "Sequences in the checked batch")->capture_default_str();
+      ->capture_default_str()
+      ->check(whole_number(0));
+  cmd->add_option("--batch", o->batch, "Sequences in the checked batch")->capture_default_str()->check(whole_number(1));
   cmd->callback([o] {
     select_action([o] {
       config::RunConfig cfg = config::load_config(o->config, o->overrides);
@@ -35,8 +36,8 @@ void add_gradcheck_command(CLI::App& app) {
         cfg.model.d_model = 4 * cfg.model.n_head;
         cfg.model.n_layer = std::min<std::size_t>(cfg.model.n_layer, 2);
       }
-      const auto source = data::make_data_source(train::data_spec_from(cfg));
-      const nn::GPTConfig gcfg = train::gpt_config_from(cfg, source->vocab().size(), cfg.training.seed);
+      const auto source = train::make_data(cfg);
+      const nn::GPTConfig gcfg = train::gpt_config_from(cfg, *source, cfg.training.seed);
       nn::GPT<double> model(gcfg);
       model.eval();  // dropout off: the loss must be a deterministic function of the weights
       Rng rng(cfg.training.seed);

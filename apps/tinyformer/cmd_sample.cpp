@@ -19,10 +19,14 @@ void add_sample_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("sample", "Generate text from a checkpoint");
   cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(CLI::ExistingFile);
   cmd->add_option("--prompt", o->prompt, "Text to continue")->required();
-  cmd->add_option("--tokens", o->sample.new_tokens, "New tokens to generate")->capture_default_str();
+  cmd->add_option("--tokens", o->sample.new_tokens, "New tokens to generate")
+      ->capture_default_str()
+      ->check(whole_number(0));
   cmd->add_option("--temperature", o->sample.temperature, "Softmax temperature (> 0)")->capture_default_str();
-  cmd->add_option("--top-k", o->sample.top_k, "Sample among the k most likely tokens (0 = all)")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the sampling generator")->capture_default_str();
+  cmd->add_option("--top-k", o->sample.top_k, "Sample among the k most likely tokens (0 = all)")
+      ->capture_default_str()
+      ->check(whole_number(0));
+  cmd->add_option("--seed", o->seed, "Seed of the sampling generator")->capture_default_str()->check(whole_number(0));
   cmd->callback([o] {
     select_action([o] {
       LoadedModel loaded = load_trained_model(o->checkpoint);

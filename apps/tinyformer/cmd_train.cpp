@@ -1,4 +1,4 @@
-// tinyformer train CONFIG.yaml [--set key.path=value ...] [--out DIR] [--resume] [--init-from FILE]
+// tinyformer train CONFIG.yaml [--set key.path=value ...] [--out DIR] [--resume | --overwrite] [--init-from FILE]
 #include <atomic>
 #include <csignal>
 
@@ -23,7 +23,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("config", opts->config_path, "YAML config file (configs/*.yaml)")->required();
   cmd->add_option("--set", opts->overrides, "Override a config key: --set training.steps=200 (repeatable)");
   cmd->add_option("--out", *out, "Run directory (default: logging.out_dir)");
-  cmd->add_flag("--resume", opts->resume, "Continue from <out>/checkpoint.safetensors");
+  CLI::Option* resume = cmd->add_flag("--resume", opts->resume, "Continue from <out>/checkpoint.safetensors");
+  cmd->add_flag("--overwrite", opts->overwrite, "Start afresh in an out dir that holds an earlier run (replaces it)")
+      ->excludes(resume);
   cmd->add_option("--init-from", opts->init_from, "Start from these weights (safetensors, nanoGPT names)");
   cmd->add_flag("--quiet", *quiet, "No progress lines");
   cmd->callback([opts, out, quiet] {

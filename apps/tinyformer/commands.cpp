@@ -11,6 +11,17 @@ std::function<int()>& selected() {
 }
 }  // namespace
 
+CLI::Validator whole_number(std::size_t min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits || std::stoull(text) < min)
+          return "must be a whole number >= " + std::to_string(min) + ", got '" + text + "'";
+        return {};
+      },
+      "INT>=" + std::to_string(min));
+}
+
 void select_action(std::function<int()> action) { selected() = std::move(action); }
 
 int run_selected(CLI::App& app) {

@@ -3,8 +3,11 @@
 // action that run_selected() executes after parsing.
 #include <functional>
 
+#include <cstddef>
+
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace tf::app {
@@ -14,6 +17,10 @@ void add_sample_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
 void add_gradcheck_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+
+// Option checks with one-line messages: "--tokens: must be a whole number >= 0, got '-3'" (CLI11's own number
+// validators would otherwise let "-3" wrap around in an unsigned option, or print the range's limits in full).
+CLI::Validator whole_number(std::size_t min);
 
 // Called by a subcommand's callback with what it should do; run_selected() runs it and returns its exit code.
 void select_action(std::function<int()> action);

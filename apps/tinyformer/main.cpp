@@ -22,7 +22,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A usage mistake: one line that says what is wrong and where to look, exit code 2 (as getopt tools do).
+    std::string command;
+    for (const CLI::App* sub : app.get_subcommands()) command = " " + sub->get_name();
+    fmt::print(stderr, "tinyformer: error: {} (see tinyformer{} --help)\n", e.what(), command);
+    return 2;
   }
   try {
     return tf::app::run_selected(app);

@@ -57,7 +57,7 @@ TEST_CASE("config: an empty file gives every documented default", "[config]") {
   const RunConfig c = load_text(dir, "", {}, "tiny_reverse.yaml");
 
   CHECK_FALSE(c.model.vocab_size.has_value());  // auto
-  CHECK(c.model.context == 32);
+  CHECK_FALSE(c.model.context.has_value());  // auto
   CHECK(c.model.d_model == 64);
   CHECK(c.model.n_head == 4);
   CHECK(c.model.n_layer == 2);
@@ -275,7 +275,7 @@ TEST_CASE("config: to_yaml writes a config that load_config reads back equal", "
   }
   SECTION("a loaded file with overrides, a relative data path and a quoted probe") {
     dir.write("configs/data/input.txt", "hello");
-    const RunConfig a = load_text(dir, "data:\n  task: text\n  path: data/input.txt\nmodel:\n  vocab_size: 7\n",
+    const RunConfig a = load_text(dir, "data:\n  task: text\n  path: data/input.txt\nmodel:\n  vocab_size: 7\n  context: 4\n",
                                   {"optimizer.lr=0.0007", "optimizer.betas=[0, 0.123456789012345]",
                                    "schedule.decay_steps=1500", "logging.probe='say \"hi\": #1'"},
                                   "configs/text.yaml");
@@ -443,7 +443,7 @@ optimizer:
   CHECK_THROWS_WITH(load_text(dir, "model:\n  bias: yes\n"),
                     Contains("model.bias at line 2: expected true or false, got 'yes'"));
   CHECK_THROWS_WITH(load_text(dir, "model:\n  context: [1, 2]\n"),
-                    Contains("model.context at line 2: expected a non-negative integer, got a list"));
+                    Contains("model.context at line 2: expected an integer or 'auto', got a list"));
   CHECK_THROWS_WITH(load_text(dir, "model:\n  vocab_size: lots\n"),
                     Contains("model.vocab_size at line 2: expected an integer or 'auto', got 'lots'"));
   CHECK_THROWS_WITH(load_text(dir, "optimizer:\n  betas: [0.9]\n"),
@@ -566,4 +566,42 @@ TEST_CASE("config: validate checks a config built in code and names the key", "[
   n.optimizer.nesterov = true;
   n.optimizer.momentum = 0.0;
   CHECK_THROWS_WITH(validate(n), Contains("optimizer.nesterov: true needs optimizer.momentum > 0"));
+}
+
+TEST_CASE("config: model.context is a number or auto, and task text needs a number", "[config]") {
+  TempDir dir;
+  CHECK(load_text(dir, "model:\n  context: 24\n").model.context == std::optional<std::size_t>(24));
+  CHECK_FALSE(load_text(dir, "model:\n  context: auto\n").model.context.has_value());
+  CHECK_THROWS_WITH(load_text(dir, "model:\n  context: long\n"),
+                    Contains("model.context at line 2: expected an integer or 'auto', got 'long'"));
+  dir.write("input.txt", "hello");
+  CHECK_THROWS_WITH(load_text(dir, "data:\n  task: text\n  path: input.txt\n"),
+                    Contains("model.context (default)") && Contains("data.task at line 2") &&
+                        Contains("set model.context to the window length"));
+  CHECK_THROWS_WITH(load_text(dir, "data:\n  task: text\n  path: input.txt\nmodel:\n  context: auto\n"),
+                    Contains("model.context at line 5") && Contains("task 'text' cuts the file into windows"));
+  CHECK(load_text(dir, "data:\n  task: text\n  path: input.txt\nmodel:\n  context: 8\n").model.context == 8u);
+}
+
+TEST_CASE("config: a file that is not UTF-8 is refused with the line and column of the bad byte", "[config]") {
+  TempDir dir;
+  const std::string latin1 = dir.write("latin1.yaml", "model:\n  d_model: 64\n# caf\xE9\n");
+  CHECK_THROWS_AS(load_config(latin1, {}), ConfigError);
+  CHECK_THROWS_WITH(load_config(latin1, {}), Contains(latin1) && Contains("not UTF-8") &&
+                                                 Contains("line 3, column 6") && Contains("byte 0xe9"));
+  const std::string utf16 = dir.write("utf16.yaml", std::string("\xFF\xFEm\0o\0", 6));  // a UTF-16 byte-order mark
+  CHECK_THROWS_WITH(load_config(utf16, {}), Contains("not UTF-8") && Contains("line 1, column 1"));
+}
+
+TEST_CASE("config: a check made after loading points at the key's line, its --set, or its default", "[config]") {
+  TempDir dir;
+  const std::string path = dir.write("run.yaml", "data:\n  task: reverse\nmodel:\n  d_model: 32\n  context: 40\n");
+  const RunConfig c = load_config(path, {"training.steps=700"});
+  CHECK(std::string(error_at(c, "model.context", "too long").what()) == path + ": model.context at line 5: too long");
+  CHECK(std::string(error_at(c, "training.steps", "x").what()) == path + ": training.steps (--set training.steps=700): x");
+  CHECK(std::string(error_at(c, "model.n_layer", "x").what()) == path + ": model.n_layer (default): x");
+  CHECK(error_at(c, "model.context", "x").keys() == std::vector<std::string>{"model.context"});
+  const RunConfig text = load_config_text("model:\n  n_head: 2\n", "inline.yaml");
+  CHECK(text.model.n_head == 2);
+  CHECK(text.source.locate("model.n_head") == "inline.yaml: model.n_head at line 2");
 }

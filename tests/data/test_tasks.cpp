@@ -20,7 +20,7 @@ DataSpec task_spec(const std::string& task, std::size_t length = 6, std::size_t 
   spec.length = length;
   spec.alphabet = alphabet;
   spec.digits = 3;
-  spec.context = 64;
+  spec.context = std::nullopt;  // auto: the task's T
   spec.eval_size = 100;
   spec.seed = 7;
   return spec;
@@ -288,19 +288,31 @@ TEST_CASE("data: a task with too few distinct sources says its held-out set over
   CHECK(source->train_batch(4, rng).x.shape(0) == 4);  // still draws (no endless rejection)
 }
 
-TEST_CASE("data: a model context shorter than the task needs is refused with the sizes", "[data]") {
+TEST_CASE("data: a model context other than the task's sequence length is refused with the sizes", "[data]") {
+  using Catch::Matchers::Contains;
   DataSpec spec = task_spec("reverse", 8);
+  CHECK(make_data_source(spec)->seq_len() == 16);  // auto
   spec.context = 12;
-  CHECK_THROWS_WITH(make_data_source(spec), "task 'reverse' with length 8 needs model.context >= 16, got 12");
+  CHECK_THROWS_AS(make_data_source(spec), SpecError);
+  CHECK_THROWS_WITH(make_data_source(spec), "task 'reverse' with data.length 8 makes sequences of T = 16 tokens, "
+                                            "longer than model.context 12; set model.context to 16 or auto");
   spec.context = 16;
-  CHECK_NOTHROW(make_data_source(spec));
+  CHECK(make_data_source(spec)->seq_len() == 16);
+  spec.context = 32;  // positions 16..31 would never see a token
+  CHECK_THROWS_WITH(make_data_source(spec), Contains("T = 16 tokens; model.context 32 is larger") &&
+                                                Contains("positions 16..31") && Contains("set model.context to 16 or auto"));
+  try {
+    make_data_source(spec);
+  } catch (const SpecError& e) {
+    CHECK(e.key() == "model.context");
+  }
   spec = task_spec("induction", 8);
   spec.context = 14;
-  CHECK_THROWS_WITH(make_data_source(spec), "task 'induction' with length 8 needs model.context >= 15, got 14");
+  CHECK_THROWS_WITH(make_data_source(spec), Contains("task 'induction' with data.length 8 makes sequences of T = 15"));
   spec = task_spec("add");
   spec.digits = 3;
   spec.context = 10;
-  CHECK_THROWS_WITH(make_data_source(spec), "task 'add' with digits 3 needs model.context >= 11, got 10");
+  CHECK_THROWS_WITH(make_data_source(spec), Contains("task 'add' with data.digits 3 makes sequences of T = 11"));
 }
 
 TEST_CASE("data: bad task specs are refused naming the key and the valid values", "[data]") {

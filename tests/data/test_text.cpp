@@ -152,7 +152,8 @@ TEST_CASE("data: invalid UTF-8 in a text file is refused with the byte offset", 
     INFO(c.offset);
     CHECK_THROWS_AS(make_data_source(text_spec(path)), std::runtime_error);
     CHECK_THROWS_WITH(make_data_source(text_spec(path)),
-                      Contains(path) && Contains("invalid UTF-8 at byte offset " + std::to_string(200 + c.offset)));
+                      Contains(path) && Contains("invalid UTF-8 at line 1, column " + std::to_string(201 + c.offset) +
+                                                 " (byte offset " + std::to_string(200 + c.offset)));
   }
 }
 

@@ -30,7 +30,7 @@ DataSpec tokens_spec(const std::string& path, bool shuffle = false) {
   DataSpec spec;
   spec.task = "tokens";
   spec.path = path;
-  spec.context = 8;
+  spec.context = std::nullopt;  // auto: T from the rows
   spec.val_fraction = 0.2;
   spec.shuffle = shuffle;
   return spec;
@@ -144,19 +144,24 @@ TEST_CASE("data: tokens files of the wrong rank, dtype or size are refused namin
   CHECK_THROWS_WITH(make_data_source(tokens_spec("")), Contains("data.path"));
 }
 
-TEST_CASE("data: tokens rows longer than the context, or ids outside the vocabulary, are refused", "[data]") {
+TEST_CASE("data: tokens rows of another length than the context, or ids outside the vocabulary, are refused", "[data]") {
   test::TempDir dir;
   const std::string path = dir.file("rows.npy");
   io::write_npy(path, numbered_rows(10, 10));  // T = 9
-  CHECK_THROWS_AS(make_data_source(tokens_spec(path)), std::invalid_argument);
-  CHECK_THROWS_WITH(make_data_source(tokens_spec(path)),
-                    Contains(path) && Contains("T = 9") && Contains("needs model.context >= 9, got 8"));
   DataSpec spec = tokens_spec(path);
+  spec.context = 8;
+  CHECK_THROWS_AS(make_data_source(spec), SpecError);
+  CHECK_THROWS_WITH(make_data_source(spec), Contains(path) && Contains("T = 9 tokens, longer than model.context 8") &&
+                                                Contains("set model.context to 9 or auto"));
+  spec.context = 12;
+  CHECK_THROWS_WITH(make_data_source(spec), Contains("model.context 12 is larger") && Contains("positions 9..11"));
   spec.context = 9;
-  CHECK_NOTHROW(make_data_source(spec));
-  spec.vocab_size = 50;  // the largest id is 99, first at row 9, column 9
-  CHECK_THROWS_WITH(make_data_source(spec), Contains("token id 99 at row 9, column 9") &&
-                                                Contains("model.vocab_size 50"));
+  CHECK(make_data_source(spec)->seq_len() == 9);
+  spec.context = std::nullopt;
+  CHECK(make_data_source(spec)->seq_len() == 9);
+  spec.vocab_size = 50;  // ids are row * 10 + column: the first id >= 50 is at row 5, column 0; the largest is 99
+  CHECK_THROWS_WITH(make_data_source(spec), Contains("token id 50 at row 5, column 0 is not below model.vocab_size 50") &&
+                                                Contains("the largest id is 99: set model.vocab_size to at least 100"));
   IndexArray negative = numbered_rows(4, 3);
   negative(2, 1) = -3;
   io::write_npy(dir.file("neg.npy"), negative);

@@ -1,6 +1,7 @@
 // cross_entropy: hand cases and PyTorch values, stability, ignore_index, agreement with the composed
 // log_softmax + one-hot NLL, validation messages, float64 gradcheck.
 #include <cmath>
+#include <limits>
 
 #include <catch2/catch.hpp>
 
@@ -123,4 +124,17 @@ TEST_CASE("gradcheck: cross-entropy with ignore_index", "[gradcheck][ops]") {
   // The loss scaled by an upstream factor reaches dloss != 1.
   REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return scale(cross_entropy(in[0], targets), -2.5); }, {logits},
                               {}, {"logits"}));
+}
+
+TEST_CASE("ops: cross_entropy of logits with a NaN or a row of only -inf is NaN, loss and gradient", "[ops]") {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Array<float>& values : {Array<float>{{0.1f, 0.2f, 0.3f}, {-inf, -inf, -inf}},
+                                     Array<float>{{0.1f, 0.2f, 0.3f}, {0.5f, nan, 1.0f}}}) {
+    Var<float> logits(values, true);
+    const Var<float> loss = cross_entropy(logits, IndexArray{0, 2});
+    CHECK(std::isnan(loss.item()));  // surfaces as a non-finite loss; no exception mid-step
+    loss.backward();
+    CHECK(std::isnan(logits.grad()(1, 0)));
+  }
 }

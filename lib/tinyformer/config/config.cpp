@@ -179,6 +179,16 @@ bool operator==(const RunConfig& a, const RunConfig& b) {
          a.training == b.training && a.logging == b.logging;
 }
 
+std::string ConfigSource::locate(const std::string& key) const {
+  const auto it = origin.find(key);
+  const std::string where = it != origin.end() ? it->second : " (default)";
+  return file.empty() ? key + where : fmt::format("{}: {}{}", file, key, where);
+}
+
+ConfigError error_at(const RunConfig& cfg, const std::string& key, const std::string& detail) {
+  return ConfigError(fmt::format("{}: {}", cfg.source.locate(key), detail), {key}, detail);
+}
+
 std::size_t effective_decay_steps(const RunConfig& cfg) {
   return cfg.schedule.decay_steps ? *cfg.schedule.decay_steps : cfg.training.steps;
 }
@@ -217,7 +227,7 @@ std::string valid_d_models(std::size_t d_model, std::size_t n_head) {
 void validate(const RunConfig& cfg) {
   const ModelConfig& m = cfg.model;
   if (m.vocab_size) at_least(*m.vocab_size, 1, "model.vocab_size");
-  at_least(m.context, 1, "model.context");
+  if (m.context) at_least(*m.context, 1, "model.context");
   at_least(m.n_head, 1, "model.n_head");
   at_least(m.d_model, 1, "model.d_model");
   need(m.d_model % m.n_head == 0, {"model.d_model", "model.n_head"},
@@ -232,6 +242,9 @@ void validate(const RunConfig& cfg) {
   need(!((d.task == Task::text || d.task == Task::tokens) && d.path.empty()), {"data.path", "data.task"},
        fmt::format("task '{}' reads a file: set data.path (a {} file)", to_string(d.task),
                    d.task == Task::text ? "UTF-8 text" : ".npy token"));
+  need(!(d.task == Task::text && !m.context), {"model.context", "data.task"},
+       "'auto' takes the length of a task's sequences or a tokens file's rows; task 'text' cuts the file into "
+       "windows: set model.context to the window length (e.g. 64)");
   at_least(d.length, 1, "data.length");
   need(d.digits >= 1 && d.digits <= 9, {"data.digits"}, fmt::format("must be in [1, 9], got {}", d.digits));
   at_least(d.alphabet, 2, "data.alphabet");

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -59,7 +60,9 @@ std::string closest_name(const std::string& word, const std::vector<std::string>
 
 struct ModelConfig {
   std::optional<std::size_t> vocab_size;  // V; default "auto" (nullopt): taken from the data
-  std::size_t context = 32;               // T_max: positions the model sees (block_size)
+  // T: positions the model sees (block_size, rows of the positional table); default "auto" (nullopt): the
+  // length of the task's sequences or the tokens file's rows. Text needs a number (its window length).
+  std::optional<std::size_t> context;
   std::size_t d_model = 64;               // C: embedding width; divisible by n_head
   std::size_t n_head = 4;                 // H: attention heads, head size D = d_model / n_head
   std::size_t n_layer = 2;                // transformer blocks, >= 1
@@ -121,6 +124,15 @@ struct LoggingConfig {
   std::string probe;                     // probe prompt; "" = the task's default probe
 };
 
+// Where each value came from, so that checks made later (against the data, a checkpoint) can point at the
+// line to fix. Not part of a config's value: operator== ignores it.
+struct ConfigSource {
+  std::string file;                           // the YAML file ("" for a config built in code)
+  std::map<std::string, std::string> origin;  // "section.key" -> " at line N" or " (--set text)"; absent: default
+  // "configs/x.yaml: model.context at line 3", "...: model.context (--set model.context=8)", "...: key (default)".
+  std::string locate(const std::string& key) const;
+};
+
 struct RunConfig {
   ModelConfig model;
   DataConfig data;
@@ -128,6 +140,7 @@ struct RunConfig {
   ScheduleConfig schedule;
   TrainingConfig training;
   LoggingConfig logging;
+  ConfigSource source;
 };
 
 bool operator==(const ModelConfig& a, const ModelConfig& b);
@@ -138,6 +151,9 @@ bool operator==(const TrainingConfig& a, const TrainingConfig& b);
 bool operator==(const LoggingConfig& a, const LoggingConfig& b);
 bool operator==(const RunConfig& a, const RunConfig& b);
 inline bool operator!=(const RunConfig& a, const RunConfig& b) { return !(a == b); }
+
+// A ConfigError for a check that needs more than the config (the data, a checkpoint): "<locate(key)>: detail".
+ConfigError error_at(const RunConfig& cfg, const std::string& key, const std::string& detail);
 
 // schedule.decay_steps, or training.steps when it is null.
 std::size_t effective_decay_steps(const RunConfig& cfg);
@@ -150,6 +166,9 @@ void validate(const RunConfig& cfg);
 // "optimizer.betas=[0.9, 0.95]"; or "section={key: value, ...}") on top, fills defaults and validates.
 // Throws ConfigError naming the file, the key path, the YAML line (or the --set text) and what is valid.
 RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+// The same for YAML text in memory; `name` stands for the file in messages and relative data paths.
+RunConfig load_config_text(const std::string& text, const std::string& name,
+                           const std::vector<std::string>& overrides = {});
 
 // The resolved config (every key written, defaults filled) as YAML that load_config reads back equal.
 std::string to_yaml(const RunConfig& cfg);

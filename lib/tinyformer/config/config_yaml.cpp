@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/tensor/utf8.hpp"
 
 namespace tf::config {
 namespace {
@@ -182,10 +183,19 @@ class Loader {
     std::ostringstream text;
     text << in.rdbuf();
     if (in.bad()) fail_file("cannot read the config file: reading it failed");
+    parse_text(text.str());
+  }
+
+  // The YAML text of the file: UTF-8 (yaml-cpp would guess UTF-16 or 32 from a few bytes instead), a mapping
+  // of sections, each a mapping of known keys, none twice.
+  void parse_text(const std::string& text) {
+    std::vector<std::string> chars;
+    if (const std::size_t bad = utf8_split(text, chars); bad != std::string::npos)
+      fail_file(fmt::format("not UTF-8 text: invalid byte at {}; save the config as UTF-8", byte_position_str(text, bad)));
 
     YAML::Node root;
     try {
-      root = YAML::Load(text.str());
+      root = YAML::Load(text);
     } catch (const YAML::ParserException& e) {
       fail_file(fmt::format("not valid YAML at line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
     } catch (const YAML::Exception& e) {
@@ -267,18 +277,8 @@ class Loader {
   RunConfig build() {
     RunConfig cfg;
     ModelConfig& m = cfg.model;
-    if (const Entry* e = find("model.vocab_size")) {
-      convert("model.vocab_size", *e, [&](const YAML::Node& n) {
-        if (n.IsScalar() && n.Scalar() == "auto") {
-          m.vocab_size.reset();
-        } else if (n.IsScalar() && is_integer_text(n.Scalar())) {
-          m.vocab_size = static_cast<std::size_t>(parse_count(n));
-        } else {
-          throw BadValue{fmt::format("expected an integer or 'auto', got {}", describe(n))};
-        }
-      });
-    }
-    get_count("model.context", m.context);
+    get_count_or_auto("model.vocab_size", m.vocab_size);
+    get_count_or_auto("model.context", m.context);
     get_count("model.d_model", m.d_model);
     get_count("model.n_head", m.n_head);
     get_count("model.n_layer", m.n_layer);
@@ -356,6 +356,9 @@ class Loader {
     get_count("logging.attention_interval", l.attention_interval);
     get_count("logging.checkpoint_interval", l.checkpoint_interval);
     get_string("logging.probe", l.probe);
+
+    cfg.source.file = file_;
+    for (const auto& [key, entry] : entries_) cfg.source.origin[key] = where(key);
     return cfg;
   }
 
@@ -413,6 +416,19 @@ class Loader {
   void get_count(const std::string& key, std::size_t& out) const {
     if (const Entry* e = find(key))
       convert(key, *e, [&](const YAML::Node& n) { out = static_cast<std::size_t>(parse_count(n)); });
+  }
+  // An integer, or 'auto' (nullopt).
+  void get_count_or_auto(const std::string& key, std::optional<std::size_t>& out) const {
+    if (const Entry* e = find(key))
+      convert(key, *e, [&](const YAML::Node& n) {
+        if (n.IsScalar() && n.Scalar() == "auto") {
+          out.reset();
+        } else if (n.IsScalar() && is_integer_text(n.Scalar())) {
+          out = static_cast<std::size_t>(parse_count(n));
+        } else {
+          throw BadValue{fmt::format("expected an integer or 'auto', got {}", describe(n))};
+        }
+      });
   }
   void get_number(const std::string& key, double& out) const {
     if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_number(n); });
@@ -481,9 +497,8 @@ const char* boolean(bool v) { return v ? "true" : "false"; }
 
 }  // namespace
 
-RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  Loader loader(path);
-  loader.read_file();
+namespace {
+RunConfig finish(Loader& loader, const std::vector<std::string>& overrides) {
   for (const auto& text : overrides) loader.apply_override(text);
   RunConfig cfg = loader.build();
   try {
@@ -492,6 +507,20 @@ RunConfig load_config(const std::string& path, const std::vector<std::string>& o
     loader.relocate(e);
   }
   return cfg;
+}
+}  // namespace
+
+RunConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  Loader loader(path);
+  loader.read_file();
+  return finish(loader, overrides);
+}
+
+RunConfig load_config_text(const std::string& text, const std::string& name,
+                           const std::vector<std::string>& overrides) {
+  Loader loader(name);
+  loader.parse_text(text);
+  return finish(loader, overrides);
 }
 
 std::string to_yaml(const RunConfig& cfg) {
@@ -504,7 +533,7 @@ std::string to_yaml(const RunConfig& cfg) {
   std::string y = "# tinyformer run config, resolved: every key with the value in effect (docs/config.md)\n";
   y += "model:\n";
   y += fmt::format("  vocab_size: {}\n", m.vocab_size ? std::to_string(*m.vocab_size) : std::string("auto"));
-  y += fmt::format("  context: {}\n", m.context);
+  y += fmt::format("  context: {}\n", m.context ? std::to_string(*m.context) : std::string("auto"));
   y += fmt::format("  d_model: {}\n", m.d_model);
   y += fmt::format("  n_head: {}\n", m.n_head);
   y += fmt::format("  n_layer: {}\n", m.n_layer);

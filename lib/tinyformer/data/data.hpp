@@ -11,7 +11,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tinyformer/data/vocabulary.hpp"
@@ -38,7 +40,9 @@ struct DataSpec {
   std::size_t eval_size = 512;   // held-out sequences (text/tokens: at most this many windows/rows), >= 1
   double val_fraction = 0.1;     // text / tokens: the last part held out for evaluation, in (0, 1)
   bool shuffle = true;           // tokens: random training rows (true) or rows in file order (false)
-  std::size_t context = 32;      // model.context: the longest T the model accepts (text: T = context)
+  // model.context: T of every sequence. nullopt ("auto"): the task's sequence length or the file's rows minus
+  // one; text needs a value. A set value must equal a task's or a tokens file's T (no untrained positions).
+  std::optional<std::size_t> context = 32;
   std::uint64_t seed = 1337;     // fixes the held-out set and the probe (training draws use the caller's Rng)
   std::optional<std::size_t> vocab_size;  // tokens: V; nullopt = max id in the file + 1
 };
@@ -68,8 +72,19 @@ class DataSource {
   virtual std::vector<long> expected_attention(const IndexArray& seq) const = 0;
 };
 
+// A spec that does not fit the data, e.g. model.context against a task's sequence length: key() is the config
+// key to change, what() says what would be valid.
+class SpecError : public std::invalid_argument {
+ public:
+  SpecError(std::string key, const std::string& message) : std::invalid_argument(message), key_(std::move(key)) {}
+  const std::string& key() const { return key_; }
+
+ private:
+  std::string key_;
+};
+
 // Builds the source named by spec.task. Throws std::invalid_argument on a bad spec (unknown task, a value out
-// of range, model.context smaller than the task needs) and std::runtime_error on an unreadable or unusable
+// of range; SpecError for a model.context other than the data's T) and std::runtime_error on an unreadable or unusable
 // file (missing, empty, invalid UTF-8, too short, bad .npy), naming the file and the sizes involved.
 std::unique_ptr<DataSource> make_data_source(const DataSpec& spec);
 

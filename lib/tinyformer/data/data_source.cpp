@@ -11,6 +11,17 @@ void check_batch_size(std::size_t B, const char* who) {
   if (B == 0) throw std::invalid_argument(fmt::format("DataSource::{}: batch size must be >= 1, got 0", who));
 }
 
+std::size_t resolve_context(const std::optional<std::size_t>& context, std::size_t T, const std::string& what) {
+  if (!context || *context == T) return T;
+  if (*context < T)
+    throw SpecError("model.context", fmt::format("{} makes sequences of T = {} tokens, longer than model.context {}; "
+                                                 "set model.context to {} or auto", what, T, *context, T));
+  throw SpecError("model.context",
+                  fmt::format("{} makes sequences of T = {} tokens; model.context {} is larger, so positions {}..{} of "
+                              "the positional table would never be trained; set model.context to {} or auto",
+                              what, T, *context, T, *context - 1, T));
+}
+
 std::unique_ptr<DataSource> make_data_source(const DataSpec& spec) {
   if (spec.task == "text") return make_text_source(spec);
   if (spec.task == "tokens") return make_tokens_source(spec);

@@ -32,6 +32,10 @@ std::vector<Batch> rows_to_batches(const std::vector<Index>& rows, std::size_t N
   return batches;
 }
 
+// The sequence length T of a source whose data fixes it (a task, a tokens file): model.context must be T or
+// auto. Throws SpecError("model.context") otherwise; `what` describes the data ("task 'reverse' with data.length 8").
+std::size_t resolve_context(const std::optional<std::size_t>& context, std::size_t T, const std::string& what);
+
 // Throws std::invalid_argument when B is 0 (`who` names the caller).
 void check_batch_size(std::size_t B, const char* who);
 

@@ -109,11 +109,9 @@ class TaskSource final : public DataSource {
       space_ = saturating_pow(alphabet_, n_);
     }
     vocab_ = Vocabulary(std::move(tokens));
-    if (spec.context < L_ - 1) {
-      const std::string what = kind == Kind::add ? fmt::format("digits {}", d_) : fmt::format("length {}", n_);
-      throw std::invalid_argument(fmt::format("task '{}' with {} needs model.context >= {}, got {}", name, what,
-                                              L_ - 1, spec.context));
-    }
+    resolve_context(spec.context, L_ - 1,
+                    fmt::format("task '{}' with {}", name,
+                                kind == Kind::add ? fmt::format("data.digits {}", d_) : fmt::format("data.length {}", n_)));
     disjoint_ = space_ >= 2 * static_cast<std::uint64_t>(eval_size_);
 
     // The held-out set: eval_size examples from their own stream (distinct when the space allows).

@@ -35,9 +35,13 @@ std::string read_file_bytes(const std::string& path) {
 
 class TextSource final : public DataSource {
  public:
-  explicit TextSource(const DataSpec& spec) : path_(spec.path), T_(spec.context), eval_size_(spec.eval_size) {
+  explicit TextSource(const DataSpec& spec)
+      : path_(spec.path), T_(spec.context.value_or(0)), eval_size_(spec.eval_size) {
     if (path_.empty()) throw std::invalid_argument("task 'text' needs data.path (a UTF-8 text file), got \"\"");
-    if (T_ == 0) throw std::invalid_argument("task 'text' needs model.context >= 1, got 0");
+    if (!spec.context)
+      throw SpecError("model.context", "task 'text' cuts the file into windows: set model.context to the window "
+                                       "length (e.g. 64); 'auto' only fits tasks and tokens files");
+    if (T_ == 0) throw SpecError("model.context", "task 'text' needs model.context >= 1, got 0");
     if (!(spec.val_fraction > 0.0 && spec.val_fraction < 1.0))
       throw std::invalid_argument(
           fmt::format("task 'text': data.val_fraction must be in (0, 1), got {}", spec.val_fraction));
@@ -50,8 +54,8 @@ class TextSource final : public DataSource {
     std::vector<std::string> chars;
     const std::size_t bad = utf8_split(bytes, chars);
     if (bad != std::string::npos)
-      throw std::runtime_error(fmt::format("text data '{}': invalid UTF-8 at byte offset {} (byte 0x{:02x})", path_,
-                                           bad, static_cast<unsigned char>(bytes[bad])));
+      throw std::runtime_error(fmt::format("text data '{}': invalid UTF-8 at {}; save the file as UTF-8", path_,
+                                           byte_position_str(bytes, bad)));
     const std::size_t N = chars.size();
     if (N < T_ + 1)
       throw std::runtime_error(fmt::format("text data '{}' has {} characters ({} bytes); model.context {} needs at "

@@ -36,9 +36,7 @@ class TokensSource final : public DataSource {
       throw std::runtime_error(fmt::format("tokens data '{}': rows of {} token(s); each row needs at least 2 "
                                            "(input and target)", path_, C));
     T_ = C - 1;
-    if (T_ > spec.context)
-      throw std::invalid_argument(fmt::format("tokens data '{}': rows of {} tokens give T = {}, needs model.context "
-                                              ">= {}, got {}", path_, C, T_, T_, spec.context));
+    resolve_context(spec.context, T_, fmt::format("tokens data '{}' with rows of {} tokens", path_, C));
     if (N_ < 2)
       throw std::runtime_error(fmt::format("tokens data '{}': {} row(s); needs at least 2 (training and held out)",
                                            path_, N_));
@@ -53,9 +51,12 @@ class TokensSource final : public DataSource {
     const std::size_t V = spec.vocab_size ? *spec.vocab_size : static_cast<std::size_t>(max_id) + 1;
     vocab_auto_ = !spec.vocab_size;
     if (static_cast<std::size_t>(max_id) >= V) {
-      const std::size_t at = static_cast<std::size_t>(std::find(rows.begin(), rows.end(), max_id) - rows.begin());
+      const auto first_bad = std::find_if(rows.begin(), rows.end(), [&](Index id) { return std::size_t(id) >= V; });
+      const std::size_t at = static_cast<std::size_t>(first_bad - rows.begin());
       throw std::runtime_error(fmt::format("tokens data '{}': token id {} at row {}, column {} is not below "
-                                           "model.vocab_size {}", path_, max_id, at / C, at % C, V));
+                                           "model.vocab_size {} (the largest id is {}: set model.vocab_size to at "
+                                           "least {}, or auto)",
+                                           path_, *first_bad, at / C, at % C, V, max_id, max_id + 1));
     }
     std::vector<std::string> names(V);
     for (std::size_t v = 0; v < V; ++v) names[v] = std::to_string(v);

@@ -8,41 +8,6 @@
 
 namespace tf::data {
 
-std::size_t utf8_split(const std::string& bytes, std::vector<std::string>& chars) {
-  chars.clear();
-  const std::size_t n = bytes.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const auto b0 = static_cast<unsigned char>(bytes[i]);
-    std::size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (b0 < 0x80) {
-      len = 1;
-    } else if (b0 >= 0xC2 && b0 <= 0xDF) {
-      len = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      len = 3;
-      if (b0 == 0xE0) lo = 0xA0;  // no overlong 3-byte forms
-      if (b0 == 0xED) hi = 0x9F;  // no surrogates U+D800..U+DFFF
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      len = 4;
-      if (b0 == 0xF0) lo = 0x90;  // no overlong 4-byte forms
-      if (b0 == 0xF4) hi = 0x8F;  // nothing above U+10FFFF
-    } else {
-      return i;  // continuation byte without a lead, 0xC0/0xC1 (overlong) or 0xF5..0xFF
-    }
-    if (i + len > n) return i;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto b = static_cast<unsigned char>(bytes[i + k]);
-      const unsigned char klo = k == 1 ? lo : 0x80, khi = k == 1 ? hi : 0xBF;
-      if (b < klo || b > khi) return i;
-    }
-    chars.emplace_back(bytes, i, len);
-    i += len;
-  }
-  return std::string::npos;
-}
-
 std::string display_token(const std::string& token) {
   std::string out;
   for (char c : token) {
@@ -125,7 +90,7 @@ std::vector<Index> Vocabulary::encode(const std::string& text) const {
   if (layout_ == Layout::joined) {
     const std::size_t bad = utf8_split(text, pieces);
     if (bad != std::string::npos)
-      throw std::invalid_argument(fmt::format("Vocabulary::encode: invalid UTF-8 at byte offset {}", bad));
+      throw std::invalid_argument(fmt::format("invalid UTF-8 at byte offset {}", bad));
   } else {
     std::istringstream words(text);
     for (std::string w; words >> w;) pieces.push_back(w);
@@ -139,10 +104,20 @@ std::vector<Index> Vocabulary::encode(const std::string& text) const {
     else ids.push_back(it->second);
   }
   if (!unknown.empty())
-    throw std::invalid_argument(fmt::format("Vocabulary::encode: not in the vocabulary: {} ({} counted from 0)",
-                                            list_unknown(unknown),
-                                            layout_ == Layout::joined ? "characters" : "words"));
+    throw std::invalid_argument(fmt::format("not in the vocabulary: {} ({} counted from 0); {}", list_unknown(unknown),
+                                            layout_ == Layout::joined ? "characters" : "words", describe_tokens()));
   return ids;
+}
+
+std::string Vocabulary::describe_tokens() const {
+  constexpr std::size_t max_listed = 100;
+  if (layout_ == Layout::spaced)
+    return fmt::format("the vocabulary is the {} words {} .. {}", tokens_.size(), tokens_.empty() ? "" : tokens_.front(),
+                       tokens_.empty() ? "" : tokens_.back());
+  std::string out = fmt::format("the vocabulary's {} characters: ", tokens_.size());
+  for (std::size_t i = 0; i < tokens_.size() && i < max_listed; ++i) out += (i ? " " : "") + display_token(tokens_[i]);
+  if (tokens_.size() > max_listed) out += " ...";
+  return out;
 }
 
 std::string Vocabulary::decode(const std::vector<Index>& ids) const {

@@ -11,14 +11,9 @@
 #include <vector>
 
 #include "tinyformer/tensor/tensor.hpp"
+#include "tinyformer/tensor/utf8.hpp"
 
 namespace tf::data {
-
-// Splits UTF-8 `bytes` into characters (one string of 1-4 bytes per code point). Strict: overlong forms,
-// surrogates, code points above U+10FFFF, stray continuation bytes and truncated sequences are invalid.
-// Returns std::string::npos on success, else the byte offset where the first invalid sequence starts
-// (`chars` then holds the characters before it).
-std::size_t utf8_split(const std::string& bytes, std::vector<std::string>& chars);
 
 // A token for an error message: control characters and backslash escaped ("\n", "\t", "\x01", "\\").
 std::string display_token(const std::string& token);
@@ -45,6 +40,8 @@ class Vocabulary {
   // std::invalid_argument listing every unknown character/word with its position (characters counted
   // from 0 for joined, words counted from 0 for spaced), or the byte offset of invalid UTF-8.
   std::vector<Index> encode(const std::string& text) const;
+  // For an error message: "the vocabulary's 11 characters: 0 1 2 3 4 5 6 7 8 9 |" (at most 100 listed).
+  std::string describe_tokens() const;
   // Inverse of encode (spaced: words joined by one space). Throws std::invalid_argument on an id not in [0, V).
   std::string decode(const std::vector<Index>& ids) const;
   std::string decode(const IndexArray& ids) const;  // any shape, read in row-major order

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,6 +106,26 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t si
   AtomicFile file(path);
   file.write(data, size);
   file.commit();
+}
+
+std::vector<std::string> remove_stale_temporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const std::string prefix = target.filename().string() + ".tmp.";
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (fs::directory_iterator it(directory_of(path), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(pid_text));
+    const bool alive = pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM;
+    std::error_code rm;
+    if (!alive && fs::remove(it->path(), rm)) removed.push_back(it->path().string());
+  }
+  return removed;
 }
 
 InputFile::InputFile(std::string path) : path_(std::move(path)) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tf::io {
 
@@ -43,6 +44,10 @@ class AtomicFile {
 
 // The whole file in one call.
 void write_file_atomic(const std::string& path, const void* data, std::size_t size);
+
+// Removes the "<path>.tmp.<pid>" files of writers that died before their rename (kill -9, a crash); files of
+// processes still running are kept. Returns the names removed.
+std::vector<std::string> remove_stale_temporaries(const std::string& path);
 
 class InputFile {
  public:

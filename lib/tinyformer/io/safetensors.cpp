@@ -115,6 +115,7 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
                                          header.type_name()));
 
   const std::size_t data_size = static_cast<std::size_t>(rest - header_len);
+  std::vector<std::string> past_end;  // tensors whose data_offsets end after the data section
   for (const auto& [key, value] : header.items()) {
     if (key == kMetadataKey) {
       if (!value.is_object())
@@ -157,9 +158,7 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
     const auto end = jo[1].get<std::uint64_t>();
     if (begin > end)
       throw where(fmt::format("\"data_offsets\" [{}, {}] begin after they end", begin, end));
-    if (end > data_size)
-      throw where(fmt::format("data_offsets [{}, {}] go past the end of the data section ({} bytes)", begin, end,
-                              data_size));
+    if (end > data_size) past_end.push_back(key);  // a truncated file, or a corrupt entry: told apart below
     e.begin = static_cast<std::size_t>(begin);
     e.end = static_cast<std::size_t>(end);
     std::size_t expected = 0;
@@ -176,6 +175,24 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
     const Entry& eb = f.entries_.at(b);
     return ea.begin != eb.begin ? ea.begin < eb.begin : a < b;
   });
+  if (!past_end.empty()) {
+    // Tensors laid end to end from 0 (as every writer does) whose last one ends past the data: the file was cut.
+    bool contiguous = true;
+    std::size_t end = 0;
+    for (const auto& name : f.names_) {
+      const Entry& e = f.entries_.at(name);
+      contiguous = contiguous && e.begin == end;
+      end = e.end;
+    }
+    if (contiguous)
+      throw std::runtime_error(fmt::format("{}: truncated: the header describes {} bytes of tensor data but only {} "
+                                           "follow it (the file is {} bytes, {} expected)",
+                                           path, end, data_size, in.size(), in.size() + (end - data_size)));
+    const Entry& e = f.entries_.at(past_end.front());
+    throw std::runtime_error(fmt::format("{}: tensor '{}': data_offsets [{}, {}] go past the end of the data section "
+                                         "({} bytes)",
+                                         path, past_end.front(), e.begin, e.end, data_size));
+  }
 
   f.data_.resize(data_size);
   in.read(f.data_.data(), data_size, "the tensor data");

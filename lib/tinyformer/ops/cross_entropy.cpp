@@ -64,12 +64,15 @@ Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index igno
     const S* xr = x + r * V;
     S* pr = p + r * V;
     S m = -std::numeric_limits<S>::infinity();
-    for (std::size_t j = 0; j < V; ++j) m = std::max(m, xr[j]);
-    if (m == -std::numeric_limits<S>::infinity())
-      throw std::invalid_argument(fmt::format(
-          "cross_entropy: the logits at position {} are all -inf; at least one class score per row must be finite",
-          position_str(r, tshape)));
-    for (std::size_t j = 0; j < V; ++j) pr[j] = xr[j] - m;
+    bool nan = false;
+    for (std::size_t j = 0; j < V; ++j) {
+      m = std::max(m, xr[j]);
+      nan = nan || std::isnan(xr[j]);
+    }
+    // A row with a NaN, or with nothing above -inf, has no softmax: its loss and gradient are NaN (as in
+    // PyTorch), for the caller to detect (the trainer stops or skips the step), not an exception mid-step.
+    const bool undefined = nan || m == -std::numeric_limits<S>::infinity();
+    for (std::size_t j = 0; j < V; ++j) pr[j] = undefined ? std::numeric_limits<S>::quiet_NaN() : xr[j] - m;
   }
   // Loss of each kept row from the shifted logits s = x - m: loss_row = log(sum_k exp(s_k)) - s_t.
   std::vector<S> target_shifted(N);

@@ -73,7 +73,8 @@ template <class S> Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, cons
 template <class S> Var<S> embedding(const Var<S>& weight, const IndexArray& ids);
 
 // ---- cross_entropy.cpp: logits [..., V], targets [...] (same leading shape) -> scalar mean over the
-// targets that are not `ignore_index`. Fused log-softmax + NLL.
+// targets that are not `ignore_index`. Fused log-softmax + NLL. A row holding a NaN or only -inf gives a NaN
+// loss and gradient (as PyTorch does), so that non-finite values surface where the caller checks for them.
 template <class S> Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index ignore_index = -1);
 
 // ---- dropout.cpp: in training, zeroes each element with probability p and scales the rest by 1/(1-p)

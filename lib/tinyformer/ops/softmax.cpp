@@ -6,8 +6,9 @@
 //                dx_j = dy_j - softmax_j sum_k dy_k,  softmax_j = exp(y_j)
 //   causal_mask  scores [..., Tq, Tk]: y_ij = x_ij where j <= i (np.tril), -inf where j > i
 //                dx_ij = dy_ij where j <= i, 0 where j > i
-// A row whose entries are all -inf has no softmax (0/0): softmax and log_softmax reject it. causal_mask never
-// makes one, because column 0 is always kept.
+// A row whose entries are all -inf, or that holds a NaN, has no softmax (0/0): softmax and log_softmax give NaN
+// for the whole row (as PyTorch does), so that training detects it as a non-finite loss. causal_mask never
+// makes such a row, because column 0 is always kept.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -50,18 +51,19 @@ Rows last_axis_rows(const Shape& shape, const char* op) {
 
 // out = x - rowmax(x), row by row, x and out [R, C]. -inf entries stay -inf, so exp() of them is 0.
 template <class S>
-void subtract_row_max(const S* x, S* out, const Rows& rows, const char* op) {
+void subtract_row_max(const S* x, S* out, const Rows& rows) {
   const std::size_t C = rows.width;
   for (std::size_t r = 0; r < rows.count; ++r) {
     const S* xr = x + r * C;
     S* outr = out + r * C;
     S m = -std::numeric_limits<S>::infinity();
-    for (std::size_t j = 0; j < C; ++j) m = std::max(m, xr[j]);
-    if (C > 0 && m == -std::numeric_limits<S>::infinity())
-      throw std::invalid_argument(fmt::format(
-          "{}: row {} (of {} rows of {}) has every entry -inf; at least one entry per row must be finite", op, r,
-          rows.count, C));
-    for (std::size_t j = 0; j < C; ++j) outr[j] = xr[j] - m;
+    bool nan = false;
+    for (std::size_t j = 0; j < C; ++j) {
+      m = std::max(m, xr[j]);
+      nan = nan || std::isnan(xr[j]);
+    }
+    const bool undefined = nan || m == -std::numeric_limits<S>::infinity();  // the whole row becomes NaN
+    for (std::size_t j = 0; j < C; ++j) outr[j] = undefined ? std::numeric_limits<S>::quiet_NaN() : xr[j] - m;
   }
 }
 
@@ -73,7 +75,7 @@ Var<S> softmax(const Var<S>& a) {
   const Rows rows = last_axis_rows(a.shape(), "softmax");
   const std::size_t C = rows.width;
   Array<S> out = Array<S>::from_shape(a.value().shape());
-  subtract_row_max(a.value().data(), out.data(), rows, "softmax");
+  subtract_row_max(a.value().data(), out.data(), rows);
   xt::noalias(out) = xt::exp(out);  // contiguous, vectorised; exp(-inf) = 0
   S* y = out.data();
   for (std::size_t r = 0; r < rows.count; ++r) {
@@ -108,7 +110,7 @@ Var<S> log_softmax(const Var<S>& a) {
   const Rows rows = last_axis_rows(a.shape(), "log_softmax");
   const std::size_t C = rows.width;
   Array<S> out = Array<S>::from_shape(a.value().shape());
-  subtract_row_max(a.value().data(), out.data(), rows, "log_softmax");
+  subtract_row_max(a.value().data(), out.data(), rows);
   // exp(x - m) is needed only for the row sums: it goes through a small scratch block of whole rows (about
   // kScratchElems values, reused), not a second array as large as x.
   const std::size_t block_rows = C == 0 ? 1 : std::max<std::size_t>(1, std::min(rows.count, kScratchElems / C));

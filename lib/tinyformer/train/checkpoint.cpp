@@ -17,6 +17,27 @@ std::string metadata_or_throw(const io::SafetensorsFile& file, const std::string
     throw std::runtime_error(fmt::format("{}: not a tinyformer checkpoint (no '{}' in its metadata)", file.path(), key));
   return it->second;
 }
+// The shapes the metadata implies for a few tensors must be the file's: this bounds the model by the file.
+void check_config_fits_tensors(const io::SafetensorsFile& file, const nn::GPTConfig& cfg) {
+  const auto expect = [&](const std::string& name, const Shape& shape) {
+    if (!file.has(name))
+      throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its metadata describes a model with tensor {} {}, "
+                                           "which the file does not hold",
+                                           file.path(), name, shape_str(shape)));
+    if (file.shape(name) != shape)
+      throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its metadata implies {} {} but the tensor has "
+                                           "shape {}",
+                                           file.path(), name, shape_str(shape), shape_str(file.shape(name))));
+  };
+  const std::size_t C = cfg.n_embd;
+  expect("transformer.wte.weight", {cfg.vocab_size, C});
+  expect("transformer.wpe.weight", {cfg.block_size, C});
+  if (cfg.n_layer == 0 || cfg.mlp_ratio == 0 || cfg.mlp_ratio > (std::size_t{1} << 20))
+    throw std::runtime_error(fmt::format("{}: corrupt checkpoint: n_layer {} and mlp_ratio {} in its metadata",
+                                         file.path(), cfg.n_layer, cfg.mlp_ratio));
+  expect(fmt::format("transformer.h.{}.mlp.c_fc.weight", cfg.n_layer - 1), {cfg.mlp_ratio * C, C});
+}
+
 }  // namespace
 
 std::string model_config_json(const nn::GPTConfig& cfg) {
@@ -42,6 +63,7 @@ nn::GPTConfig read_model_config(const io::SafetensorsFile& file) {
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.model' metadata: {}", file.path(), e.what()));
   }
+  check_config_fits_tensors(file, cfg);
   return cfg;
 }
 

@@ -28,7 +28,9 @@ struct TrainingState {
 void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const optim::Optimizer<float>* optimizer,
                      const TrainingState& state);
 
-// The architecture stored in a checkpoint (throws std::runtime_error naming the file if it has none).
+// The architecture stored in a checkpoint. Throws std::runtime_error naming the file if it has none, or if it
+// disagrees with the tensors it describes (wte [V,C], wpe [T,C], n_layer blocks, c_fc [ratio*C,C]): a corrupt
+// header is refused before a model of its size is built.
 nn::GPTConfig read_model_config(const io::SafetensorsFile& file);
 TrainingState read_training_state(const io::SafetensorsFile& file);
 std::string model_config_json(const nn::GPTConfig& cfg);

@@ -24,14 +24,25 @@ data::DataSpec data_spec_from(const config::RunConfig& cfg) {
   return spec;
 }
 
-nn::GPTConfig gpt_config_from(const config::RunConfig& cfg, std::size_t data_vocab_size, std::uint64_t init_seed) {
+std::unique_ptr<data::DataSource> make_data(const config::RunConfig& cfg) {
+  try {
+    return data::make_data_source(data_spec_from(cfg));
+  } catch (const data::SpecError& e) {
+    throw config::error_at(cfg, e.key(), e.what());
+  } catch (const std::runtime_error& e) {  // the file: missing, empty, not UTF-8, a bad .npy, ...
+    throw std::runtime_error(fmt::format("{}: {}", cfg.source.locate("data.path"), e.what()));
+  }
+}
+
+nn::GPTConfig gpt_config_from(const config::RunConfig& cfg, const data::DataSource& data, std::uint64_t init_seed) {
   nn::GPTConfig g;
+  const std::size_t data_vocab_size = data.vocab().size();
   if (cfg.model.vocab_size && *cfg.model.vocab_size < data_vocab_size)
-    throw std::invalid_argument(fmt::format(
-        "model.vocab_size {} is smaller than the data's vocabulary of {} tokens; use {} or 'auto'",
-        *cfg.model.vocab_size, data_vocab_size, data_vocab_size));
+    throw config::error_at(cfg, "model.vocab_size",
+                           fmt::format("{} is smaller than the data's vocabulary of {} tokens; use {} or 'auto'",
+                                       *cfg.model.vocab_size, data_vocab_size, data_vocab_size));
   g.vocab_size = cfg.model.vocab_size ? *cfg.model.vocab_size : data_vocab_size;
-  g.block_size = cfg.model.context;
+  g.block_size = data.seq_len();  // model.context, resolved and checked by the data source
   g.n_layer = cfg.model.n_layer;
   g.n_head = cfg.model.n_head;
   g.n_embd = cfg.model.d_model;
@@ -49,8 +60,8 @@ RunSetup make_run(const config::RunConfig& cfg) {
   Rng root(cfg.training.seed);
   const std::uint64_t init_seed = root.next_u64();
   run.data_rng = root.split();
-  run.data = data::make_data_source(data_spec_from(cfg));
-  run.model = std::make_unique<nn::GPT<float>>(gpt_config_from(cfg, run.data->vocab().size(), init_seed));
+  run.data = make_data(cfg);
+  run.model = std::make_unique<nn::GPT<float>>(gpt_config_from(cfg, *run.data, init_seed));
   run.model->set_attention_impl(cfg.model.attention == config::AttentionImpl::fused ? nn::AttentionImpl::fused
                                                                                     : nn::AttentionImpl::composed);
 
@@ -97,10 +108,11 @@ RunSetup make_run(const config::RunConfig& cfg) {
     try {
       ids = run.data->vocab().encode(cfg.logging.probe);
     } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("logging.probe: {}", e.what()));
+      throw config::error_at(cfg, "logging.probe", e.what());
     }
-    if (ids.empty()) throw std::invalid_argument("logging.probe is empty after encoding; give at least one token");
-    if (ids.size() > cfg.model.context) ids.erase(ids.begin(), ids.end() - static_cast<long>(cfg.model.context));
+    if (ids.empty()) throw config::error_at(cfg, "logging.probe", "has no tokens; give at least one");
+    const std::size_t T = run.model->config().block_size;
+    if (ids.size() > T) ids.erase(ids.begin(), ids.end() - static_cast<long>(T));
     run.probe = IndexArray::from_shape({ids.size()});
     std::copy(ids.begin(), ids.end(), run.probe.data());
   }

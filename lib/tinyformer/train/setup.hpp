@@ -22,7 +22,11 @@ struct RunSetup {
 };
 
 data::DataSpec data_spec_from(const config::RunConfig& cfg);
-nn::GPTConfig gpt_config_from(const config::RunConfig& cfg, std::size_t data_vocab_size, std::uint64_t init_seed);
+// The run's data source. Errors name the config file and the key to change: ConfigError for model.context
+// (and other keys the data disagrees with), std::runtime_error prefixed with data.path for an unusable file.
+std::unique_ptr<data::DataSource> make_data(const config::RunConfig& cfg);
+// The model section with vocab_size and context resolved against the data (ConfigError if vocab_size is too small).
+nn::GPTConfig gpt_config_from(const config::RunConfig& cfg, const data::DataSource& data, std::uint64_t init_seed);
 RunSetup make_run(const config::RunConfig& cfg);
 
 // Throws std::invalid_argument listing every architecture field where the checkpoint differs from `cfg`.

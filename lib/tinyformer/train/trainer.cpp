@@ -31,11 +31,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The first parameter (in named_parameters order) whose gradient, or whose value, holds a NaN or an infinity.
 std::string first_nonfinite_grad(const nn::NamedParams<float>& params) {
   for (const auto& [name, p] : params)
     if (p.has_grad())
       for (float g : p.grad())
         if (!std::isfinite(g)) return name;
+  return "";
+}
+std::string first_nonfinite_value(const nn::NamedParams<float>& params) {
+  for (const auto& [name, p] : params)
+    for (float v : p.value())
+      if (!std::isfinite(v)) return name;
   return "";
 }
 
@@ -70,6 +77,13 @@ EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t
   return r;
 }
 
+// --overwrite: the files of the earlier run that this one would not replace (its attention snapshots).
+void remove_run_files(const std::string& out) {
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(out) / "attention", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind("step_", 0) == 0) fs::remove(it->path(), ec);
+}
+
 }  // namespace
 
 TrainResult train(const TrainOptions& options) {
@@ -78,10 +92,16 @@ TrainResult train(const TrainOptions& options) {
   const std::string out = cfg.logging.out_dir;
   const std::string checkpoint_path = (fs::path(out) / "checkpoint.safetensors").string();
 
+  if (!options.resume && !options.overwrite && fs::exists(checkpoint_path))
+    throw std::runtime_error(fmt::format("{} already holds a run ({}): continue it with --resume, start over with "
+                                         "--overwrite, or choose another --out",
+                                         out, checkpoint_path));
+
   RunSetup setup = make_run(cfg);  // data, model, optimizer, schedule, generators, all from the seed
   nn::GPT<float>& model = *setup.model;
   optim::Optimizer<float>& optimizer = *setup.optimizer;
   data::DataSource& source = *setup.data;
+  cfg.model.context = model.config().block_size;  // config.yaml records the resolved value of 'auto'
   set_num_threads(static_cast<int>(cfg.training.threads));
 
   long start_step = 0;
@@ -103,7 +123,10 @@ TrainResult train(const TrainOptions& options) {
 
   std::error_code ec;
   fs::create_directories(fs::path(out) / "attention", ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot create the out dir {}: {}", out, ec.message()));
+  if (ec) throw std::runtime_error(fmt::format("cannot create the out dir {}: {}; choose another --out", out, ec.message()));
+  if (options.overwrite && !options.resume) remove_run_files(out);
+  for (const auto& stale : io::remove_stale_temporaries(checkpoint_path))
+    if (options.progress) fmt::print("tinyformer: removed {}, left by a save that was cut off\n", stale);
   const std::string config_yaml = config::to_yaml(cfg);
   io::write_file_atomic((fs::path(out) / "config.yaml").string(), config_yaml.data(), config_yaml.size());
   const std::string metrics_path = (fs::path(out) / "metrics.jsonl").string();
@@ -117,7 +140,14 @@ TrainResult train(const TrainOptions& options) {
     st.vocab = source.vocab().serialize();
     st.data_rng = setup.data_rng.state();
     st.dropout_rng = model.dropout_rng().state();
-    save_checkpoint(checkpoint_path, model, &optimizer, st);
+    try {
+      save_checkpoint(checkpoint_path, model, &optimizer, st);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("step {}: the checkpoint could not be saved: {}; {}", step, e.what(),
+                                           fs::exists(checkpoint_path)
+                                               ? "the previous checkpoint there is unchanged"
+                                               : "no checkpoint was written"));
+    }
   };
 
   const bool tty = options.progress && isatty(STDOUT_FILENO);
@@ -153,8 +183,12 @@ TrainResult train(const TrainOptions& options) {
       if (!std::isfinite(grad_norm)) bad_param = first_nonfinite_grad(params);
     }
     if (!std::isfinite(loss_value) || !bad_param.empty()) {
-      const std::string what = bad_param.empty() ? fmt::format("the loss is {}", loss_value)
-                                                 : fmt::format("the gradient of {} is not finite", bad_param);
+      std::string what = bad_param.empty() ? fmt::format("the loss is {}", loss_value)
+                                           : fmt::format("the gradient of {} is not finite", bad_param);
+      if (const std::string bad_value = first_nonfinite_value(params); !bad_value.empty())
+        what += fmt::format(" (the weights diverged: {} holds a non-finite value; lower optimizer.lr or set "
+                            "training.grad_clip)",
+                            bad_value);
       if (cfg.training.nonfinite == config::NonFinitePolicy::stop) {
         model.record_attention(false);
         throw std::runtime_error(fmt::format(

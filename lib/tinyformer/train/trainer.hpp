@@ -18,6 +18,7 @@ struct TrainOptions {
   std::vector<std::string> overrides;  // --set key.path=value
   std::optional<std::string> out_dir;  // --out, overrides logging.out_dir
   bool resume = false;                 // continue from <out>/checkpoint.safetensors
+  bool overwrite = false;              // start afresh in an out dir that holds a checkpoint (refused otherwise)
   std::string init_from;               // --init-from weights.safetensors
   bool progress = true;                // print progress lines
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler: finish the step, checkpoint, stop

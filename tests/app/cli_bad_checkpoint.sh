@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# app: damaged checkpoints, checkpoints of another model and bad prompts are refused with one line (or a
+# summary line and an indented list of mismatches) and exit code 1 (2 for command-line usage); a refused
+# --init-from creates no run dir and a refused --resume changes nothing in the run dir.
+set -uo pipefail
+bin="$1"; src="$2"; work="$3"; bad_files="$4"
+rm -rf "$work"; mkdir -p "$work"
+source "$(dirname "$0")/support.sh"
+cfg="$src/configs/reverse.yaml"
+short=(--set training.steps=4 --set schedule.warmup_steps=0 --set logging.attention_interval=0 --quiet)
+"$bin" train "$cfg" --out "$work/good" "${short[@]}" || fail "training the reference checkpoint"
+good="$work/good/checkpoint.safetensors"
+before=$(fingerprint "$work/good")
+
+# damaged files: sample, --init-from and --resume each refuse them
+declare -A says=(
+  [truncated]="truncated: the header describes 1230452 bytes of tensor data but only"
+  [header_not_json]="the safetensors header is not valid JSON"
+  [header_length_past_end]="corrupt safetensors file: the header length field says"
+  [offsets_past_end]="tensor 'transformer.wte.weight': data_offsets [1230452, 1233268] go past the end of the data section (1230452 bytes)"
+  [dtype_f16]="tensor 'transformer.wte.weight': unknown dtype 'F16' (tinyformer reads F32, F64, I32, I64)"
+  [huge_model]="corrupt checkpoint: its metadata implies transformer.wte.weight [11, 1099511627776] but the tensor has shape [11, 64]"
+  [no_metadata]="not a tinyformer checkpoint (no 'tinyformer.model' in its metadata)"
+)
+for kind in truncated header_not_json header_length_past_end offsets_past_end dtype_f16 huge_model no_metadata; do
+  "$bad_files" checkpoint "$kind" "$good" "$work/$kind.safetensors" || fail "bad_files checkpoint $kind"
+  expect_error "checkpoint $kind (sample)" 1 "$work/$kind.safetensors: ${says[$kind]}" \
+    "$bin" sample "$work/$kind.safetensors" --prompt 12
+done
+: > "$work/empty.safetensors"
+expect_error "checkpoint empty" 1 "empty.safetensors: not a safetensors file: it is 0 bytes long" \
+  "$bin" sample "$work/empty.safetensors" --prompt 12
+expect_error "checkpoint missing" 2 "checkpoint: File does not exist: $work/none.safetensors (see tinyformer sample --help)" \
+  "$bin" sample "$work/none.safetensors" --prompt 12
+"$bad_files" checkpoint dtype_i32 "$good" "$work/dtype_i32.safetensors"
+expect_listing "checkpoint with the wrong dtype" 1 "transformer.wte.weight: dtype I32 in the file, F32 needed" \
+  "$bin" sample "$work/dtype_i32.safetensors" --prompt 12
+expect_error "--init-from a truncated file" 1 "truncated.safetensors: truncated: the header describes" \
+  "$bin" train "$cfg" --init-from "$work/truncated.safetensors" --out "$work/init"
+nothing_written "$work/init"
+
+# another architecture: every mismatching tensor is listed with both shapes
+"$bin" train "$cfg" --out "$work/narrow" "${short[@]}" --set model.d_model=32 --set model.n_layer=1 || fail "narrow model"
+expect_listing "--init-from another architecture" 1 "the weights do not match the model" \
+  "$bin" train "$cfg" --init-from "$work/narrow/checkpoint.safetensors" --out "$work/init"
+for needle in "transformer.wte.weight: the file has shape [11, 32], the model needs [11, 64]" \
+              "missing tensor transformer.h.1.attn.c_attn.weight [192, 64]" \
+              "lm_head.weight: the file has shape [11, 32], the model needs [11, 64]"; do
+  grep -qF -- "$needle" "$work/err.txt" || { cat "$work/err.txt"; fail "mismatch not listed: $needle"; }
+done
+nothing_written "$work/init"
+"$bin" train "$cfg" --out "$work/len4" "${short[@]}" --set data.length=4 || fail "length-4 model"
+expect_listing "--init-from a smaller positional table" 1 "transformer.wpe.weight: the file has shape [8, 64], the model needs [16, 64]" \
+  "$bin" train "$cfg" --init-from "$work/len4/checkpoint.safetensors" --out "$work/init"
+nothing_written "$work/init"
+
+# resume: a changed model, another optimizer, a damaged checkpoint; the run dir stays as it was
+expect_listing "--resume with a changed model config" 1 "model.n_layer: checkpoint 2, config 3" \
+  "$bin" train "$cfg" --out "$work/good" --resume --set training.steps=8 --set schedule.warmup_steps=0 --set model.n_layer=3
+[ "$(fingerprint "$work/good")" = "$before" ] || fail "a refused resume changed the run dir"
+expect_error "--resume with another optimizer" 1 "the checkpoint holds AdamW state but the config asks for SGD" \
+  "$bin" train "$cfg" --out "$work/good" --resume --set training.steps=8 --set schedule.warmup_steps=0 --set optimizer.name=sgd
+[ "$(fingerprint "$work/good")" = "$before" ] || fail "a refused resume changed the run dir"
+expect_error "--resume without a checkpoint" 1 "--resume: no checkpoint at $work/fresh/checkpoint.safetensors" \
+  "$bin" train "$cfg" --out "$work/fresh" --resume
+nothing_written "$work/fresh"
+cp -r "$work/good" "$work/damaged"
+head -c 1000 "$good" > "$work/damaged/checkpoint.safetensors"
+damaged=$(fingerprint "$work/damaged")
+expect_error "--resume from a truncated checkpoint" 1 "damaged/checkpoint.safetensors: corrupt safetensors file" \
+  "$bin" train "$cfg" --out "$work/damaged" --resume --set training.steps=8 --set schedule.warmup_steps=0
+[ "$(fingerprint "$work/damaged")" = "$damaged" ] || fail "a refused resume changed the run dir"
+
+# prompts
+expect_error "prompt outside the vocabulary" 1 "--prompt: not in the vocabulary: 'x' at position 1, 'y' at position 3 (characters counted from 0); the vocabulary's 11 characters: 0 1 2 3 4 5 6 7 8 9 |" \
+  "$bin" sample "$good" --prompt "1x2y"
+expect_error "prompt empty" 1 "--prompt is empty; give at least one token" "$bin" sample "$good" --prompt ""
+expect_error "prompt not UTF-8" 1 "--prompt: invalid UTF-8 at byte offset 2" "$bin" sample "$good" --prompt $'12\xff'
+expect_error "prompt longer than the context (attention)" 0 "warning: the prompt has 20 tokens, the context is 16: keeping the last 16" \
+  "$bin" attention "$good" --prompt "12345678901234567890" --out "$work/maps"
+out=$("$bin" sample "$good" --prompt "12345678901234567890" --tokens 3 --top-k 1 2> "$work/err.txt") || fail "long prompt refused"
+grep -q "keeping the last 16" "$work/err.txt" || fail "no crop warning"
+[ "${#out}" -eq 19 ] || fail "sample printed '$out', expected the last 16 prompt characters + 3"
+expect_error "negative --tokens" 2 "--tokens: must be a whole number >= 0, got '-3' (see tinyformer sample --help)" \
+  "$bin" sample "$good" --prompt 12 --tokens -3
+expect_error "temperature 0" 1 "temperature must be > 0, got 0 (use --top-k 1 for greedy)" \
+  "$bin" sample "$good" --prompt 12 --temperature 0
+echo "PASS: damaged and mismatching checkpoints and bad prompts refused; nothing written or changed"

@@ -1,0 +1,56 @@
+# Sourced by the CLI tests: failure, expected errors, and checks that a refused command left nothing behind.
+# The caller sets $work (a scratch dir). With TINYFORMER_ERROR_TABLE=FILE every expected error appends a
+# Markdown row "| case | exit code | message |" to FILE (the robustness table of the README).
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect_error LABEL CODE NEEDLE CMD...: CMD exits with CODE and prints one line on stderr containing NEEDLE.
+expect_error() {
+  local label="$1" code="$2" needle="$3"; shift 3
+  "$@" > "$work/out.txt" 2> "$work/err.txt"
+  local got=$?
+  [ "$got" -eq "$code" ] || { cat "$work/err.txt"; fail "$label: '$*' exited $got, expected $code"; }
+  grep -qF -- "$needle" "$work/err.txt" || { cat "$work/err.txt"; fail "$label: '$*' did not say '$needle'"; }
+  [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; fail "$label: '$*' printed more than one line"; }
+  record_error "$label" "$got"
+}
+
+# expect_listing LABEL CODE NEEDLE CMD...: like expect_error, but the message is a summary line followed by an
+# indented list (mismatching tensors, differing keys); NEEDLE may be on any line.
+expect_listing() {
+  local label="$1" code="$2" needle="$3"; shift 3
+  "$@" > "$work/out.txt" 2> "$work/err.txt"
+  local got=$?
+  [ "$got" -eq "$code" ] || { cat "$work/err.txt"; fail "$label: '$*' exited $got, expected $code"; }
+  grep -qF -- "$needle" "$work/err.txt" || { cat "$work/err.txt"; fail "$label: '$*' did not say '$needle'"; }
+  head -1 "$work/err.txt" | grep -q "^tinyformer: error: " || { cat "$work/err.txt"; fail "$label: no error line first"; }
+  if [ "$(wc -l < "$work/err.txt")" -gt 1 ]; then
+    tail -n +2 "$work/err.txt" | grep -qv "^  " && { cat "$work/err.txt"; fail "$label: a listing line is not indented"; }
+  fi
+  record_error "$label" "$got"
+}
+
+record_error() {
+  [ -n "${TINYFORMER_ERROR_TABLE:-}" ] || return 0
+  local msg
+  msg=$(sed -e 's/|/\\|/g' -e "s#$work/##g" "$work/err.txt" | paste -sd' ' -)
+  echo "| $1 | $2 | \`$msg\` |" >> "$TINYFORMER_ERROR_TABLE"
+}
+
+# nothing_written DIR: a refused command must not have created DIR.
+nothing_written() {
+  [ ! -e "$1" ] || { ls -la "$1"; fail "a refused command created $1"; }
+}
+
+# no_temporaries DIR: no "*.tmp.<pid>" file of an atomic write is left in DIR.
+no_temporaries() {
+  local left
+  left=$(find "$1" -name '*.tmp.*' 2> /dev/null)
+  [ -z "$left" ] || fail "temporary files left behind: $left"
+}
+
+# fingerprint DIR: one checksum over every file in DIR (names and contents), to show a refused command
+# changed nothing.
+fingerprint() {
+  (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1)
+}

@@ -1,0 +1,50 @@
+// libFuzzer target: the safetensors reader and what `tinyformer sample` does with a checkpoint: read the
+// header, every tensor in every dtype it offers, the model config and training state from the metadata,
+// then build that model and load its weights. Every input must load or be refused with a std::exception
+// (runtime_error / invalid_argument); a crash, a sanitizer report or a huge allocation is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "fuzz_file.hpp"
+#include "tinyformer/data/vocabulary.hpp"
+#include "tinyformer/io/safetensors.hpp"
+#include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/train/checkpoint.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string path = tf::fuzz::write_input(data, size, ".safetensors");
+  std::optional<tf::io::SafetensorsFile> file;
+  try {
+    file = tf::io::SafetensorsFile::load(path);
+  } catch (const std::runtime_error& e) {
+    if (std::string(e.what()).find(path) == std::string::npos) __builtin_trap();  // the message names the file
+    return 0;
+  }
+  for (const auto& name : file->names()) {
+    try {
+      if (file->dtype(name) == tf::io::DType::F32 || file->dtype(name) == tf::io::DType::F64) {
+        file->get_f32(name, tf::io::Conversion::allow_narrowing);
+        file->get_f64(name);
+      } else {
+        file->get_index(name);
+        file->get_i64(name);
+      }
+    } catch (const std::runtime_error&) {
+    }
+  }
+  try {
+    tf::data::Vocabulary::deserialize(tf::train::read_training_state(*file).vocab);
+  } catch (const std::exception&) {
+  }
+  try {
+    const tf::nn::GPTConfig cfg = tf::train::read_model_config(*file);  // checked against the tensors' shapes
+    tf::nn::GPT<float> model(cfg);
+    tf::train::load_model_weights(*file, model);
+  } catch (const std::runtime_error&) {
+  } catch (const std::invalid_argument&) {
+  }
+  return 0;
+}
