@@ -6,8 +6,8 @@ want="${1:-build}"
 packages=(cmake g++ make pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
           libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev)
 if [ "$want" = test ]; then
-  # the PyTorch parity test and the report's browser check
-  packages+=(python3 python3-numpy python3-torch chromium)
+  # the PyTorch parity test, the report's browser check, and clang for the sanitizer build and libFuzzer
+  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -4,36 +4,35 @@
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# expect_error LABEL CODE NEEDLE CMD...: CMD exits with CODE and prints one line on stderr containing NEEDLE.
-expect_error() {
+# run_refused LABEL CODE NEEDLE CMD...: CMD exits with CODE and prints NEEDLE on stderr ($work/err.txt).
+run_refused() {
   local label="$1" code="$2" needle="$3"; shift 3
   "$@" > "$work/out.txt" 2> "$work/err.txt"
   local got=$?
   [ "$got" -eq "$code" ] || { cat "$work/err.txt"; fail "$label: '$*' exited $got, expected $code"; }
   grep -qF -- "$needle" "$work/err.txt" || { cat "$work/err.txt"; fail "$label: '$*' did not say '$needle'"; }
-  [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; fail "$label: '$*' printed more than one line"; }
-  record_error "$label" "$got"
 }
 
-# expect_listing LABEL CODE NEEDLE CMD...: like expect_error, but the message is a summary line followed by an
+# expect_error LABEL CODE NEEDLE CMD...: run_refused, and the message is a single line.
+expect_error() {
+  run_refused "$@"
+  [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; fail "$1: more than one line"; }
+  record_error "$1" "$2"
+}
+
+# expect_listing LABEL CODE NEEDLE CMD...: run_refused, and the message is an error line followed by an
 # indented list (mismatching tensors, differing keys); NEEDLE may be on any line.
 expect_listing() {
-  local label="$1" code="$2" needle="$3"; shift 3
-  "$@" > "$work/out.txt" 2> "$work/err.txt"
-  local got=$?
-  [ "$got" -eq "$code" ] || { cat "$work/err.txt"; fail "$label: '$*' exited $got, expected $code"; }
-  grep -qF -- "$needle" "$work/err.txt" || { cat "$work/err.txt"; fail "$label: '$*' did not say '$needle'"; }
-  head -1 "$work/err.txt" | grep -q "^tinyformer: error: " || { cat "$work/err.txt"; fail "$label: no error line first"; }
-  if [ "$(wc -l < "$work/err.txt")" -gt 1 ]; then
-    tail -n +2 "$work/err.txt" | grep -qv "^  " && { cat "$work/err.txt"; fail "$label: a listing line is not indented"; }
-  fi
-  record_error "$label" "$got"
+  run_refused "$@"
+  head -1 "$work/err.txt" | grep -q "^tinyformer: error: " || { cat "$work/err.txt"; fail "$1: no error line first"; }
+  if tail -n +2 "$work/err.txt" | grep -qv "^  "; then cat "$work/err.txt"; fail "$1: a listing line is not indented"; fi
+  record_error "$1" "$2"
 }
 
 record_error() {
   [ -n "${TINYFORMER_ERROR_TABLE:-}" ] || return 0
   local msg
-  msg=$(sed -e 's/|/\\|/g' -e "s#$work/##g" "$work/err.txt" | paste -sd' ' -)
+  msg=$(sed -e 's/|/\\|/g' -e "s#$work/##g" -e "s#${src:-/nonexistent}/##g" "$work/err.txt" | paste -sd' ' -)
   echo "| $1 | $2 | \`$msg\` |" >> "$TINYFORMER_ERROR_TABLE"
 }
 

@@ -1,6 +1,7 @@
 // exp, log, tanh, relu, gelu: forward values against closed forms / reference numbers, float32 vs float64,
 // and float64 gradchecks.
 #include <cmath>
+#include <limits>
 
 #include <catch2/catch.hpp>
 
@@ -55,6 +56,35 @@ TEST_CASE("ops: exp and log forward match known values and identities", "[ops]")
   CHECK(max_abs_diff(exp(log(b)).value(), b.value()) < 1e-14);
   CHECK(max_abs_diff(exp(a + Var<double>(b)).value(), Array<double>(exp(a).value() * exp(Var<double>(b)).value())) <
         1e-12);
+}
+
+TEST_CASE("ops: exp of infinities, of huge values and of NaN, in float and double (vector and tail lanes)",
+          "[ops]") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  // 15 values: whole SIMD batches and a scalar tail in both precisions
+  const Array<double> x = {-inf, -1e4, -1000.0, -800.0, -700.0, 0.0, nan, -inf, 1.0, nan, inf, 1e4, 800.0, -inf, 2.5};
+  const Array<double> ed = exp(Var<double>(x)).value();
+  const Array<float> ef = exp(Var<float>(Array<float>(xt::cast<float>(x)))).value();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    INFO(i << ": exp(" << x(i) << ")");
+    if (std::isnan(x(i))) {
+      CHECK(std::isnan(ed(i)));
+      CHECK(std::isnan(ef(i)));
+    } else {
+      const double want_d = std::exp(x(i));  // the clamp to [-1000, 1000] only touches values whose exp is 0 or inf
+      if (std::isinf(want_d) || want_d == 0.0)
+        CHECK(ed(i) == want_d);
+      else
+        CHECK(ed(i) == Approx(want_d).epsilon(1e-15));  // xsimd's exp is within an ulp of std::exp
+      const float want = std::exp(static_cast<float>(x(i)));
+      if (std::isinf(want) || want == 0.0f)
+        CHECK(ef(i) == want);
+      else
+        CHECK(ef(i) == Approx(want).epsilon(1e-6));
+    }
+  }
+  CHECK(ed(0) == 0.0);
+  CHECK(ef(0) == 0.0f);
 }
 
 TEST_CASE("ops: tanh forward matches (e^2x - 1) / (e^2x + 1)", "[ops]") {

@@ -113,3 +113,17 @@ TEST_CASE("clip: no gradients gives 0, a non-finite norm leaves gradients as the
   CHECK_THROWS_AS(clip_grad_norm(std::vector<Var<float>>{p}, -1.0), std::invalid_argument);
   CHECK_THROWS_AS(clip_grad_norm(std::vector<Var<float>>{p}, std::nan("")), std::invalid_argument);
 }
+
+TEST_CASE("clip: first_nonfinite_grad and first_nonfinite_value name the first parameter holding a NaN or inf",
+          "[clip]") {
+  Var<float> a(Array<float>{1.0f, 2.0f}, true), b(Array<float>{3.0f}, true), c(Array<float>{4.0f}, true);
+  const NamedVars<float> params{{"a", a}, {"b", b}, {"c", c}};
+  CHECK(first_nonfinite_grad(params).empty());  // no gradients yet
+  CHECK(first_nonfinite_value(params).empty());
+  a.mutable_grad() = Array<float>{0.5f, 0.5f};
+  b.mutable_grad() = Array<float>{std::numeric_limits<float>::infinity()};
+  c.mutable_grad() = Array<float>{std::nanf("")};
+  CHECK(first_nonfinite_grad(params) == "b");
+  c.mutable_value() = Array<float>{-std::numeric_limits<float>::infinity()};
+  CHECK(first_nonfinite_value(params) == "c");
+}

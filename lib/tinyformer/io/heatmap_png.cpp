@@ -30,7 +30,6 @@ constexpr int kColorBarWidth = 120;  // "0" + 4 + 100 px ramp + 4 + "1"
 constexpr int kMaxSide = 16384;
 
 using Rgb = std::array<std::uint8_t, 3>;
-constexpr Rgb kWhite = {255, 255, 255};
 constexpr Rgb kText = {40, 40, 40};
 constexpr Rgb kFrame = {150, 150, 150};
 

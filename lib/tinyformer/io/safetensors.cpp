@@ -116,7 +116,9 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
 
   const std::size_t data_size = static_cast<std::size_t>(rest - header_len);
   std::vector<std::string> past_end;  // tensors whose data_offsets end after the data section
-  for (const auto& [key, value] : header.items()) {
+  for (const auto& item : header.items()) {
+    const std::string& key = item.key();  // (not a structured binding: the lambda below captures it)
+    const nlohmann::json& value = item.value();
     if (key == kMetadataKey) {
       if (!value.is_object())
         throw std::runtime_error(fmt::format("{}: \"{}\" must be an object of strings, got a {}", path,

@@ -21,6 +21,7 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 
+#include "tinyformer/ops/exp_floor.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf {
@@ -78,7 +79,7 @@ Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index igno
   std::vector<S> target_shifted(N);
   for (std::size_t r = 0; r < N; ++r)
     if (t[r] != ignore_index) target_shifted[r] = p[r * V + static_cast<std::size_t>(t[r])];
-  xt::noalias(probs) = xt::exp(probs);
+  xt::noalias(probs) = exp_with_floor(probs);  // masked (-inf) logits give 0
   double total = 0;  // accumulated in double: N can be large
   for (std::size_t r = 0; r < N; ++r) {
     S* pr = p + r * V;

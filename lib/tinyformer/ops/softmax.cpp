@@ -24,6 +24,7 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 
+#include "tinyformer/ops/exp_floor.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf {
@@ -76,7 +77,7 @@ Var<S> softmax(const Var<S>& a) {
   const std::size_t C = rows.width;
   Array<S> out = Array<S>::from_shape(a.value().shape());
   subtract_row_max(a.value().data(), out.data(), rows);
-  xt::noalias(out) = xt::exp(out);  // contiguous, vectorised; exp(-inf) = 0
+  xt::noalias(out) = exp_with_floor(out);  // contiguous, vectorised; exp(-inf) = 0
   S* y = out.data();
   for (std::size_t r = 0; r < rows.count; ++r) {
     S* yr = y + r * C;
@@ -120,7 +121,7 @@ Var<S> log_softmax(const Var<S>& a) {
     const std::size_t nr = std::min(block_rows, rows.count - r0), n = nr * C;
     auto shifted = xt::adapt(y + r0 * C, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
     auto e = xt::adapt(scratch.data(), n, xt::no_ownership(), std::array<std::size_t, 1>{n});
-    xt::noalias(e) = xt::exp(shifted);
+    xt::noalias(e) = exp_with_floor(shifted);
     for (std::size_t r = 0; r < nr; ++r) {
       const S* er = scratch.data() + r * C;
       S total = 0;
@@ -134,7 +135,7 @@ Var<S> log_softmax(const Var<S>& a) {
   return make_result<S>(std::move(out), {a}, [rows](Node<S>& self) {
     const std::size_t C = rows.width;
     Array<S> dx = Array<S>::from_shape(self.value.shape());
-    xt::noalias(dx) = xt::exp(self.value);  // softmax, recomputed instead of stored
+    xt::noalias(dx) = exp_with_floor(self.value);  // softmax, recomputed instead of stored
     const S* dy = self.grad.data();
     S* g = dx.data();
     for (std::size_t r = 0; r < rows.count; ++r) {

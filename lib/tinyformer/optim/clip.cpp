@@ -85,6 +85,33 @@ double clip_grad_norm(const NamedVars<S>& params, double max_norm) {
   return clip_grad_norm(vars_of(params), max_norm);
 }
 
+namespace {
+template <class S>
+bool all_finite(const Array<S>& a) {
+  for (S v : a)
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+}  // namespace
+
+template <class S>
+std::string first_nonfinite_grad(const NamedVars<S>& params) {
+  for (const auto& [name, p] : params)
+    if (p.has_grad() && !all_finite(p.grad())) return name;
+  return "";
+}
+
+template <class S>
+std::string first_nonfinite_value(const NamedVars<S>& params) {
+  for (const auto& [name, p] : params)
+    if (!all_finite(p.value())) return name;
+  return "";
+}
+
+template std::string first_nonfinite_grad(const NamedVars<float>&);
+template std::string first_nonfinite_grad(const NamedVars<double>&);
+template std::string first_nonfinite_value(const NamedVars<float>&);
+template std::string first_nonfinite_value(const NamedVars<double>&);
 template double grad_norm(const std::vector<Var<float>>&);
 template double grad_norm(const std::vector<Var<double>>&);
 template double grad_norm(const NamedVars<float>&);

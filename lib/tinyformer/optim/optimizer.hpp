@@ -158,6 +158,12 @@ template <class S>
 double grad_norm(const NamedVars<S>& params);
 template <class S>
 double clip_grad_norm(const NamedVars<S>& params, double max_norm);
+// For the message when training meets a NaN or an infinity: the name of the first parameter (in order) whose
+// gradient (parameters without one are skipped), or whose value, holds one; "" when there is none.
+template <class S>
+std::string first_nonfinite_grad(const NamedVars<S>& params);
+template <class S>
+std::string first_nonfinite_value(const NamedVars<S>& params);
 
 // ---- weight-decay groups for GPT training ----
 // Which parameters get weight decay:

@@ -31,21 +31,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The first parameter (in named_parameters order) whose gradient, or whose value, holds a NaN or an infinity.
-std::string first_nonfinite_grad(const nn::NamedParams<float>& params) {
-  for (const auto& [name, p] : params)
-    if (p.has_grad())
-      for (float g : p.grad())
-        if (!std::isfinite(g)) return name;
-  return "";
-}
-std::string first_nonfinite_value(const nn::NamedParams<float>& params) {
-  for (const auto& [name, p] : params)
-    for (float v : p.value())
-      if (!std::isfinite(v)) return name;
-  return "";
-}
-
 std::string format_duration(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
   return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
@@ -180,12 +165,12 @@ TrainResult train(const TrainOptions& options) {
       loss.backward();
       grad_norm = cfg.training.grad_clip > 0 ? optim::clip_grad_norm(params, cfg.training.grad_clip)
                                              : optim::grad_norm(params);
-      if (!std::isfinite(grad_norm)) bad_param = first_nonfinite_grad(params);
+      if (!std::isfinite(grad_norm)) bad_param = optim::first_nonfinite_grad(params);
     }
     if (!std::isfinite(loss_value) || !bad_param.empty()) {
       std::string what = bad_param.empty() ? fmt::format("the loss is {}", loss_value)
                                            : fmt::format("the gradient of {} is not finite", bad_param);
-      if (const std::string bad_value = first_nonfinite_value(params); !bad_value.empty())
+      if (const std::string bad_value = optim::first_nonfinite_value(params); !bad_value.empty())
         what += fmt::format(" (the weights diverged: {} holds a non-finite value; lower optimizer.lr or set "
                             "training.grad_clip)",
                             bad_value);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Fuzzes the readers of user files (config, .npy, safetensors/checkpoints) with libFuzzer, each for SECONDS
+# (default 60), starting from the seed corpus in tests/fuzz/corpus/<target>. Needs the clang sanitize build
+# (cmake --preset sanitize; scripts/test.sh makes it). A crash, a sanitizer report or a timeout stops the
+# script with a non-zero exit and leaves the input in build-sanitize/fuzz/crashes/: fix the bug, then add the
+# input to tests/fuzz/regressions/<target>/ so that CTest replays it from then on.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${1:-60}"
+bin="$root/build-sanitize/fuzz"
+crashes="$bin/crashes"
+mkdir -p "$crashes"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+for target in config npy safetensors; do
+  corpus="$bin/corpus/$target"  # what the fuzzer finds; the seeds stay untouched in the source tree
+  mkdir -p "$corpus"
+  dict=()
+  [ -f "$root/tests/fuzz/$target.dict" ] && dict=(-dict="$root/tests/fuzz/$target.dict")
+  echo "fuzz_$target: ${seconds}s from $(ls "$root/tests/fuzz/corpus/$target" | wc -l) seeds"
+  if ! "$bin/fuzz_$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        "${dict[@]}" -artifact_prefix="$crashes/$target-" "$corpus" "$root/tests/fuzz/corpus/$target" \
+        > "$bin/$target.log" 2>&1; then
+    tail -60 "$bin/$target.log"
+    echo "FAIL: fuzz_$target found a crash: $(ls "$crashes"/$target-* 2> /dev/null | head -1)"
+    exit 1
+  fi
+  grep -E "stat::number_of_executed_runs|stat::new_units_added|cov:" "$bin/$target.log" | tail -3
+done
+echo "PASS: fuzz_config, fuzz_npy and fuzz_safetensors ran ${seconds}s each without a crash"
