@@ -2,6 +2,8 @@
 #include <atomic>
 #include <csignal>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -12,7 +14,14 @@ namespace tf::app {
 
 namespace {
 std::atomic<bool> g_stop{false};
-extern "C" void request_stop(int) { g_stop.store(true); }
+// The first SIGINT/SIGTERM asks the loop to finish the step, save and stop; a second one stops at once
+// (checkpoints are written atomically, so the last one stays whole). Only async-signal-safe calls here.
+extern "C" void request_stop(int) {
+  if (!g_stop.exchange(true)) return;
+  static const char msg[] = "\ntinyformer: second interrupt: stopping now without saving (the last checkpoint is intact)\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  ::_exit(130);
+}
 }  // namespace
 
 void add_train_command(CLI::App& app) {

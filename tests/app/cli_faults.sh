@@ -36,6 +36,15 @@ step=$(grep -o 'interrupted after step [0-9]*' "$work/term.txt" | grep -o '[0-9]
 "$bin" train "$cfg" --out "$work/term" --resume --set training.steps=$((step + 2)) "${quiet[@]}" --set logging.checkpoint_interval=0 \
   || fail "resume after SIGTERM"
 
+# --- a second SIGINT stops at once, without waiting for the step and the save (the big model's steps are slow)
+"$bin" train "$cfg" --out "$work/twice" --set model.d_model=384 --set model.n_head=4 --set model.n_layer=4 \
+  --set training.steps=1000 --set logging.checkpoint_interval=0 "${quiet[@]}" > /dev/null 2> "$work/twice.txt" &
+pid=$!
+for _ in $(seq 1 300); do [ -s "$work/twice/config.yaml" ] && break; sleep 0.1; done
+kill -INT "$pid"; sleep 0.05; kill -INT "$pid"; wait "$pid"; code=$?
+[ "$code" -eq 130 ] || { cat "$work/twice.txt"; fail "two SIGINTs: exit code $code, expected 130"; }
+grep -q "second interrupt: stopping now without saving" "$work/twice.txt" || { cat "$work/twice.txt"; fail "no second-interrupt message"; }
+
 # --- kill -9 while a checkpoint is being written: the previous checkpoint stays loadable
 # A model whose checkpoint (weights + AdamW state) is about 90 MB, saved after every step, so that a save is
 # easy to catch in the act: the test waits until a temporary file exists next to a finished checkpoint.

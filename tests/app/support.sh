@@ -17,6 +17,7 @@ run_refused() {
 expect_error() {
   run_refused "$@"
   [ "$(wc -l < "$work/err.txt")" -eq 1 ] || { cat "$work/err.txt"; fail "$1: more than one line"; }
+  [ "$(wc -c < "$work/err.txt")" -le 400 ] || { cat "$work/err.txt"; fail "$1: a line of more than 400 characters"; }
   record_error "$1" "$2"
 }
 

@@ -177,6 +177,15 @@ TEST_CASE("io: safetensors load reports a corrupt JSON header with the parser's 
              Contains(path) && Contains("must be a JSON object"));
 }
 
+TEST_CASE("io: a corrupt JSON header gives a short message, not the text the parser read", "[io]") {
+  TempDir dir;
+  const std::string path = dir.file("long.safetensors");
+  write_bytes(path, raw_file("{\"" + std::string(20000, 'x'), ""));  // an unterminated 20 kB string
+  const std::string msg = runtime_error_of([&] { SafetensorsFile::load(path); });
+  CHECK_THAT(msg, Contains(path) && Contains("not valid JSON") && Contains("last read: '...xxxx"));
+  CHECK(msg.size() < 400 + path.size());
+}
+
 TEST_CASE("io: safetensors load refuses an entry without dtype, shape or data_offsets", "[io]") {
   TempDir dir;
   const std::string path = dir.file("field.safetensors");

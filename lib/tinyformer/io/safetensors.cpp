@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/io/json_error.hpp"
 
 // Values are copied with memcpy, so the host must store them as the file does.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assumes a little-endian host");
@@ -108,7 +109,8 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
   try {
     header = nlohmann::json::parse(header_text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(fmt::format("{}: the safetensors header is not valid JSON: {}", path, e.what()));
+    throw std::runtime_error(fmt::format("{}: the safetensors header is not valid JSON: {}", path,
+                                         short_json_error(e.what())));
   }
   if (!header.is_object())
     throw std::runtime_error(fmt::format("{}: the safetensors header must be a JSON object, got a {}", path,

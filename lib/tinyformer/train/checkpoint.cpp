@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tinyformer/io/json_error.hpp"
+
 namespace tf::train {
 
 namespace {
@@ -61,7 +63,8 @@ nn::GPTConfig read_model_config(const io::SafetensorsFile& file) {
     cfg.bias = j.at("bias").get<bool>();
     cfg.tie_weights = j.at("tie_weights").get<bool>();
   } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.model' metadata: {}", file.path(), e.what()));
+    throw std::runtime_error(
+        fmt::format("{}: corrupt 'tinyformer.model' metadata: {}", file.path(), io::short_json_error(e.what())));
   }
   check_config_fits_tensors(file, cfg);
   return cfg;
