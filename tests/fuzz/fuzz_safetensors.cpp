@@ -1,6 +1,6 @@
 // libFuzzer target: the safetensors reader and what `tinyformer sample` does with a checkpoint: read the
 // header, every tensor in every dtype it offers, the model config and training state from the metadata,
-// then build that model and load its weights. Every input must load or be refused with a std::exception
+// then build that model and load its weights and the AdamW state (what --resume does). Every input must load or be refused with a std::exception
 // (runtime_error / invalid_argument); a crash, a sanitizer report or a huge allocation is a bug.
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/optim/optimizer.hpp"
 #include "tinyformer/train/checkpoint.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -43,6 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const tf::nn::GPTConfig cfg = tf::train::read_model_config(*file);  // checked against the tensors' shapes
     tf::nn::GPT<float> model(cfg);
     tf::train::load_model_weights(*file, model);
+    tf::optim::AdamW<float> optimizer(model.named_parameters());  // what --resume loads next
+    tf::train::load_optimizer_state(*file, optimizer);
   } catch (const std::runtime_error&) {
   } catch (const std::invalid_argument&) {
   }

@@ -186,6 +186,15 @@ TEST_CASE("io: a corrupt JSON header gives a short message, not the text the par
   CHECK(msg.size() < 400 + path.size());
 }
 
+TEST_CASE("io: a number too large for a double in the header is refused like any bad JSON", "[io]") {
+  // Found by fuzz_safetensors: nlohmann::json throws out_of_range (not parse_error) for such a number.
+  TempDir dir;
+  const std::string path = dir.file("huge_number.safetensors");
+  write_bytes(path, raw_file(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,1e2060]}})", std::string(4, '\0')));
+  CHECK_THAT(runtime_error_of([&] { SafetensorsFile::load(path); }),
+             Contains(path) && Contains("not valid JSON") && Contains("number overflow parsing '1e2060'"));
+}
+
 TEST_CASE("io: safetensors load refuses an entry without dtype, shape or data_offsets", "[io]") {
   TempDir dir;
   const std::string path = dir.file("field.safetensors");

@@ -108,7 +108,7 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(header_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e2060
     throw std::runtime_error(fmt::format("{}: the safetensors header is not valid JSON: {}", path,
                                          short_json_error(e.what())));
   }

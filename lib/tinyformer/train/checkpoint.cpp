@@ -19,6 +19,14 @@ std::string metadata_or_throw(const io::SafetensorsFile& file, const std::string
     throw std::runtime_error(fmt::format("{}: not a tinyformer checkpoint (no '{}' in its metadata)", file.path(), key));
   return it->second;
 }
+// A step count stored as metadata text: digits only (std::stoll would take "12abc" or "-3").
+std::int64_t count_metadata(const io::SafetensorsFile& file, const std::string& key, const std::string& text) {
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw std::runtime_error(fmt::format("{}: corrupt '{}' metadata '{}' (a step count was expected)", file.path(), key,
+                                         text.substr(0, 40)));
+  return std::stoll(text);
+}
+
 // The shapes the metadata implies for a few tensors must be the file's: this bounds the model by the file.
 void check_config_fits_tensors(const io::SafetensorsFile& file, const nn::GPTConfig& cfg) {
   const auto expect = [&](const std::string& name, const Shape& shape) {
@@ -34,7 +42,9 @@ void check_config_fits_tensors(const io::SafetensorsFile& file, const nn::GPTCon
   const std::size_t C = cfg.n_embd;
   expect("transformer.wte.weight", {cfg.vocab_size, C});
   expect("transformer.wpe.weight", {cfg.block_size, C});
-  if (cfg.n_layer == 0 || cfg.mlp_ratio == 0 || cfg.mlp_ratio > (std::size_t{1} << 20))
+  // Each block has at least 4 tensors of its own, so a file cannot describe more blocks than it has tensors.
+  if (cfg.n_layer == 0 || cfg.n_layer > file.names().size() || cfg.mlp_ratio == 0 ||
+      cfg.mlp_ratio > (std::size_t{1} << 20))
     throw std::runtime_error(fmt::format("{}: corrupt checkpoint: n_layer {} and mlp_ratio {} in its metadata",
                                          file.path(), cfg.n_layer, cfg.mlp_ratio));
   expect(fmt::format("transformer.h.{}.mlp.c_fc.weight", cfg.n_layer - 1), {cfg.mlp_ratio * C, C});
@@ -72,12 +82,7 @@ nn::GPTConfig read_model_config(const io::SafetensorsFile& file) {
 
 TrainingState read_training_state(const io::SafetensorsFile& file) {
   TrainingState st;
-  const std::string step = metadata_or_throw(file, "tinyformer.step");
-  try {
-    st.step = std::stoll(step);
-  } catch (const std::exception&) {
-    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.step' metadata '{}'", file.path(), step));
-  }
+  st.step = count_metadata(file, "tinyformer.step", metadata_or_throw(file, "tinyformer.step"));
   st.config_yaml = metadata_or_throw(file, "tinyformer.config");
   st.vocab = metadata_or_throw(file, "tinyformer.vocab");
   st.data_rng = metadata_or_throw(file, "tinyformer.rng.data");
@@ -149,7 +154,7 @@ void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<floa
       tensors.emplace_back(name.substr(kOptimizerPrefix.size()), file.get_f32(name));
   std::int64_t count = 0;
   auto it = md.find("tinyformer.optimizer.step_count");
-  if (it != md.end()) count = std::stoll(it->second);
+  if (it != md.end()) count = count_metadata(file, it->first, it->second);
   try {
     optimizer.load_state(tensors, count);
   } catch (const std::invalid_argument& e) {
