@@ -8,13 +8,8 @@ source "$(dirname "$0")/support.sh"
 text_cfg="$src/configs/text.yaml"
 out="$work/run"
 
-bad() {  # bad LABEL NEEDLE CONFIG [ARGS...]
-  local label="$1" needle="$2" config="$3"; shift 3
-  expect_error "$label" 1 "$needle" "$bin" train "$config" --out "$out" "$@"
-  nothing_written "$out"
-}
-text() { bad "$1" "$2" "$text_cfg" --set "data.path=$3"; }
-tokens() { bad "$1" "$2" "$src/configs/reverse.yaml" --set data.task=tokens --set "data.path=$3" "${@:4}"; }
+text() { refused_train "$1" "$2" "$text_cfg" --set "data.path=$3"; }
+tokens() { refused_train "$1" "$2" "$src/configs/reverse.yaml" --set data.task=tokens --set "data.path=$3" "${@:4}"; }
 
 # text
 text "text file missing" "data.path (--set data.path=$work/none.txt): text data '$work/none.txt': cannot open file (No such file or directory)" "$work/none.txt"
@@ -29,7 +24,7 @@ text "text not UTF-8" "text data '$work/latin1.txt': invalid UTF-8 at line" "$wo
 grep -q "invalid UTF-8 at line [0-9]*, column 3 (byte offset [0-9]*, byte 0xef); save the file as UTF-8" "$work/err.txt" \
   || { cat "$work/err.txt"; fail "the UTF-8 error does not give line, column and byte"; }
 text "text path is a directory" "text data '$work': is a directory, expected a UTF-8 text file" "$work"
-bad "data path relative to the config" "data.path at line 2: text data '$work/cfg/nowhere.txt': cannot open file" \
+refused_train "data path relative to the config" "data.path at line 2: text data '$work/cfg/nowhere.txt': cannot open file" \
   "$(mkdir -p "$work/cfg" && printf 'data:\n  path: nowhere.txt\n  task: text\nmodel:\n  context: 8\n' > "$work/cfg/t.yaml" && echo "$work/cfg/t.yaml")"
 
 # .npy token rows

@@ -37,6 +37,14 @@ record_error() {
   echo "| $1 | $2 | \`$msg\` |" >> "$TINYFORMER_ERROR_TABLE"
 }
 
+# refused_train LABEL NEEDLE CONFIG [ARGS...]: `$bin train CONFIG --out $out ARGS` is refused (exit 1) with
+# NEEDLE and creates no $out.
+refused_train() {
+  local label="$1" needle="$2" config="$3"; shift 3
+  expect_error "$label" 1 "$needle" "$bin" train "$config" --out "$out" "$@"
+  nothing_written "$out"
+}
+
 # nothing_written DIR: a refused command must not have created DIR.
 nothing_written() {
   [ ! -e "$1" ] || { ls -la "$1"; fail "a refused command created $1"; }

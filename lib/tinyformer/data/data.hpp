@@ -42,7 +42,7 @@ struct DataSpec {
   bool shuffle = true;           // tokens: random training rows (true) or rows in file order (false)
   // model.context: T of every sequence. nullopt ("auto"): the task's sequence length or the file's rows minus
   // one; text needs a value. A set value must equal a task's or a tokens file's T (no untrained positions).
-  std::optional<std::size_t> context = 32;
+  std::optional<std::size_t> context;
   std::uint64_t seed = 1337;     // fixes the held-out set and the probe (training draws use the caller's Rng)
   std::optional<std::size_t> vocab_size;  // tokens: V; nullopt = max id in the file + 1
 };
