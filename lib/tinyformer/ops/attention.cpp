@@ -1,6 +1,6 @@
 // Fused causal multi-head self-attention: scores, mask, softmax, dropout and the weighted sum in one op,
 // reading each head's q/k/v columns in place from qkv [B,T,3C] (no permute copies). Heads run in parallel;
-// each head's loops (ops/causal_head.cpp) touch only the causal lower triangle.
+// each head's loops (ops/kernels/causal_head.cpp) touch only the causal lower triangle.
 //
 // Per batch entry b and head h, with Q, K, V [T,D] (row stride 3C), scale = 1/sqrt(D):
 //   forward   P = softmax(mask(scale Q K^T))   [T,T]    Pd = P * M / (1-p)    Y = Pd V   [T,D] (row stride C)
@@ -14,7 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "tinyformer/ops/causal_head.hpp"
+#include "tinyformer/ops/kernels/causal_head.hpp"
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
@@ -45,13 +45,13 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
     for (S& m : dropped) m = rng.uniform() >= dropout_p ? keep_scale : S(0);
   const S* base = qkv.value().data();
   parallel_for(B * H, 1, [&](std::size_t begin, std::size_t end) {
-    std::vector<S> scratch(attention_head::scratch_size(T, D));
+    std::vector<S> scratch(kernels::attention_head::scratch_size(T, D));
     for (std::size_t bh = begin; bh < end; ++bh) {
       const std::size_t b = bh / H, h = bh % H;
       const S* q = base + b * T * ld_qkv + h * D;
       S* p = probs.data() + bh * T * T;
       // P = softmax(mask(scale Q K^T))  [T,T]
-      attention_head::scores_softmax(q, q + C, ld_qkv, T, D, scale, p, scratch.data());
+      kernels::attention_head::scores_softmax(q, q + C, ld_qkv, T, D, scale, p, scratch.data());
       const S* pv = p;
       if (use_dropout) {  // Pd = P * (mask / (1-p)), in place over the mask
         S* pd = dropped.data() + bh * T * T;
@@ -59,7 +59,7 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
         pv = pd;
       }
       // Y_h = Pd V  [T,D], written into columns h*D.. of y [B,T,C]
-      attention_head::weighted_sum(pv, q + 2 * C, ld_qkv, T, D, y.data() + b * T * C + h * D, C);
+      kernels::attention_head::weighted_sum(pv, q + 2 * C, ld_qkv, T, D, y.data() + b * T * C + h * D, C);
     }
   });
   if (weights) *weights = probs;
@@ -72,14 +72,14 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
     Array<S> dqkv = Array<S>::from_shape({B, T, ld});
     const S* x = in.value.data();
     parallel_for(B * H, 1, [&](std::size_t begin, std::size_t end) {
-      std::vector<S> scratch(attention_head::scratch_size(T, D));
+      std::vector<S> scratch(kernels::attention_head::scratch_size(T, D));
       for (std::size_t bh = begin; bh < end; ++bh) {
         const std::size_t b = bh / H, h = bh % H;
         const S* q = x + b * T * ld + h * D;
         S* dq = dqkv.data() + b * T * ld + h * D;
         const S* p = probs.data() + bh * T * T;
         const S* pd = use_dropout ? dropped.data() + bh * T * T : p;
-        attention_head::backward(q, q + C, q + 2 * C, ld, p, pd, use_dropout, keep_scale,
+        kernels::attention_head::backward(q, q + C, q + 2 * C, ld, p, pd, use_dropout, keep_scale,
                                  self.grad.data() + b * T * C + h * D, C, T, D, scale, dq, dq + C, dq + 2 * C,
                                  scratch.data());
       }

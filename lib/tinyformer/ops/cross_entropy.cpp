@@ -21,7 +21,8 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 
-#include "tinyformer/ops/exp_floor.hpp"
+#include "tinyformer/ops/kernels/exp_floor.hpp"
+#include "tinyformer/ops/kernels/rows.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf {
@@ -61,25 +62,14 @@ Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index igno
   Array<S> probs = Array<S>::from_shape(logits.value().shape());
   const S* x = logits.value().data();
   S* p = probs.data();
-  for (std::size_t r = 0; r < N; ++r) {
-    const S* xr = x + r * V;
-    S* pr = p + r * V;
-    S m = -std::numeric_limits<S>::infinity();
-    bool nan = false;
-    for (std::size_t j = 0; j < V; ++j) {
-      m = std::max(m, xr[j]);
-      nan = nan || std::isnan(xr[j]);
-    }
-    // A row with a NaN, or with nothing above -inf, has no softmax: its loss and gradient are NaN (as in
-    // PyTorch), for the caller to detect (the trainer stops or skips the step), not an exception mid-step.
-    const bool undefined = nan || m == -std::numeric_limits<S>::infinity();
-    for (std::size_t j = 0; j < V; ++j) pr[j] = undefined ? std::numeric_limits<S>::quiet_NaN() : xr[j] - m;
-  }
+  // A row with a NaN, or with nothing above -inf, has no softmax: its loss and gradient are NaN (as in
+  // PyTorch), for the caller to detect (the trainer stops or skips the step), not an exception mid-step.
+  for (std::size_t r = 0; r < N; ++r) kernels::shift_by_row_max(x + r * V, p + r * V, V);
   // Loss of each kept row from the shifted logits s = x - m: loss_row = log(sum_k exp(s_k)) - s_t.
   std::vector<S> target_shifted(N);
   for (std::size_t r = 0; r < N; ++r)
     if (t[r] != ignore_index) target_shifted[r] = p[r * V + static_cast<std::size_t>(t[r])];
-  xt::noalias(probs) = exp_with_floor(probs);  // masked (-inf) logits give 0
+  xt::noalias(probs) = kernels::exp_with_floor(probs);  // masked (-inf) logits give 0
   double total = 0;  // accumulated in double: N can be large
   for (std::size_t r = 0; r < N; ++r) {
     S* pr = p + r * V;

@@ -10,6 +10,7 @@
 //  (d rstd / d x_j = -rstd^3 (x_j - mu) / C = -rstd^2 xhat_j / C); collecting the three terms gives the line above.)
 // The forward keeps only mu and rstd per row; the backward recomputes xhat from x.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -18,6 +19,7 @@
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xnoalias.hpp>
 
+#include "tinyformer/ops/kernels/rows.hpp"
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
@@ -25,34 +27,6 @@ namespace tf {
 
 namespace {
 using xsimd::batch;
-
-// sum_j a[j] (or sum_j a[j] * b[j]) in SIMD lanes, then the lanes and the scalar tail in a fixed order
-template <class S>
-S row_sum(const S* a, std::size_t n) {
-  constexpr std::size_t W = batch<S>::size;
-  batch<S> acc(S(0));
-  std::size_t j = 0;
-  for (; j + W <= n; j += W) acc += batch<S>::load_unaligned(a + j);
-  S total = xsimd::hadd(acc);
-  for (; j < n; ++j) total += a[j];
-  return total;
-}
-
-// sum_j (a[j] - mu)^2
-template <class S>
-S row_squared_deviation(const S* a, S mu, std::size_t n) {
-  constexpr std::size_t W = batch<S>::size;
-  batch<S> acc(S(0));
-  const batch<S> m(mu);
-  std::size_t j = 0;
-  for (; j + W <= n; j += W) {
-    const batch<S> d = batch<S>::load_unaligned(a + j) - m;
-    acc = xsimd::fma(d, d, acc);
-  }
-  S total = xsimd::hadd(acc);
-  for (; j < n; ++j) total = std::fma(a[j] - mu, a[j] - mu, total);
-  return total;
-}
 
 // sum_j dy[j] w[j] and sum_j dy[j] w[j] (x[j] - mu) rs
 template <class S>
@@ -75,6 +49,50 @@ void row_grad_sums(const S* dy, const S* w, const S* x, S mu, S rs, std::size_t 
   }
 }
 }  // namespace
+
+// dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight;  dweight = sum over rows of dy xhat; dbias = sum of dy
+template <class S>
+void layer_norm_backward(Node<S>& self, std::size_t R, std::size_t C, const S* mean, const S* rstd) {
+  Node<S>& nx = *self.inputs[0];
+  Node<S>& nw = *self.inputs[1];
+  Node<S>& nb = *self.inputs[2];
+  const bool need_params = nw.requires_grad || nb.requires_grad;
+  const S* xv = nx.value.data();
+  const S* w = nw.value.data();
+  const S* dy = self.grad.data();
+  const S inv_c = S(1) / static_cast<S>(C);
+  Array<S> dx, dw, db;
+  if (nx.requires_grad) dx = Array<S>::from_shape(nx.value.shape());
+  if (need_params) {
+    dw = Array<S>::from_shape({C});
+    db = Array<S>::from_shape({C});
+  }
+  const std::array<S*, 2> sums{need_params ? dw.data() : nullptr, need_params ? db.data() : nullptr};
+  kernels::rows_with_column_sums<S, 2>(R, C, sums, [&](std::size_t r, const std::array<S*, 2>& part) {
+    const S* xr = xv + r * C;
+    const S* dyr = dy + r * C;
+    const S mu = mean[r], rs = rstd[r];
+    if (part[0]) {  // dweight += dy xhat, dbias += dy
+      for (std::size_t j = 0; j < C; ++j) {
+        part[0][j] += dyr[j] * (xr[j] - mu) * rs;
+        part[1][j] += dyr[j];
+      }
+    }
+    if (nx.requires_grad) {
+      S mean_g, mean_gh;
+      row_grad_sums(dyr, w, xr, mu, rs, C, mean_g, mean_gh);
+      mean_g *= inv_c;
+      mean_gh *= inv_c;
+      S* dxr = dx.data() + r * C;
+      for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * w[j] - mean_g - (xr[j] - mu) * rs * mean_gh);
+    }
+  });
+  if (nx.requires_grad) accumulate_grad(nx, std::move(dx));
+  if (need_params) {
+    accumulate_grad(nw, std::move(dw));
+    accumulate_grad(nb, std::move(db));
+  }
+}
 
 // x [..., C], weight [C], bias [C] -> y [..., C]
 template <class S>
@@ -106,8 +124,8 @@ Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S e
     for (std::size_t r = r0; r < r1; ++r) {
       const S* xr = xv + r * C;
       S* yr = out.data() + r * C;
-      const S mu = row_sum(xr, C) * inv_c;
-      const S var = row_squared_deviation(xr, mu, C) * inv_c;
+      const S mu = kernels::row_sum(xr, C) * inv_c;
+      const S var = kernels::row_squared_deviation(xr, mu, C) * inv_c;
       const S rs = S(1) / std::sqrt(var + eps);
       mean.data()[r] = mu;
       rstd.data()[r] = rs;
@@ -116,58 +134,8 @@ Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S e
   });
 
   return make_result<S>(std::move(out), {x, weight, bias},
-                        [R, C, inv_c, mean = std::move(mean), rstd = std::move(rstd)](Node<S>& self) {
-    Node<S>& nx = *self.inputs[0];
-    Node<S>& nw = *self.inputs[1];
-    Node<S>& nb = *self.inputs[2];
-    const bool need_params = nw.requires_grad || nb.requires_grad;
-    const S* xv = nx.value.data();
-    const S* w = nw.value.data();
-    const S* dy = self.grad.data();
-    // dweight and dbias sum over rows: each fixed chunk of rows sums into its own partial row, and the
-    // partials are added in chunk order, so the result does not depend on how threads share the chunks.
-    constexpr std::size_t chunk = 64;
-    const std::size_t chunks = (R + chunk - 1) / chunk;
-    Array<S> dx, partial_w, partial_b;
-    if (nx.requires_grad) dx = Array<S>::from_shape(nx.value.shape());
-    if (need_params) {
-      partial_w = xt::zeros<S>({chunks, C});
-      partial_b = xt::zeros<S>({chunks, C});
-    }
-    parallel_for(chunks, 1, [&](std::size_t c0, std::size_t c1) {
-      for (std::size_t r = c0 * chunk; r < std::min(R, c1 * chunk); ++r) {
-        const S* xr = xv + r * C;
-        const S* dyr = dy + r * C;
-        const S mu = mean.data()[r], rs = rstd.data()[r];
-        if (need_params) {  // dweight += dy xhat, dbias += dy
-          S* dwp = partial_w.data() + (r / chunk) * C;
-          S* dbp = partial_b.data() + (r / chunk) * C;
-          for (std::size_t j = 0; j < C; ++j) {
-            dwp[j] += dyr[j] * (xr[j] - mu) * rs;
-            dbp[j] += dyr[j];
-          }
-        }
-        if (nx.requires_grad) {  // dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight
-          S mean_g, mean_gh;
-          row_grad_sums(dyr, w, xr, mu, rs, C, mean_g, mean_gh);
-          mean_g *= inv_c;
-          mean_gh *= inv_c;
-          S* dxr = dx.data() + r * C;
-          for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * w[j] - mean_g - (xr[j] - mu) * rs * mean_gh);
-        }
-      }
-    });
-    if (nx.requires_grad) accumulate_grad(nx, std::move(dx));
-    if (need_params) {
-      Array<S> dw = xt::zeros<S>({C}), db = xt::zeros<S>({C});
-      for (std::size_t c = 0; c < chunks; ++c)
-        for (std::size_t j = 0; j < C; ++j) {
-          dw.data()[j] += partial_w.data()[c * C + j];
-          db.data()[j] += partial_b.data()[c * C + j];
-        }
-      accumulate_grad(nw, std::move(dw));
-      accumulate_grad(nb, std::move(db));
-    }
+                        [R, C, mean = std::move(mean), rstd = std::move(rstd)](Node<S>& self) {
+    layer_norm_backward(self, R, C, mean.data(), rstd.data());
   }, "layer_norm");
 }
 

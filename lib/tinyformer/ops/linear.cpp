@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "tinyformer/ops/gelu_kernels.hpp"
+#include "tinyformer/ops/kernels/gelu.hpp"
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
@@ -46,7 +46,7 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
   if (with_gelu) {
     pre = std::move(y);
     y = Array<S>::from_shape(ys);
-    gelu_kernels::forward<S>(y.size(), pre.data(), y.data());
+    kernels::gelu_forward<S>(y.size(), pre.data(), y.data());
   }
 
   std::vector<Var<S>> inputs{x, weight};
@@ -62,7 +62,7 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
         dpre = Array<S>::from_shape(pre.shape());
         target = dpre.data();
       }
-      gelu_kernels::backward<S>(pre.size(), pre.data(), dy, target, false);
+      kernels::gelu_backward<S>(pre.size(), pre.data(), dy, target, false);
       dy = target;
     }
     Node<S>* nb = has_bias && self.inputs[2]->requires_grad ? self.inputs[2].get() : nullptr;

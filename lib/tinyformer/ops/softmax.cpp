@@ -24,7 +24,8 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 
-#include "tinyformer/ops/exp_floor.hpp"
+#include "tinyformer/ops/kernels/exp_floor.hpp"
+#include "tinyformer/ops/kernels/rows.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf {
@@ -50,22 +51,12 @@ Rows last_axis_rows(const Shape& shape, const char* op) {
   return r;
 }
 
-// out = x - rowmax(x), row by row, x and out [R, C]. -inf entries stay -inf, so exp() of them is 0.
+// out = x - rowmax(x), row by row, x and out [R, C] (kernels::shift_by_row_max: -inf stays -inf; a row with a
+// NaN or only -inf becomes NaN).
 template <class S>
 void subtract_row_max(const S* x, S* out, const Rows& rows) {
-  const std::size_t C = rows.width;
-  for (std::size_t r = 0; r < rows.count; ++r) {
-    const S* xr = x + r * C;
-    S* outr = out + r * C;
-    S m = -std::numeric_limits<S>::infinity();
-    bool nan = false;
-    for (std::size_t j = 0; j < C; ++j) {
-      m = std::max(m, xr[j]);
-      nan = nan || std::isnan(xr[j]);
-    }
-    const bool undefined = nan || m == -std::numeric_limits<S>::infinity();  // the whole row becomes NaN
-    for (std::size_t j = 0; j < C; ++j) outr[j] = undefined ? std::numeric_limits<S>::quiet_NaN() : xr[j] - m;
-  }
+  for (std::size_t r = 0; r < rows.count; ++r)
+    kernels::shift_by_row_max(x + r * rows.width, out + r * rows.width, rows.width);
 }
 
 }  // namespace
@@ -77,7 +68,7 @@ Var<S> softmax(const Var<S>& a) {
   const std::size_t C = rows.width;
   Array<S> out = Array<S>::from_shape(a.value().shape());
   subtract_row_max(a.value().data(), out.data(), rows);
-  xt::noalias(out) = exp_with_floor(out);  // contiguous, vectorised; exp(-inf) = 0
+  xt::noalias(out) = kernels::exp_with_floor(out);  // contiguous, vectorised; exp(-inf) = 0
   S* y = out.data();
   for (std::size_t r = 0; r < rows.count; ++r) {
     S* yr = y + r * C;
@@ -121,7 +112,7 @@ Var<S> log_softmax(const Var<S>& a) {
     const std::size_t nr = std::min(block_rows, rows.count - r0), n = nr * C;
     auto shifted = xt::adapt(y + r0 * C, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
     auto e = xt::adapt(scratch.data(), n, xt::no_ownership(), std::array<std::size_t, 1>{n});
-    xt::noalias(e) = exp_with_floor(shifted);
+    xt::noalias(e) = kernels::exp_with_floor(shifted);
     for (std::size_t r = 0; r < nr; ++r) {
       const S* er = scratch.data() + r * C;
       S total = 0;
@@ -135,7 +126,7 @@ Var<S> log_softmax(const Var<S>& a) {
   return make_result<S>(std::move(out), {a}, [rows](Node<S>& self) {
     const std::size_t C = rows.width;
     Array<S> dx = Array<S>::from_shape(self.value.shape());
-    xt::noalias(dx) = exp_with_floor(self.value);  // softmax, recomputed instead of stored
+    xt::noalias(dx) = kernels::exp_with_floor(self.value);  // softmax, recomputed instead of stored
     const S* dy = self.grad.data();
     S* g = dx.data();
     for (std::size_t r = 0; r < rows.count; ++r) {

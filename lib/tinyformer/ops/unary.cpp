@@ -5,7 +5,7 @@
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xoperation.hpp>
 
-#include "tinyformer/ops/exp_floor.hpp"
+#include "tinyformer/ops/kernels/exp_floor.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf {
@@ -14,7 +14,7 @@ namespace tf {
 template <class S>
 Var<S> exp(const Var<S>& a) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
-  xt::noalias(out) = exp_with_floor(a.value());
+  xt::noalias(out) = kernels::exp_with_floor(a.value());
   return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
     accumulate_grad(*self.inputs[0], self.grad * self.value);
   }, "exp");

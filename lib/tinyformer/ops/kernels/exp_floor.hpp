@@ -9,7 +9,7 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xoperation.hpp>
 
-namespace tf {
+namespace tf::kernels {
 
 template <class E>
 auto exp_with_floor(const E& x) {
@@ -20,4 +20,4 @@ auto exp_with_floor(const E& x) {
   return xt::where(xt::isnan(x), x, xt::exp(xt::where(x >= S(-1000), xt::where(x <= S(1000), x, S(1000)), S(-1000))));
 }
 
-}  // namespace tf
+}  // namespace tf::kernels

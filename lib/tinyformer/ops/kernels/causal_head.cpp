@@ -1,11 +1,13 @@
-#include "tinyformer/ops/causal_head.hpp"
+#include "tinyformer/ops/kernels/causal_head.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 #include <xsimd/xsimd.hpp>
 
-namespace tf::attention_head {
+#include "tinyformer/ops/kernels/rows.hpp"
+
+namespace tf::kernels::attention_head {
 
 namespace {
 
@@ -107,34 +109,13 @@ void weights_by_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std
   }
 }
 
-// sum_j a[j] b[j] over [0, n): SIMD lanes, then the lanes and the scalar tail, in a fixed order
-template <class S>
-S dot(const S* a, const S* b, std::size_t n) {
-  using B = xsimd::batch<S>;
-  constexpr std::size_t W = B::size;
-  B acc(S(0));
-  std::size_t j = 0;
-  for (; j + W <= n; j += W) acc = xsimd::fma(B::load_unaligned(a + j), B::load_unaligned(b + j), acc);
-  S total = xsimd::hadd(acc);
-  for (; j < n; ++j) total = std::fma(a[j], b[j], total);
-  return total;
-}
-
 // row[0..n) = exp(row - max) / sum, row[n..T) = 0
 template <class S>
 void softmax_prefix(S* row, std::size_t n, std::size_t T) {
   using B = xsimd::batch<S>;
   constexpr std::size_t W = B::size;
+  const S mx = row_max(row, n);
   std::size_t j = 0;
-  S mx = row[0];
-  if (n >= W) {  // the maximum is exact in any order
-    B m = B::load_unaligned(row);
-    for (j = W; j + W <= n; j += W) m = xsimd::max(m, B::load_unaligned(row + j));
-    alignas(64) S lanes[W];
-    m.store_aligned(lanes);
-    mx = *std::max_element(lanes, lanes + W);
-  }
-  for (; j < n; ++j) mx = std::max(mx, row[j]);
   B sum(S(0));
   for (j = 0; j + W <= n; j += W) {
     const B e = xsimd::exp(B::load_unaligned(row + j) - B(mx));
@@ -190,7 +171,7 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
       const S* pdr = pd + i * T;
       for (std::size_t j = 0; j < n; ++j) g[j] = pdr[j] == S(0) ? S(0) : g[j] * keep_scale;
     }
-    const S gp = dot(g, pr, n);  // ds = p * (dp - sum_j dp_j p_j)
+    const S gp = row_dot(g, pr, n);  // ds = p * (dp - sum_j dp_j p_j)
     for (std::size_t j = 0; j < n; ++j) g[j] = pr[j] * (g[j] - gp);
     std::fill(g + n, g + T, S(0));
   }
@@ -208,4 +189,4 @@ TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE
 
-}  // namespace tf::attention_head
+}  // namespace tf::kernels::attention_head

@@ -8,7 +8,7 @@
 // p (weights before dropout) and pd (after) are [T,T] row-major and exactly zero above the diagonal.
 #include <cstddef>
 
-namespace tf::attention_head {
+namespace tf::kernels::attention_head {
 
 // Scratch values the functions below need for one head.
 std::size_t scratch_size(std::size_t T, std::size_t D);
@@ -27,4 +27,4 @@ template <class S>
 void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, const S* pd, bool dropout, S keep_scale,
               const S* dy, std::size_t ldy, std::size_t T, std::size_t D, S scale, S* dq, S* dk, S* dv, S* scratch);
 
-}  // namespace tf::attention_head
+}  // namespace tf::kernels::attention_head

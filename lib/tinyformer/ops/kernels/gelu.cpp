@@ -1,0 +1,53 @@
+// GELU kernels: the formulas are in gelu.hpp.
+#include "tinyformer/ops/kernels/gelu.hpp"
+
+#include <cmath>
+
+#include <xsimd/xsimd.hpp>
+
+#include "tinyformer/ops/kernels/map.hpp"
+
+namespace tf::kernels {
+
+namespace {
+
+template <class S>
+struct GeluMath {
+  static constexpr S k = static_cast<S>(0.79788456080286535588);  // sqrt(2/pi)
+  static constexpr S c = static_cast<S>(0.044715);
+
+  template <class V>
+  static V forward(const V& x) {
+    using std::tanh;
+    using xsimd::tanh;
+    const V t = tanh(V(k) * (x + V(c) * x * x * x));
+    return V(S(0.5)) * x * (V(S(1)) + t);
+  }
+  template <class V>
+  static V derivative(const V& x) {
+    using std::tanh;
+    using xsimd::tanh;
+    const V t = tanh(V(k) * (x + V(c) * x * x * x));
+    return V(S(0.5)) * (V(S(1)) + t) + V(S(0.5)) * x * (V(S(1)) - t * t) * V(k) * (V(S(1)) + V(S(3) * c) * x * x);
+  }
+};
+
+}  // namespace
+
+template <class S>
+void gelu_forward(std::size_t n, const S* x, S* out) {
+  map_blocks<S>(n, x, nullptr, out, Combine::value, [](const auto& v) { return GeluMath<S>::forward(v); });
+}
+
+template <class S>
+void gelu_backward(std::size_t n, const S* x, const S* g, S* out, bool accumulate) {
+  map_blocks<S>(n, x, g, out, accumulate ? Combine::accumulate_times_grad : Combine::times_grad,
+                [](const auto& v) { return GeluMath<S>::derivative(v); });
+}
+
+template void gelu_forward<float>(std::size_t, const float*, float*);
+template void gelu_forward<double>(std::size_t, const double*, double*);
+template void gelu_backward<float>(std::size_t, const float*, const float*, float*, bool);
+template void gelu_backward<double>(std::size_t, const double*, const double*, double*, bool);
+
+}  // namespace tf::kernels
