@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "model_loading.hpp"
+#include "tinyformer/infer/attention.hpp"
 #include "tinyformer/io/html_report.hpp"
 #include "tinyformer/train/run_report.hpp"
 
@@ -26,8 +27,8 @@ void add_attention_command(CLI::App& app) {
       const std::vector<Index> ids = encode_prompt(loaded, o->prompt);
       IndexArray x = IndexArray::from_shape({ids.size()});
       std::copy(ids.begin(), ids.end(), x.data());
-      const Array<float> weights = train::probe_attention(*loaded.model, x);
-      const auto labels = train::token_labels(loaded.vocab, x);
+      const Array<float> weights = infer::probe_attention(*loaded.model, x);
+      const auto labels = infer::token_labels(loaded.vocab, x);
       std::error_code ec;
       std::filesystem::create_directories(o->out, ec);
       if (ec) throw std::runtime_error(fmt::format("cannot create --out {}: {}", o->out, ec.message()));

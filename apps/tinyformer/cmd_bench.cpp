@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "tinyformer/train/bench.hpp"
+#include "tinyformer/bench/bench.hpp"
 
 namespace tf::app {
 
@@ -27,18 +27,18 @@ void add_bench_command(CLI::App& app) {
     select_action([o] {
       if (o->gemm) {
         for (int t : {1, 2})
-          fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}}}\n", train::measure_sgemm_gflops(t), t);
+          fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}}}\n", bench::measure_sgemm_gflops(t), t);
         return 0;
       }
-      std::vector<train::BenchShape> shapes;
+      std::vector<bench::BenchShape> shapes;
       if (o->shape == "all")
-        shapes = train::bench_shapes();
+        shapes = bench::bench_shapes();
       else
-        shapes.push_back(train::bench_shape(o->shape));
+        shapes.push_back(bench::bench_shape(o->shape));
       for (const auto& s : shapes) {
-        const train::BenchResult r = train::bench_training(s, o->threads, o->steps, o->warmup, o->profile);
-        fmt::print("{}\n", train::to_json_line(r));
-        if (o->profile) fmt::print("{}\n", train::profile_table(r, o->steps));
+        const bench::BenchResult r = bench::bench_training(s, o->threads, o->steps, o->warmup, o->profile);
+        fmt::print("{}\n", bench::to_json_line(r));
+        if (o->profile) fmt::print("{}\n", bench::profile_table(r, o->steps));
         std::fflush(stdout);
       }
       return 0;

@@ -36,9 +36,8 @@ void add_gradcheck_command(CLI::App& app) {
         cfg.model.d_model = 4 * cfg.model.n_head;
         cfg.model.n_layer = std::min<std::size_t>(cfg.model.n_layer, 2);
       }
-      const auto source = train::make_data(cfg);
-      const nn::GPTConfig gcfg = train::gpt_config_from(cfg, *source, cfg.training.seed);
-      nn::GPT<double> model(gcfg);
+      const auto source = data::make_data_source(cfg);
+      nn::GPT<double> model(train::resolve_model(cfg, *source), cfg.training.seed);
       model.eval();  // dropout off: the loss must be a deterministic function of the weights
       Rng rng(cfg.training.seed);
       const data::Batch batch = source->train_batch(o->batch, rng);

@@ -4,14 +4,14 @@
 
 #include "commands.hpp"
 #include "model_loading.hpp"
-#include "tinyformer/train/sample.hpp"
+#include "tinyformer/infer/sample.hpp"
 
 namespace tf::app {
 
 void add_sample_command(CLI::App& app) {
   struct Opts {
     std::string checkpoint, prompt;
-    train::SampleOptions sample;
+    infer::SampleOptions sample;
     std::uint64_t seed = 1337;
   };
   auto o = std::make_shared<Opts>();
@@ -32,7 +32,7 @@ void add_sample_command(CLI::App& app) {
       LoadedModel loaded = load_trained_model(o->checkpoint);
       const std::vector<Index> prompt = encode_prompt(loaded, o->prompt);
       Rng rng(o->seed);
-      const std::vector<Index> ids = train::generate(*loaded.model, prompt, o->sample, rng);
+      const std::vector<Index> ids = infer::generate(*loaded.model, prompt, o->sample, rng);
       fmt::print("{}\n", loaded.vocab.decode(ids));
       return 0;
     });

@@ -12,7 +12,7 @@ namespace tf::app {
 LoadedModel load_trained_model(const std::string& checkpoint_path) {
   const auto file = io::SafetensorsFile::load(checkpoint_path);
   LoadedModel loaded;
-  loaded.model = std::make_unique<nn::GPT<float>>(train::read_model_config(file));
+  loaded.model = std::make_unique<nn::GPT<float>>(train::read_model_config(file), 0);  // the weights are loaded next
   train::load_model_weights(file, *loaded.model);
   loaded.model->eval();
   loaded.vocab = data::Vocabulary::deserialize(train::read_training_state(file).vocab);
@@ -28,7 +28,7 @@ std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& p
     throw std::invalid_argument(fmt::format("--prompt: {}", e.what()));
   }
   if (ids.empty()) throw std::invalid_argument("--prompt has no tokens; give at least one");
-  const std::size_t context = loaded.model->config().block_size;
+  const std::size_t context = loaded.model->context();
   if (ids.size() > context) {
     fmt::print(stderr, "tinyformer: warning: the prompt has {} tokens, the context is {}: keeping the last {}\n",
                ids.size(), context, context);

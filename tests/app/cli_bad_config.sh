@@ -30,7 +30,7 @@ refused_train "wrong type (real for an int)" "training.steps (--set training.ste
 refused_train "wrong type (list for a number)" "optimizer.lr at line 2: expected a number, got a list" \
   "$(yaml lr.yaml 'optimizer:\n  lr: [1, 2]\n')"
 refused_train "value out of range (dropout)" "model.dropout at line 2: must be in [0, 1), got 1.5" "$(yaml drop.yaml 'model:\n  dropout: 1.5\n')"
-refused_train "value out of range (betas)" "optimizer.betas (--set optimizer.betas=[0.9, 1.2]): each beta must be in [0, 1)" \
+refused_train "value out of range (betas)" "optimizer.betas (--set optimizer.betas=[0.9, 1.2]): each value must be in [0, 1)" \
   "$cfg" --set "optimizer.betas=[0.9, 1.2]"
 refused_train "integer too large" "integer out of range, got 99999999999999999999999" "$cfg" --set model.d_model=99999999999999999999999
 refused_train "d_model not divisible by n_head" "model.d_model (--set model.d_model=65): 65 is not divisible by model.n_head = 4; valid d_model near it: 64 or 68" \

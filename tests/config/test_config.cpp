@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
 #include <string>
 #include <vector>
 
@@ -450,7 +453,7 @@ optimizer:
                     Contains("optimizer.betas at line 2: expected a list of two numbers like [0.9, 0.999], got a "
                              "list of 1 values"));
   CHECK_THROWS_WITH(load_text(dir, "optimizer:\n  betas: [0.9, high]\n"),
-                    Contains("optimizer.betas at line 2: beta 2: expected a number, got 'high'"));
+                    Contains("optimizer.betas at line 2: value 2: expected a number, got 'high'"));
   CHECK_THROWS_WITH(load_text(dir, "optimizer:\n  eps: .inf\n"),
                     Contains("optimizer.eps at line 2: expected a number, got '.inf'"));
   CHECK_THROWS_WITH(load_text(dir, "logging:\n  probe: [a, b]\n"),
@@ -480,7 +483,7 @@ TEST_CASE("config: sizes below their minimum name the key, line and minimum", "[
   CHECK_THROWS_WITH(load_text(dir, "training:\n  steps: -5\n"),
                     Contains("training.steps at line 2: must be >= 0, got -5"));
   CHECK_THROWS_WITH(load_text(dir, "data:\n  alphabet: 1\n"),
-                    Contains("data.alphabet at line 2: must be at least 2, got 1"));
+                    Contains("data.alphabet at line 2: must be in [2, 36], got 1"));
 }
 
 TEST_CASE("config: lr, dropout and other reals outside their range name the valid range", "[config]") {
@@ -493,7 +496,7 @@ TEST_CASE("config: lr, dropout and other reals outside their range name the vali
   CHECK_THROWS_WITH(load_text(dir, "model:\n  dropout: -0.5\n"),
                     Contains("model.dropout at line 2: must be in [0, 1), got -0.5"));
   CHECK_THROWS_WITH(load_text(dir, "optimizer:\n  betas: [0.9, 1.0]\n"),
-                    Contains("optimizer.betas at line 2: each beta must be in [0, 1), got [0.9, 1]"));
+                    Contains("optimizer.betas at line 2: each value must be in [0, 1), got [0.9, 1]"));
   CHECK_THROWS_WITH(load_text(dir, "data:\n  val_fraction: 1\n"),
                     Contains("data.val_fraction at line 2: must be in (0, 1), got 1"));
 }
@@ -604,4 +607,68 @@ TEST_CASE("config: a check made after loading points at the key's line, its --se
   const RunConfig text = load_config_text("model:\n  n_head: 2\n", "inline.yaml");
   CHECK(text.model.n_head == 2);
   CHECK(text.source.locate("model.n_head") == "inline.yaml: model.n_head at line 2");
+}
+
+TEST_CASE("config: docs/config.md is the reference generated from the field list", "[config]") {
+  std::ifstream in(std::string(TINYFORMER_SOURCE_DIR) + "/docs/config.md");
+  REQUIRE(in);
+  std::stringstream file;
+  file << in.rdbuf();
+  INFO("regenerate it with: ./build/bin/tinyformer config --docs > docs/config.md");
+  CHECK(file.str() == reference_markdown());
+  // every key of every section has a row
+  const RunConfig defaults;
+  for_each_field_of(defaults, [&](const FieldInfo& f, const auto&) {
+    INFO(f.path());
+    CHECK(file.str().find(fmt::format("| `{}` |", f.key)) != std::string::npos);
+  });
+}
+
+TEST_CASE("config: diff lists each changed field with both values and what resume may do with it", "[config]") {
+  RunConfig a, b;
+  CHECK(diff(a, b).empty());
+  b.training.batch_size = 8;
+  b.training.steps = 10;
+  b.model.d_model = 32;
+  const auto changes = diff(a, b);
+  REQUIRE(changes.size() == 3);
+  CHECK(changes[0].path == "model.d_model");  // declaration order: model first
+  CHECK(changes[0].before == "64");
+  CHECK(changes[0].after == "32");
+  CHECK(changes[0].on_resume == OnResume::fixed);
+  CHECK(changes[1].path == "training.batch_size");
+  CHECK(changes[1].on_resume == OnResume::exact);
+  CHECK(changes[2].path == "training.steps");
+  CHECK(changes[2].on_resume == OnResume::free);
+  CHECK_FALSE(a == b);
+}
+
+TEST_CASE("config: the model section round-trips through its checkpoint JSON, and bad JSON names the key", "[config]") {
+  ModelConfig m;
+  m.vocab_size = 11;
+  m.d_model = 32;
+  m.dropout = 0.25;
+  m.tie_weights = true;
+  m.init = InitScheme::normal;
+  const std::string json = model_json(m);
+  CHECK(json.find("\"d_model\":32") != std::string::npos);
+  CHECK(json.find("\"context\":null") != std::string::npos);  // auto
+  CHECK(json.find("\"init\":\"normal\"") != std::string::npos);
+  RunConfig a, b;
+  a.model = m;
+  b.model = model_from_json(json);
+  CHECK(diff(a, b).empty());
+  CHECK(model_from_json("{\"n_layer\": 3}").n_layer == 3);  // keys not given keep their defaults
+  CHECK_THROWS_WITH(model_from_json("{\"n_layer\": \"three\"}"), Contains("model.n_layer"));
+  CHECK_THROWS_WITH(model_from_json("{\"init\": \"xavier\"}"), Contains("model.init"));
+  CHECK_THROWS_WITH(model_from_json("{\"n_embd\": 3}"), Contains("unknown model key 'n_embd'"));
+  CHECK_THROWS_WITH(model_from_json("[1]"), Contains("not a JSON object"));
+}
+
+TEST_CASE("config: every enum's names are its enumerators, and parse_enum suggests the closest", "[config]") {
+  CHECK(enum_names(Task{}) == std::vector<std::string>{"copy", "reverse", "sort", "add", "induction", "text", "tokens"});
+  CHECK(parse_enum<DecayRule>("matrices") == DecayRule::matrices);
+  CHECK(to_string(DecayRule::none) == "none");
+  CHECK_THROWS_WITH(parse_enum<DecayRule>("matrics"),
+                    Contains("valid: matrices_no_embeddings, matrices, all, none") && Contains("did you mean matrices?"));
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "support/configs.hpp"
 #include "tinyformer/data/data.hpp"
 
 using namespace tf;
@@ -14,16 +15,8 @@ using namespace tf::data;
 
 namespace {
 
-DataSpec task_spec(const std::string& task, std::size_t length = 6, std::size_t alphabet = 5) {
-  DataSpec spec;
-  spec.task = task;
-  spec.length = length;
-  spec.alphabet = alphabet;
-  spec.digits = 3;
-  spec.context = std::nullopt;  // auto: the task's T
-  spec.eval_size = 100;
-  spec.seed = 7;
-  return spec;
+config::RunConfig task_spec(const std::string& task, std::size_t length = 6, std::size_t alphabet = 5) {
+  return test::task_config(task, length, alphabet);
 }
 
 // Row b of a batch as the full sequence x[0..T-1] + y[T-1] (the last target is always an answer token).
@@ -90,8 +83,8 @@ TEST_CASE("data: copy, reverse and sort write the source, '|', then the right an
 
 TEST_CASE("data: add writes zero-padded operands and the sum with its digits reversed", "[data]") {
   for (std::size_t d : {1, 3, 5}) {
-    DataSpec spec = task_spec("add");
-    spec.digits = d;
+    config::RunConfig spec = task_spec("add");
+    spec.data.digits = d;
     auto source = make_data_source(spec);
     REQUIRE(source->seq_len() == 3 * d + 2);
     CHECK(source->vocab().tokens() ==
@@ -189,8 +182,8 @@ TEST_CASE("data: expected attention of sort points at the first occurrence of th
 
 TEST_CASE("data: expected attention of add points at a's digit of the same place value", "[data]") {
   const std::size_t d = 4;
-  DataSpec spec = task_spec("add");
-  spec.digits = d;
+  config::RunConfig spec = task_spec("add");
+  spec.data.digits = d;
   auto source = make_data_source(spec);
   Rng rng(4);
   const Batch batch = source->train_batch(16, rng);
@@ -264,8 +257,8 @@ TEST_CASE("data: the held-out set is fixed, split in batches, and never drawn fo
   const auto& one = twin->eval_batches(100);
   REQUIRE(one.size() == 1);
   for (std::size_t r = 0; r < 100; ++r) CHECK(full_row(one[0], r) == full_row(eval[r / 32], r % 32));
-  DataSpec other = task_spec("copy", 6, 3);
-  other.seed = 8;
+  config::RunConfig other = task_spec("copy", 6, 3);
+  other.training.seed = 8;
   CHECK_FALSE((make_data_source(other)->eval_batches(100)[0].x == one[0].x));
 
   // 6400 training draws never yield a held-out row
@@ -290,46 +283,45 @@ TEST_CASE("data: a task with too few distinct sources says its held-out set over
 
 TEST_CASE("data: a model context other than the task's sequence length is refused with the sizes", "[data]") {
   using Catch::Matchers::Contains;
-  DataSpec spec = task_spec("reverse", 8);
+  config::RunConfig spec = task_spec("reverse", 8);
   CHECK(make_data_source(spec)->seq_len() == 16);  // auto
-  spec.context = 12;
-  CHECK_THROWS_AS(make_data_source(spec), SpecError);
-  CHECK_THROWS_WITH(make_data_source(spec), "task 'reverse' with data.length 8 makes sequences of T = 16 tokens, "
+  spec.model.context = 12;
+  CHECK_THROWS_AS(make_data_source(spec), config::ConfigError);
+  CHECK_THROWS_WITH(make_data_source(spec), "model.context: task 'reverse' with data.length 8 makes sequences of T = 16 tokens, "
                                             "longer than model.context 12; set model.context to 16 or auto");
-  spec.context = 16;
+  spec.model.context = 16;
   CHECK(make_data_source(spec)->seq_len() == 16);
-  spec.context = 32;  // positions 16..31 would never see a token
+  spec.model.context = 32;  // positions 16..31 would never see a token
   CHECK_THROWS_WITH(make_data_source(spec), Contains("T = 16 tokens; model.context 32 is larger") &&
                                                 Contains("positions 16..31") && Contains("set model.context to 16 or auto"));
   try {
     make_data_source(spec);
-  } catch (const SpecError& e) {
-    CHECK(e.key() == "model.context");
+  } catch (const config::ConfigError& e) {
+    CHECK(e.keys().front() == "model.context");
   }
   spec = task_spec("induction", 8);
-  spec.context = 14;
+  spec.model.context = 14;
   CHECK_THROWS_WITH(make_data_source(spec), Contains("task 'induction' with data.length 8 makes sequences of T = 15"));
   spec = task_spec("add");
-  spec.digits = 3;
-  spec.context = 10;
+  spec.data.digits = 3;
+  spec.model.context = 10;
   CHECK_THROWS_WITH(make_data_source(spec), Contains("task 'add' with data.digits 3 makes sequences of T = 11"));
 }
 
 TEST_CASE("data: bad task specs are refused naming the key and the valid values", "[data]") {
   using Catch::Matchers::Contains;
-  DataSpec spec = task_spec("revers");
-  CHECK_THROWS_WITH(make_data_source(spec), Contains("'revers'") && Contains("copy, reverse, sort"));
-  spec = task_spec("copy", 6, 37);
+  CHECK_THROWS_WITH(task_spec("revers"), Contains("'revers'") && Contains("copy, reverse, sort"));
+  config::RunConfig spec = task_spec("copy", 6, 37);
   CHECK_THROWS_WITH(make_data_source(spec), Contains("data.alphabet") && Contains("[2, 36]") && Contains("37"));
   spec = task_spec("copy", 6, 1);
   CHECK_THROWS_AS(make_data_source(spec), std::invalid_argument);
   spec = task_spec("sort", 0);
   CHECK_THROWS_WITH(make_data_source(spec), Contains("data.length"));
   spec = task_spec("add");
-  spec.digits = 10;
+  spec.data.digits = 10;
   CHECK_THROWS_WITH(make_data_source(spec), Contains("data.digits") && Contains("[1, 9]") && Contains("10"));
   spec = task_spec("copy");
-  spec.eval_size = 0;
+  spec.data.eval_size = 0;
   CHECK_THROWS_WITH(make_data_source(spec), Contains("data.eval_size"));
   auto source = make_data_source(task_spec("copy"));
   Rng rng(1);

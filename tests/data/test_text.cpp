@@ -30,13 +30,13 @@ std::string letters(std::size_t n) {
   return s;
 }
 
-DataSpec text_spec(const std::string& path, std::size_t context = 16) {
-  DataSpec spec;
-  spec.task = "text";
-  spec.path = path;
-  spec.context = context;
-  spec.val_fraction = 0.1;
-  spec.eval_size = 512;
+config::RunConfig text_spec(const std::string& path, std::size_t context = 16) {
+  config::RunConfig spec;
+  spec.data.task = config::Task::text;
+  spec.data.path = path;
+  spec.model.context = context;
+  spec.data.val_fraction = 0.1;
+  spec.data.eval_size = 512;
   return spec;
 }
 
@@ -54,7 +54,7 @@ TEST_CASE("data: text vocabulary is the sorted distinct characters, decoded as U
   const std::string text = "héllo wörld — 1€, 𝄞 ok\n";  // 1-, 2-, 3- and 4-byte characters
   std::string body;
   for (int i = 0; i < 20; ++i) body += text;
-  DataSpec spec = text_spec(dir.write("t.txt", body), 8);
+  config::RunConfig spec = text_spec(dir.write("t.txt", body), 8);
   auto source = make_data_source(spec);
   CHECK_FALSE(source->is_task());
   CHECK(source->seq_len() == 8);
@@ -115,8 +115,8 @@ TEST_CASE("data: text held-out windows are consecutive windows of the last part"
   const IndexArray probe = source->probe_sequence();
   CHECK(source->vocab().decode(probe) == text.substr(900, 16));
 
-  DataSpec capped = text_spec(path, 16);
-  capped.eval_size = 3;
+  config::RunConfig capped = text_spec(path, 16);
+  capped.data.eval_size = 3;
   CHECK(make_data_source(capped)->eval_batches(8)[0].x.shape(0) == 3);
 }
 
@@ -167,10 +167,10 @@ TEST_CASE("data: text shorter than the context needs is refused with the sizes",
   CHECK_THROWS_WITH(make_data_source(text_spec(path2, 16)),
                     Contains(path2) && Contains("54 for training") && Contains("6 for validation") &&
                         Contains("17 characters"));
-  DataSpec spec = text_spec(path2, 16);
-  spec.val_fraction = 0.5;
+  config::RunConfig spec = text_spec(path2, 16);
+  spec.data.val_fraction = 0.5;
   CHECK_NOTHROW(make_data_source(spec));
-  spec.val_fraction = 1.0;
+  spec.data.val_fraction = 1.0;
   CHECK_THROWS_WITH(make_data_source(spec), Contains("data.val_fraction"));
 }
 

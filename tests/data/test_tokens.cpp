@@ -26,13 +26,13 @@ IndexArray numbered_rows(std::size_t N, std::size_t C) {
   return a;
 }
 
-DataSpec tokens_spec(const std::string& path, bool shuffle = false) {
-  DataSpec spec;
-  spec.task = "tokens";
-  spec.path = path;
-  spec.context = std::nullopt;  // auto: T from the rows
-  spec.val_fraction = 0.2;
-  spec.shuffle = shuffle;
+config::RunConfig tokens_spec(const std::string& path, bool shuffle = false) {
+  config::RunConfig spec;
+  spec.data.task = config::Task::tokens;
+  spec.data.path = path;
+  spec.model.context = std::nullopt;  // auto: T from the rows
+  spec.data.val_fraction = 0.2;
+  spec.data.shuffle = shuffle;
   return spec;
 }
 
@@ -101,10 +101,10 @@ TEST_CASE("data: tokens hold out the last rows in order and name the vocabulary 
   CHECK(vocab.encode("3 94 0") == std::vector<Index>{3, 94, 0});
   CHECK(vocab.decode(std::vector<Index>{80, 81}) == "80 81");
 
-  DataSpec spec = tokens_spec(path);
-  spec.vocab_size = 128;
+  config::RunConfig spec = tokens_spec(path);
+  spec.model.vocab_size = 128;
   CHECK(make_data_source(spec)->vocab().size() == 128);
-  spec.eval_size = 1;
+  spec.data.eval_size = 1;
   CHECK(make_data_source(spec)->eval_batches(8)[0].x.shape(0) == 1);
 }
 
@@ -148,18 +148,18 @@ TEST_CASE("data: tokens rows of another length than the context, or ids outside 
   test::TempDir dir;
   const std::string path = dir.file("rows.npy");
   io::write_npy(path, numbered_rows(10, 10));  // T = 9
-  DataSpec spec = tokens_spec(path);
-  spec.context = 8;
-  CHECK_THROWS_AS(make_data_source(spec), SpecError);
+  config::RunConfig spec = tokens_spec(path);
+  spec.model.context = 8;
+  CHECK_THROWS_AS(make_data_source(spec), config::ConfigError);
   CHECK_THROWS_WITH(make_data_source(spec), Contains(path) && Contains("T = 9 tokens, longer than model.context 8") &&
                                                 Contains("set model.context to 9 or auto"));
-  spec.context = 12;
+  spec.model.context = 12;
   CHECK_THROWS_WITH(make_data_source(spec), Contains("model.context 12 is larger") && Contains("positions 9..11"));
-  spec.context = 9;
+  spec.model.context = 9;
   CHECK(make_data_source(spec)->seq_len() == 9);
-  spec.context = std::nullopt;
+  spec.model.context = std::nullopt;
   CHECK(make_data_source(spec)->seq_len() == 9);
-  spec.vocab_size = 50;  // ids are row * 10 + column: the first id >= 50 is at row 5, column 0; the largest is 99
+  spec.model.vocab_size = 50;  // ids are row * 10 + column: the first id >= 50 is at row 5, column 0; the largest is 99
   CHECK_THROWS_WITH(make_data_source(spec), Contains("token id 50 at row 5, column 0 is not below model.vocab_size 50") &&
                                                 Contains("the largest id is 99: set model.vocab_size to at least 100"));
   IndexArray negative = numbered_rows(4, 3);

@@ -12,7 +12,10 @@
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
-#include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/optim/adam.hpp"
+#include "tinyformer/optim/clip.hpp"
+#include "tinyformer/optim/param_groups.hpp"
+#include "tinyformer/optim/sgd.hpp"
 #include "tinyformer/train/checkpoint.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -41,8 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const std::exception&) {
   }
   try {
-    const tf::nn::GPTConfig cfg = tf::train::read_model_config(*file);  // checked against the tensors' shapes
-    tf::nn::GPT<float> model(cfg);
+    const tf::config::ModelConfig cfg = tf::train::read_model_config(*file);  // checked against the tensors' shapes
+    tf::nn::GPT<float> model(cfg, 0);
     tf::train::load_model_weights(*file, model);
     tf::optim::AdamW<float> optimizer(model.named_parameters());  // what --resume loads next
     tf::train::load_optimizer_state(*file, optimizer);

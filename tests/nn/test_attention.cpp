@@ -12,6 +12,16 @@ using test::random_array;
 
 namespace {
 using Inputs = std::vector<Var<double>>;
+using config::AttentionImpl;
+
+config::ModelConfig attention_config(std::size_t d_model, std::size_t n_head, double dropout, AttentionImpl impl) {
+  config::ModelConfig cfg;
+  cfg.d_model = d_model;
+  cfg.n_head = n_head;
+  cfg.dropout = dropout;
+  cfg.attention = impl;
+  return cfg;
+}
 
 struct Run {
   Array<double> out, weights;
@@ -20,8 +30,7 @@ struct Run {
 
 Run run_attention(AttentionImpl impl, double dropout_p, bool training) {
   Rng init_rng(7), dropout_rng(99);
-  CausalSelfAttention<double> attn(8, 2, true, dropout_p, InitScheme::xavier_uniform, init_rng, dropout_rng);
-  attn.set_impl(impl);
+  CausalSelfAttention<double> attn(attention_config(8, 2, dropout_p, impl), init_rng, dropout_rng);
   attn.record_weights(true);
   attn.train(training);
   Var<double> x(random_array({2, 5, 8}, 3), true);
@@ -78,8 +87,7 @@ TEST_CASE("gradcheck: CausalSelfAttention module, composed and fused, every para
   for (AttentionImpl impl : {AttentionImpl::composed, AttentionImpl::fused}) {
     INFO((impl == AttentionImpl::fused ? "fused" : "composed"));
     Rng init_rng(11), dropout_rng(12);
-    CausalSelfAttention<double> attn(8, 2, true, 0.0, InitScheme::xavier_uniform, init_rng, dropout_rng);
-    attn.set_impl(impl);
+    CausalSelfAttention<double> attn(attention_config(8, 2, 0.0, impl), init_rng, dropout_rng);
     Var<double> x(random_array({2, 4, 8}, 13), true);
     auto params = attn.named_parameters();
     params.emplace_back("x", x);
@@ -94,8 +102,7 @@ TEST_CASE("nn: fused attention in float32 with SIMD head sizes 16 and 32 matches
       INFO("heads " << heads << " dropout " << p);
       auto run = [&](AttentionImpl impl) {
         Rng init_rng(11), dropout_rng(12);
-        CausalSelfAttention<float> attn(64, heads, true, p, InitScheme::xavier_uniform, init_rng, dropout_rng);
-        attn.set_impl(impl);
+        CausalSelfAttention<float> attn(attention_config(64, heads, p, impl), init_rng, dropout_rng);
         attn.record_weights(true);
         Var<float> x(test::random_array_f({2, 37, 64}, 13), true);
         Var<float> y = attn.forward(x);

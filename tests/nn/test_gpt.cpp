@@ -2,6 +2,7 @@
 // gradient check of a whole small GPT on its loss, every parameter.
 #include <catch2/catch.hpp>
 
+#include "support/configs.hpp"
 #include "support/helpers.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/ops/ops.hpp"
@@ -11,16 +12,9 @@ using namespace tf::nn;
 
 namespace {
 
-GPTConfig small_config() {
-  GPTConfig cfg;
-  cfg.vocab_size = 7;
-  cfg.block_size = 5;
-  cfg.n_layer = 2;
-  cfg.n_embd = 8;
-  cfg.n_head = 2;
-  cfg.seed = 42;
-  return cfg;
-}
+constexpr std::uint64_t kSeed = 42;
+
+config::ModelConfig small_config() { return test::tiny_model(); }
 
 IndexArray tokens(std::initializer_list<std::initializer_list<Index>> rows) {
   IndexArray a = IndexArray::from_shape({rows.size(), rows.begin()->size()});
@@ -36,7 +30,7 @@ IndexArray tokens(std::initializer_list<std::initializer_list<Index>> rows) {
 }  // namespace
 
 TEST_CASE("nn: GPT parameter names follow nanoGPT's state_dict, in order", "[nn]") {
-  GPT<float> model(small_config());
+  GPT<float> model(small_config(), kSeed);
   std::vector<std::string> names;
   for (auto& [name, p] : model.named_parameters()) names.push_back(name);
   std::vector<std::string> expected{"transformer.wte.weight", "transformer.wpe.weight"};
@@ -50,7 +44,7 @@ TEST_CASE("nn: GPT parameter names follow nanoGPT's state_dict, in order", "[nn]
 }
 
 TEST_CASE("nn: GPT parameter shapes use PyTorch's Linear layout (out, in)", "[nn]") {
-  GPT<float> model(small_config());
+  GPT<float> model(small_config(), kSeed);
   const auto params = model.named_parameters();
   auto shape_of = [&](const std::string& n) {
     for (auto& [name, p] : params)
@@ -71,16 +65,16 @@ TEST_CASE("nn: GPT parameter shapes use PyTorch's Linear layout (out, in)", "[nn
 }
 
 TEST_CASE("nn: tied GPT shares wte with the LM head and has no lm_head.weight", "[nn]") {
-  GPTConfig cfg = small_config();
+  config::ModelConfig cfg = small_config();
   cfg.tie_weights = true;
-  GPT<float> model(cfg);
+  GPT<float> model(cfg, kSeed);
   for (auto& [name, p] : model.named_parameters()) CHECK(name != "lm_head.weight");
   const Var<float> logits = model.forward(tokens({{1, 2, 3}}));
   CHECK(logits.shape() == Shape{1, 3, 7});
 }
 
 TEST_CASE("nn: train() and eval() reach every sub-module", "[nn]") {
-  GPT<float> model(small_config());
+  GPT<float> model(small_config(), kSeed);
   model.eval();
   CHECK_FALSE(model.training());
   CHECK_FALSE(model.block(1).mlp.c_fc.training());
@@ -89,10 +83,9 @@ TEST_CASE("nn: train() and eval() reach every sub-module", "[nn]") {
 }
 
 TEST_CASE("nn: the same seed gives identical weights, another seed different ones", "[nn]") {
-  GPT<float> a(small_config()), b(small_config());
-  GPTConfig other = small_config();
-  other.seed = 43;
-  GPT<float> c(other);
+  GPT<float> a(small_config(), kSeed), b(small_config(), kSeed);
+  config::ModelConfig other = small_config();
+  GPT<float> c(other, 43);
   const auto pa = a.named_parameters(), pb = b.named_parameters(), pc = c.named_parameters();
   bool any_diff = false;
   for (std::size_t i = 0; i < pa.size(); ++i) {
@@ -103,20 +96,20 @@ TEST_CASE("nn: the same seed gives identical weights, another seed different one
 }
 
 TEST_CASE("nn: GPT rejects a sequence longer than the context and a bad config", "[nn]") {
-  GPT<float> model(small_config());
+  GPT<float> model(small_config(), kSeed);
   CHECK_THROWS_WITH(model.forward(tokens({{1, 2, 3, 4, 5, 6}})), Catch::Contains("context length 5"));
-  GPTConfig bad = small_config();
-  bad.n_embd = 9;
-  CHECK_THROWS_WITH(GPT<float>(bad), Catch::Contains("divisible"));
+  config::ModelConfig bad = small_config();
+  bad.d_model = 9;
+  CHECK_THROWS_WITH(GPT<float>(bad, kSeed), Catch::Contains("divisible"));
 }
 
 TEST_CASE("gradcheck: whole GPT loss (2 layers, C=8, H=2, T=5, V=7), every parameter", "[gradcheck][nn]") {
   for (bool tied : {false, true}) {
     INFO("tied " << tied);
-    GPTConfig cfg = small_config();
+    config::ModelConfig cfg = small_config();
     cfg.tie_weights = tied;
     cfg.init = InitScheme::normal;  // small weights keep the softmaxes away from saturation
-    GPT<double> model(cfg);
+    GPT<double> model(cfg, kSeed);
     // larger weights than GPT-2's 0.02 so every path carries a clearly non-zero gradient
     for (auto& [name, p] : model.named_parameters()) p.mutable_value() *= 10.0;
     const IndexArray ids = tokens({{1, 2, 3, 4, 5}, {6, 0, 6, 1, 1}});

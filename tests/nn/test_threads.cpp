@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "tinyformer/nn/gpt.hpp"
-#include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/optim/adam.hpp"
+#include "tinyformer/optim/clip.hpp"
+#include "tinyformer/optim/param_groups.hpp"
+#include "tinyformer/optim/sgd.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 using namespace tf;
@@ -17,22 +20,21 @@ struct Trace {
 // Five AdamW steps of a GPT with dropout on random tokens; big enough that every kernel splits.
 Trace train_steps(int threads) {
   set_num_threads(threads);
-  nn::GPTConfig cfg;
+  config::ModelConfig cfg;
   cfg.vocab_size = 17;
-  cfg.block_size = 16;
-  cfg.n_embd = 64;
+  cfg.context = 16;
+  cfg.d_model = 64;
   cfg.n_head = 4;
   cfg.n_layer = 2;
   cfg.dropout = 0.1;
-  cfg.seed = 5;
-  nn::GPT<float> model(cfg);
+  nn::GPT<float> model(cfg, 5);
   optim::AdamW<float> opt(optim::make_param_groups(model.named_parameters(), 0.01), 1e-3);
   Rng data(9);
   IndexArray x = IndexArray::from_shape({8, 16}), y = x;
   Trace t;
   for (int step = 0; step < 5; ++step) {
-    for (auto& v : x) v = static_cast<Index>(data.below(cfg.vocab_size));
-    for (auto& v : y) v = static_cast<Index>(data.below(cfg.vocab_size));
+    for (auto& v : x) v = static_cast<Index>(data.below(*cfg.vocab_size));
+    for (auto& v : y) v = static_cast<Index>(data.below(*cfg.vocab_size));
     opt.zero_grad();
     const Var<float> loss = model.loss(x, y);
     loss.backward();

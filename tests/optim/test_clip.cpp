@@ -5,7 +5,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/optim/adam.hpp"
+#include "tinyformer/optim/clip.hpp"
+#include "tinyformer/optim/param_groups.hpp"
+#include "tinyformer/optim/sgd.hpp"
 
 using namespace tf;
 using namespace tf::optim;

@@ -10,7 +10,7 @@ using namespace tf::optim;
 
 TEST_CASE("schedule: constant returns base_lr at every step", "[schedule]") {
   const LrSchedule s = LrSchedule::constant(3e-4);
-  CHECK(s.kind == ScheduleKind::constant);
+  CHECK(s.kind == ScheduleName::constant);
   for (std::int64_t step : {0, 1, 99, 100000}) CHECK(s.at(step) == 3e-4);
 }
 
@@ -84,7 +84,7 @@ TEST_CASE("schedule: invalid fields throw invalid_argument naming the field", "[
   CHECK_THROWS_WITH(LrSchedule::constant(std::nan("")), Contains("base_lr"));
   // A hand-built value is validated by at(), and so is the step.
   LrSchedule s;
-  s.kind = ScheduleKind::cosine;
+  s.kind = ScheduleName::cosine;
   s.base_lr = 1e-3;
   s.decay_steps = 100;
   s.min_lr = 5e-3;

@@ -125,7 +125,7 @@ int write_bad_checkpoint(int argc, char** argv) {
     out = with_header(header, data);
   } else if (kind == "huge_model") {
     auto model = nlohmann::json::parse(header["__metadata__"]["tinyformer.model"].get<std::string>());
-    model["n_embd"] = std::uint64_t{1} << 40;
+    model["d_model"] = std::uint64_t{1} << 40;
     header["__metadata__"]["tinyformer.model"] = model.dump();
     out = with_header(header, data);
   } else if (kind == "no_metadata") {

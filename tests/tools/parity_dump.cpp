@@ -14,7 +14,8 @@
 #include "tinyformer/io/npy.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
-#include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/optim/adam.hpp"
+#include "tinyformer/optim/param_groups.hpp"
 
 using namespace tf;
 
@@ -25,17 +26,16 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path dir = argv[1];
   std::filesystem::create_directories(dir);
-  nn::GPTConfig cfg;
+  config::ModelConfig cfg;
   cfg.vocab_size = 11;
-  cfg.block_size = 8;
+  cfg.context = 8;
   cfg.n_layer = 2;
   cfg.n_head = 2;
-  cfg.n_embd = 16;
-  cfg.seed = 5;
+  cfg.d_model = 16;
   const std::size_t B = 4, T = 8, steps = 50;
   const double lr = 3e-3, wd = 0.1, beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
 
-  nn::GPT<float> model(cfg);
+  nn::GPT<float> model(cfg, 5);
   {
     io::SafetensorsWriter w;
     for (auto& [name, p] : model.named_parameters()) w.add(name, p.value());
@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
   }
   Rng rng(9);
   IndexArray inputs = IndexArray::from_shape({steps, B, T}), targets = inputs;
-  for (auto& v : inputs) v = static_cast<Index>(rng.below(cfg.vocab_size));
-  for (auto& v : targets) v = rng.uniform() < 0.1 ? -1 : static_cast<Index>(rng.below(cfg.vocab_size));
+  for (auto& v : inputs) v = static_cast<Index>(rng.below(*cfg.vocab_size));
+  for (auto& v : targets) v = rng.uniform() < 0.1 ? -1 : static_cast<Index>(rng.below(*cfg.vocab_size));
   io::write_npy((dir / "inputs.npy").string(), inputs);
   io::write_npy((dir / "targets.npy").string(), targets);
 
@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
     opt.step();
   }
   io::write_npy((dir / "losses.npy").string(), losses);
-  nlohmann::json j = {{"vocab_size", cfg.vocab_size}, {"block_size", cfg.block_size}, {"n_layer", cfg.n_layer},
-                      {"n_head", cfg.n_head}, {"n_embd", cfg.n_embd}, {"mlp_ratio", cfg.mlp_ratio},
+  nlohmann::json j = {{"vocab_size", *cfg.vocab_size}, {"block_size", *cfg.context}, {"n_layer", cfg.n_layer},
+                      {"n_head", cfg.n_head}, {"n_embd", cfg.d_model}, {"mlp_ratio", cfg.mlp_ratio},
                       {"bias", cfg.bias}, {"dropout", 0.0}, {"tie_weights", cfg.tie_weights},
                       {"lr", lr}, {"weight_decay", wd}, {"betas", {beta1, beta2}}, {"eps", eps},
                       {"decay_rule", "matrices_no_embeddings"}, {"steps", steps}};

@@ -11,14 +11,13 @@ namespace fs = std::filesystem;
 using namespace tf;
 
 namespace {
-nn::GPTConfig config(std::size_t n_embd, std::size_t n_layer, std::uint64_t seed) {
-  nn::GPTConfig c;
+config::ModelConfig model_config(std::size_t d_model, std::size_t n_layer) {
+  config::ModelConfig c;
   c.vocab_size = 7;
-  c.block_size = 6;
-  c.n_embd = n_embd;
+  c.context = 6;
+  c.d_model = d_model;
   c.n_head = 2;
   c.n_layer = n_layer;
-  c.seed = seed;
   return c;
 }
 
@@ -33,10 +32,10 @@ std::string save_model(const nn::GPT<float>& model, const std::string& name) {
 }  // namespace
 
 TEST_CASE("checkpoint: GPT weights round-trip through safetensors bit for bit", "[io][train]") {
-  nn::GPT<float> a(config(8, 2, 1)), b(config(8, 2, 2));
+  nn::GPT<float> a(model_config(8, 2), 1), b(model_config(8, 2), 2);
   const std::string path = save_model(a, "roundtrip");
   const auto file = io::SafetensorsFile::load(path);
-  CHECK(train::read_model_config(file).n_embd == 8);
+  CHECK(train::read_model_config(file).d_model == 8);
   train::load_model_weights(file, b);
   const auto pa = a.named_parameters(), pb = b.named_parameters();
   REQUIRE(pa.size() == pb.size());
@@ -44,7 +43,7 @@ TEST_CASE("checkpoint: GPT weights round-trip through safetensors bit for bit", 
 }
 
 TEST_CASE("checkpoint: loading another architecture lists each mismatching name and shape", "[io][train]") {
-  nn::GPT<float> small(config(8, 1, 1)), other(config(12, 2, 1));
+  nn::GPT<float> small(model_config(8, 1), 1), other(model_config(12, 2), 1);
   const auto before = other.named_parameters()[0].second.value();
   const auto file = io::SafetensorsFile::load(save_model(small, "mismatch"));
   try {
@@ -59,8 +58,8 @@ TEST_CASE("checkpoint: loading another architecture lists each mismatching name 
     CHECK(msg.find("lm_head.weight: the file has shape [7, 8]") != std::string::npos);
   }
   CHECK((other.named_parameters()[0].second.value() == before));  // nothing was changed
-  nn::GPT<float> fewer(config(8, 1, 3));
-  nn::GPT<float> more(config(8, 2, 3));
+  nn::GPT<float> fewer(model_config(8, 1), 3);
+  nn::GPT<float> more(model_config(8, 2), 3);
   const auto file2 = io::SafetensorsFile::load(save_model(more, "extra"));
   CHECK_THROWS_WITH(train::load_model_weights(file2, fewer),
                     Catch::Contains("unexpected tensor transformer.h.1.ln_1.weight [8]"));

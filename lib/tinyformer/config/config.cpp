@@ -1,65 +1,90 @@
-// The config's plain-data side: enum names, equality, did-you-mean, and the value checks (validate).
-// The YAML side (load_config, to_yaml) is in config_yaml.cpp.
+// The config's plain-data side, all driven by the field list (config/fields.hpp): value texts, enum names,
+// equality, differences, the per-field range checks and the checks that relate two keys (validate), and the
+// model section as JSON for checkpoints. The YAML side (load_config, to_yaml) is in config_yaml.cpp, the
+// generated reference (docs/config.md) in config_docs.cpp.
 #include "tinyformer/config/config.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 namespace tf::config {
 
 ConfigError::ConfigError(const std::string& message, std::vector<std::string> keys, std::string detail)
     : std::invalid_argument(message), keys_(std::move(keys)), detail_(detail.empty() ? message : std::move(detail)) {}
 
-// ---- enum names ----
+// ---- field vocabulary (field.hpp) ----
+
+bool Check::allows(double v) const {
+  switch (kind) {
+    case Kind::any: return true;
+    case Kind::at_least: return v >= lo;
+    case Kind::above: return v > lo;
+    case Kind::range: return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+  }
+  return true;
+}
+
+std::string Check::describe() const {
+  switch (kind) {
+    case Kind::any: return "";
+    case Kind::at_least: return fmt::format(">= {}", lo);
+    case Kind::above: return fmt::format("> {}", lo);
+    case Kind::range:
+      return fmt::format("in {}{}, {}{}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]");
+  }
+  return "";
+}
+
+std::string Check::complaint(double v) const {
+  if (allows(v)) return "";
+  if (kind == Kind::at_least) return fmt::format("must be at least {}, got {}", lo, v);
+  return fmt::format("must be {}, got {}", describe(), v);
+}
+
+std::vector<std::string> split_enum_names(const char* list) {
+  std::vector<std::string> names(1);
+  for (const char* p = list; *p; ++p) {
+    if (*p == ',')
+      names.emplace_back();
+    else if (!std::isspace(static_cast<unsigned char>(*p)))
+      names.back() += *p;
+  }
+  return names;
+}
+
+// ---- value texts ----
+
+std::string value_text(std::size_t v) { return std::to_string(v); }
+std::string value_text(const std::optional<std::size_t>& v) { return v ? std::to_string(*v) : "auto"; }
+std::string value_text(double v) { return fmt::format("{}", v); }
+std::string value_text(bool v) { return v ? "true" : "false"; }
+std::string value_text(const std::array<double, 2>& v) { return fmt::format("[{}, {}]", v[0], v[1]); }
+
+// A YAML double-quoted string: always quoted, so names like "true", "null" or "3" stay strings.
+std::string value_text(const std::string& s) {
+  std::string out = "\"";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default: out += (c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02X}", c) : std::string(1, ch);
+    }
+  }
+  return out + "\"";
+}
+
+// ---- enum names and did-you-mean ----
 
 namespace {
-
-template <class E, std::size_t N>
-using NameTable = std::array<std::pair<E, const char*>, N>;
-
-constexpr NameTable<InitScheme, 3> kInitNames{{{InitScheme::xavier_uniform, "xavier_uniform"},
-                                               {InitScheme::xavier_normal, "xavier_normal"},
-                                               {InitScheme::normal, "normal"}}};
-constexpr NameTable<AttentionImpl, 2> kAttentionNames{{{AttentionImpl::fused, "fused"},
-                                                       {AttentionImpl::composed, "composed"}}};
-constexpr NameTable<Task, 7> kTaskNames{{{Task::copy, "copy"},
-                                         {Task::reverse, "reverse"},
-                                         {Task::sort, "sort"},
-                                         {Task::add, "add"},
-                                         {Task::induction, "induction"},
-                                         {Task::text, "text"},
-                                         {Task::tokens, "tokens"}}};
-constexpr NameTable<OptimizerName, 3> kOptimizerNames{{{OptimizerName::sgd, "sgd"},
-                                                       {OptimizerName::adam, "adam"},
-                                                       {OptimizerName::adamw, "adamw"}}};
-constexpr NameTable<DecayRule, 4> kDecayRuleNames{{{DecayRule::matrices_no_embeddings, "matrices_no_embeddings"},
-                                                   {DecayRule::matrices, "matrices"},
-                                                   {DecayRule::all, "all"},
-                                                   {DecayRule::none, "none"}}};
-constexpr NameTable<ScheduleName, 3> kScheduleNames{{{ScheduleName::constant, "constant"},
-                                                     {ScheduleName::warmup, "warmup"},
-                                                     {ScheduleName::cosine, "cosine"}}};
-constexpr NameTable<NonFinitePolicy, 2> kNonFiniteNames{{{NonFinitePolicy::stop, "stop"},
-                                                         {NonFinitePolicy::skip, "skip"}}};
-
-constexpr const auto& table(InitScheme) { return kInitNames; }
-constexpr const auto& table(AttentionImpl) { return kAttentionNames; }
-constexpr const auto& table(Task) { return kTaskNames; }
-constexpr const auto& table(OptimizerName) { return kOptimizerNames; }
-constexpr const auto& table(DecayRule) { return kDecayRuleNames; }
-constexpr const auto& table(ScheduleName) { return kScheduleNames; }
-constexpr const auto& table(NonFinitePolicy) { return kNonFiniteNames; }
-
-template <class E>
-std::string name_of(E v) {
-  for (const auto& [value, name] : table(E{}))
-    if (value == v) return name;
-  return fmt::format("<invalid {}>", static_cast<int>(v));
-}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -82,51 +107,7 @@ std::size_t levenshtein(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 }  // namespace
-
-std::string to_string(InitScheme v) { return name_of(v); }
-std::string to_string(AttentionImpl v) { return name_of(v); }
-std::string to_string(Task v) { return name_of(v); }
-std::string to_string(OptimizerName v) { return name_of(v); }
-std::string to_string(DecayRule v) { return name_of(v); }
-std::string to_string(ScheduleName v) { return name_of(v); }
-std::string to_string(NonFinitePolicy v) { return name_of(v); }
-
-template <class E>
-std::vector<std::string> enum_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : table(E{})) names.emplace_back(entry.second);
-  return names;
-}
-
-template <class E>
-E parse_enum(const std::string& name) {
-  for (const auto& [value, n] : table(E{}))
-    if (name == n) return value;
-  const std::vector<std::string> names = enum_names<E>();
-  const std::string guess = closest_name(name, names);
-  const std::string detail = fmt::format("unknown value '{}'; valid: {}{}", name, join(names),
-                                         guess.empty() ? "" : fmt::format(" (did you mean {}?)", guess));
-  throw ConfigError(detail, {}, detail);
-}
-
-#define TF_CONFIG_ENUM(E)                                  \
-  template std::vector<std::string> enum_names<E>();       \
-  template E parse_enum<E>(const std::string& name);
-TF_CONFIG_ENUM(InitScheme)
-TF_CONFIG_ENUM(AttentionImpl)
-TF_CONFIG_ENUM(Task)
-TF_CONFIG_ENUM(OptimizerName)
-TF_CONFIG_ENUM(DecayRule)
-TF_CONFIG_ENUM(ScheduleName)
-TF_CONFIG_ENUM(NonFinitePolicy)
-#undef TF_CONFIG_ENUM
 
 std::string closest_name(const std::string& word, const std::vector<std::string>& candidates) {
   const std::string w = lower(word);
@@ -145,44 +126,38 @@ std::string closest_name(const std::string& word, const std::vector<std::string>
   return best;
 }
 
-// ---- equality (field by field; doubles compare exactly, which to_yaml's shortest round-trip output keeps) ----
+std::size_t enum_index(const std::vector<std::string>& names, const std::string& name) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return i;
+  const std::string guess = closest_name(name, names);
+  const std::string detail = fmt::format("unknown value '{}'; valid: {}{}", name, fmt::join(names, ", "),
+                                         guess.empty() ? "" : fmt::format(" (did you mean {}?)", guess));
+  throw ConfigError(detail, {}, detail);
+}
 
-bool operator==(const ModelConfig& a, const ModelConfig& b) {
-  return a.vocab_size == b.vocab_size && a.context == b.context && a.d_model == b.d_model && a.n_head == b.n_head &&
-         a.n_layer == b.n_layer && a.mlp_ratio == b.mlp_ratio && a.dropout == b.dropout && a.bias == b.bias &&
-         a.tie_weights == b.tie_weights && a.init == b.init && a.attention == b.attention;
+// ---- equality and differences ----
+
+bool operator==(const RunConfig& a, const RunConfig& b) { return diff(a, b).empty(); }
+
+std::vector<FieldChange> diff(const RunConfig& before, const RunConfig& after) {
+  std::vector<std::pair<std::string, std::string>> texts;  // path, value in `before`
+  for_each_field_of(before, [&](const FieldInfo& f, const auto& v) { texts.emplace_back(f.path(), value_text(v)); });
+  std::vector<FieldChange> changes;
+  std::size_t i = 0;
+  for_each_field_of(after, [&](const FieldInfo& f, const auto& v) {
+    std::string now = value_text(v);
+    if (now != texts[i].second) changes.push_back({texts[i].first, texts[i].second, std::move(now), f.on_resume});
+    ++i;
+  });
+  return changes;
 }
-bool operator==(const DataConfig& a, const DataConfig& b) {
-  return a.task == b.task && a.path == b.path && a.length == b.length && a.digits == b.digits &&
-         a.alphabet == b.alphabet && a.eval_size == b.eval_size && a.val_fraction == b.val_fraction &&
-         a.shuffle == b.shuffle;
-}
-bool operator==(const OptimizerConfig& a, const OptimizerConfig& b) {
-  return a.name == b.name && a.lr == b.lr && a.weight_decay == b.weight_decay && a.betas == b.betas &&
-         a.eps == b.eps && a.momentum == b.momentum && a.nesterov == b.nesterov && a.decay_rule == b.decay_rule;
-}
-bool operator==(const ScheduleConfig& a, const ScheduleConfig& b) {
-  return a.name == b.name && a.warmup_steps == b.warmup_steps && a.min_lr == b.min_lr &&
-         a.decay_steps == b.decay_steps;
-}
-bool operator==(const TrainingConfig& a, const TrainingConfig& b) {
-  return a.batch_size == b.batch_size && a.steps == b.steps && a.grad_clip == b.grad_clip &&
-         a.eval_interval == b.eval_interval && a.eval_batches == b.eval_batches && a.threads == b.threads &&
-         a.seed == b.seed && a.nonfinite == b.nonfinite;
-}
-bool operator==(const LoggingConfig& a, const LoggingConfig& b) {
-  return a.out_dir == b.out_dir && a.log_interval == b.log_interval && a.attention_interval == b.attention_interval &&
-         a.checkpoint_interval == b.checkpoint_interval && a.probe == b.probe;
-}
-bool operator==(const RunConfig& a, const RunConfig& b) {
-  return a.model == b.model && a.data == b.data && a.optimizer == b.optimizer && a.schedule == b.schedule &&
-         a.training == b.training && a.logging == b.logging;
-}
+
+// ---- locations ----
 
 std::string ConfigSource::locate(const std::string& key) const {
+  if (file.empty()) return key;  // a config built in code: no file, no line
   const auto it = origin.find(key);
-  const std::string where = it != origin.end() ? it->second : " (default)";
-  return file.empty() ? key + where : fmt::format("{}: {}{}", file, key, where);
+  return fmt::format("{}: {}{}", file, key, it != origin.end() ? it->second : " (default)");
 }
 
 ConfigError error_at(const RunConfig& cfg, const std::string& key, const std::string& detail) {
@@ -204,14 +179,19 @@ void need(bool ok, std::vector<std::string> keys, const std::string& detail) {
   throw ConfigError(message, std::move(keys), detail);
 }
 
-void at_least(std::size_t value, std::size_t min, const char* key) {
-  need(value >= min, {key}, fmt::format("must be at least {}, got {}", min, value));
+// The field's own range (Check); "" when it holds.
+std::string range_complaint(const Check& c, std::size_t v) { return c.complaint(static_cast<double>(v)); }
+std::string range_complaint(const Check& c, const std::optional<std::size_t>& v) {
+  return v ? c.complaint(static_cast<double>(*v)) : "";
 }
-
-// "[lo, hi)" style range checks on doubles, with the interval in the message.
-void in_range(double value, double lo, bool lo_open, double hi, bool hi_open, const char* key) {
-  const bool ok = (lo_open ? value > lo : value >= lo) && (hi_open ? value < hi : value <= hi);
-  need(ok, {key}, fmt::format("must be in {}{}, {}{}, got {}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]", value));
+std::string range_complaint(const Check& c, double v) { return c.complaint(v); }
+std::string range_complaint(const Check& c, const std::array<double, 2>& v) {
+  if (c.allows(v[0]) && c.allows(v[1])) return "";
+  return fmt::format("each value must be {}, got {}", c.describe(), value_text(v));
+}
+template <class T>
+std::string range_complaint(const Check&, const T&) {
+  return "";  // bool, string, enums: the type is the range
 }
 
 // The multiples of n_head nearest to d_model (one below when there is one, one above).
@@ -222,22 +202,22 @@ std::string valid_d_models(std::size_t d_model, std::size_t n_head) {
   return fmt::format("{} or {}", below, above);
 }
 
-}  // namespace
+template <class Section>
+void check_ranges(const Section& section) {
+  for_each_field(section, [](const FieldInfo& f, const auto& v) {
+    if (const std::string detail = range_complaint(f.check, v); !detail.empty()) need(false, {f.path()}, detail);
+  });
+}
 
-void validate(const RunConfig& cfg) {
-  const ModelConfig& m = cfg.model;
-  if (m.vocab_size) at_least(*m.vocab_size, 1, "model.vocab_size");
-  if (m.context) at_least(*m.context, 1, "model.context");
-  at_least(m.n_head, 1, "model.n_head");
-  at_least(m.d_model, 1, "model.d_model");
+void check_head_split(const ModelConfig& m) {
   need(m.d_model % m.n_head == 0, {"model.d_model", "model.n_head"},
        fmt::format("{} is not divisible by model.n_head = {}; valid d_model near it: {} (head size D = d_model / "
                    "n_head)",
                    m.d_model, m.n_head, valid_d_models(m.d_model, m.n_head)));
-  at_least(m.n_layer, 1, "model.n_layer");
-  at_least(m.mlp_ratio, 1, "model.mlp_ratio");
-  in_range(m.dropout, 0.0, false, 1.0, true, "model.dropout");
+}
 
+void validate_data(const RunConfig& cfg) {
+  const ModelConfig& m = cfg.model;
   const DataConfig& d = cfg.data;
   need(!((d.task == Task::text || d.task == Task::tokens) && d.path.empty()), {"data.path", "data.task"},
        fmt::format("task '{}' reads a file: set data.path (a {} file)", to_string(d.task),
@@ -245,46 +225,102 @@ void validate(const RunConfig& cfg) {
   need(!(d.task == Task::text && !m.context), {"model.context", "data.task"},
        "'auto' takes the length of a task's sequences or a tokens file's rows; task 'text' cuts the file into "
        "windows: set model.context to the window length (e.g. 64)");
-  at_least(d.length, 1, "data.length");
-  need(d.digits >= 1 && d.digits <= 9, {"data.digits"}, fmt::format("must be in [1, 9], got {}", d.digits));
-  at_least(d.alphabet, 2, "data.alphabet");
-  at_least(d.eval_size, 1, "data.eval_size");
-  in_range(d.val_fraction, 0.0, true, 1.0, true, "data.val_fraction");
+}
 
+void validate_optimizer_and_schedule(const RunConfig& cfg) {
   const OptimizerConfig& o = cfg.optimizer;
-  need(o.lr > 0, {"optimizer.lr"}, fmt::format("must be > 0, got {}", o.lr));
-  need(o.weight_decay >= 0, {"optimizer.weight_decay"}, fmt::format("must be >= 0, got {}", o.weight_decay));
-  need(o.betas[0] >= 0 && o.betas[0] < 1 && o.betas[1] >= 0 && o.betas[1] < 1, {"optimizer.betas"},
-       fmt::format("each beta must be in [0, 1), got [{}, {}]", o.betas[0], o.betas[1]));
-  need(o.eps > 0, {"optimizer.eps"}, fmt::format("must be > 0, got {}", o.eps));
-  in_range(o.momentum, 0.0, false, 1.0, true, "optimizer.momentum");
   need(!(o.nesterov && o.momentum == 0), {"optimizer.nesterov", "optimizer.momentum"},
        "true needs optimizer.momentum > 0 (got 0)");
-
   const ScheduleConfig& s = cfg.schedule;
   const TrainingConfig& t = cfg.training;
   if (s.name != ScheduleName::constant)
     need(s.warmup_steps <= t.steps, {"schedule.warmup_steps", "training.steps"},
          fmt::format("{} is more than training.steps = {}; valid: 0 to {}", s.warmup_steps, t.steps, t.steps));
   if (s.name == ScheduleName::cosine) {
-    need(s.min_lr >= 0, {"schedule.min_lr"}, fmt::format("must be >= 0, got {}", s.min_lr));
     need(s.min_lr <= o.lr, {"schedule.min_lr", "optimizer.lr"},
          fmt::format("{} is larger than optimizer.lr = {}; valid: 0 to {}", s.min_lr, o.lr, o.lr));
     if (s.decay_steps)
-      need(*s.decay_steps >= 1 && *s.decay_steps >= s.warmup_steps, {"schedule.decay_steps", "schedule.warmup_steps"},
-           fmt::format("{} must be at least 1 and at least schedule.warmup_steps = {} (or null = training.steps)",
-                       *s.decay_steps, s.warmup_steps));
+      need(*s.decay_steps >= s.warmup_steps, {"schedule.decay_steps", "schedule.warmup_steps"},
+           fmt::format("{} must be at least schedule.warmup_steps = {} (or auto = training.steps)", *s.decay_steps,
+                       s.warmup_steps));
   }
+  need(!cfg.logging.out_dir.empty(), {"logging.out_dir"}, "must not be empty");
+}
 
-  at_least(t.batch_size, 1, "training.batch_size");
-  need(t.grad_clip >= 0, {"training.grad_clip"}, fmt::format("must be >= 0 (0 = off), got {}", t.grad_clip));
-  at_least(t.eval_interval, 1, "training.eval_interval");
-  at_least(t.eval_batches, 1, "training.eval_batches");
-  at_least(t.threads, 1, "training.threads");
+}  // namespace
 
-  const LoggingConfig& l = cfg.logging;
-  need(!l.out_dir.empty(), {"logging.out_dir"}, "must not be empty");
-  at_least(l.log_interval, 1, "logging.log_interval");
+void validate_model(const ModelConfig& model) {
+  check_ranges(model);
+  check_head_split(model);
+}
+
+void validate(const RunConfig& cfg) {
+  for_each_section(cfg, [](const char*, const auto& section) { check_ranges(section); });
+  check_head_split(cfg.model);
+  validate_data(cfg);
+  validate_optimizer_and_schedule(cfg);
+}
+
+// ---- the model section as JSON (checkpoint metadata) ----
+
+namespace {
+
+nlohmann::json json_value(std::size_t v) { return v; }
+nlohmann::json json_value(const std::optional<std::size_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json json_value(double v) { return v; }
+nlohmann::json json_value(bool v) { return v; }
+nlohmann::json json_value(const std::string& v) { return v; }
+nlohmann::json json_value(const std::array<double, 2>& v) { return {v[0], v[1]}; }
+template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
+nlohmann::json json_value(E v) {
+  return value_text(v);
+}
+
+void from_json_value(const nlohmann::json& j, std::size_t& v) { v = j.get<std::size_t>(); }
+void from_json_value(const nlohmann::json& j, std::optional<std::size_t>& v) {
+  v = j.is_null() ? std::nullopt : std::optional<std::size_t>(j.get<std::size_t>());
+}
+void from_json_value(const nlohmann::json& j, double& v) { v = j.get<double>(); }
+void from_json_value(const nlohmann::json& j, bool& v) { v = j.get<bool>(); }
+void from_json_value(const nlohmann::json& j, std::string& v) { v = j.get<std::string>(); }
+void from_json_value(const nlohmann::json& j, std::array<double, 2>& v) { v = j.get<std::array<double, 2>>(); }
+template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
+void from_json_value(const nlohmann::json& j, E& v) {
+  v = parse_enum<E>(j.get<std::string>());
+}
+
+}  // namespace
+
+std::string model_json(const ModelConfig& model) {
+  nlohmann::json j = nlohmann::json::object();
+  for_each_field(model, [&](const FieldInfo& f, const auto& v) { j[f.key] = json_value(v); });
+  return j.dump();
+}
+
+ModelConfig model_from_json(const std::string& json) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception&) {
+    throw ConfigError("the model description is not valid JSON");
+  }
+  if (!j.is_object()) throw ConfigError("the model description is not a JSON object");
+  ModelConfig model;
+  std::vector<std::string> known;
+  for_each_field(model, [&](const FieldInfo& f, auto& v) {
+    known.push_back(f.key);
+    if (!j.contains(f.key)) return;
+    try {
+      from_json_value(j.at(f.key), v);
+    } catch (const std::exception&) {
+      throw ConfigError(fmt::format("model.{}: unexpected value {}", f.key, j.at(f.key).dump().substr(0, 40)),
+                        {f.path()});
+    }
+  });
+  for (const auto& item : j.items())
+    if (std::find(known.begin(), known.end(), item.key()) == known.end())
+      throw ConfigError(fmt::format("unknown model key '{}'", item.key().substr(0, 40)));
+  return model;
 }
 
 }  // namespace tf::config

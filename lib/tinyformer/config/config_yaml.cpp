@@ -23,18 +23,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The sections and their keys, in the order to_yaml writes them and docs/config.md lists them.
+// The sections and their keys, in the order of the field list (config/fields.hpp).
 const std::vector<std::pair<std::string, std::vector<std::string>>>& schema() {
-  static const std::vector<std::pair<std::string, std::vector<std::string>>> s = {
-      {"model",
-       {"vocab_size", "context", "d_model", "n_head", "n_layer", "mlp_ratio", "dropout", "bias", "tie_weights", "init",
-        "attention"}},
-      {"data", {"task", "path", "length", "digits", "alphabet", "eval_size", "val_fraction", "shuffle"}},
-      {"optimizer", {"name", "lr", "weight_decay", "betas", "eps", "momentum", "nesterov", "decay_rule"}},
-      {"schedule", {"name", "warmup_steps", "min_lr", "decay_steps"}},
-      {"training", {"batch_size", "steps", "grad_clip", "eval_interval", "eval_batches", "threads", "seed", "nonfinite"}},
-      {"logging", {"out_dir", "log_interval", "attention_interval", "checkpoint_interval", "probe"}},
-  };
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> s = [] {
+    std::vector<std::pair<std::string, std::vector<std::string>>> sections;
+    const RunConfig defaults;
+    for_each_section(defaults, [&](const char* name, const auto& section) {
+      sections.emplace_back(name, std::vector<std::string>{});
+      for_each_field(section, [&](const FieldInfo& f, const auto&) { sections.back().second.push_back(f.key); });
+    });
+    return sections;
+  }();
   return s;
 }
 
@@ -50,12 +49,6 @@ const std::vector<std::string>* keys_of(const std::string& section) {
   return nullptr;
 }
 
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 // "did you mean X?" for a section name that is not one.
 std::string unknown_section_detail(const std::string& name) {
   std::string hint;
@@ -67,7 +60,7 @@ std::string unknown_section_detail(const std::string& name) {
       for (const auto& key : keys)
         if (key == name && hint.empty()) hint = fmt::format("did you mean {}.{} (inside section {})? ", section, key, section);
   }
-  return fmt::format("unknown section '{}'; {}valid sections: {}", name, hint, join(section_names()));
+  return fmt::format("unknown section '{}'; {}valid sections: {}", name, hint, fmt::join(section_names(), ", "));
 }
 
 // "did you mean section.key?" for a key that is not one of its section (or belongs to another section).
@@ -82,7 +75,7 @@ std::string unknown_key_detail(const std::string& section, const std::string& ke
       for (const auto& k : other_keys)
         if (k == key && hint.empty()) hint = fmt::format("did you mean {}.{}? ", other, k);
   }
-  return fmt::format("unknown key '{}' in section {}; {}valid keys of {}: {}", key, section, hint, section, join(keys));
+  return fmt::format("unknown key '{}' in section {}; {}valid keys of {}: {}", key, section, hint, section, fmt::join(keys, ", "));
 }
 
 // Where a value came from: a line of the file (1-based), or a --set override (its full text).
@@ -159,11 +152,41 @@ std::string parse_string(const YAML::Node& n) {
   return scalar_text(n, "a string");
 }
 
-template <class E>
-E parse_enum_value(const YAML::Node& n) {
-  const std::string& s = scalar_text(n, fmt::format("one of {}", join(enum_names<E>())).c_str());
+// One parser per field type of the field list; each throws BadValue with what was expected.
+void parse_value(const YAML::Node& n, std::size_t& out) { out = static_cast<std::size_t>(parse_count(n)); }
+void parse_value(const YAML::Node& n, double& out) { out = parse_number(n); }
+void parse_value(const YAML::Node& n, bool& out) { out = parse_bool(n); }
+void parse_value(const YAML::Node& n, std::string& out) { out = parse_string(n); }
+
+// An integer, or 'auto' (also null, which older configs wrote for schedule.decay_steps).
+void parse_value(const YAML::Node& n, std::optional<std::size_t>& out) {
+  if (n.IsNull() || (n.IsScalar() && n.Scalar() == "auto")) {
+    out.reset();
+  } else if (n.IsScalar() && is_integer_text(n.Scalar())) {
+    out = static_cast<std::size_t>(parse_count(n));
+  } else {
+    throw BadValue{fmt::format("expected an integer or 'auto', got {}", describe(n))};
+  }
+}
+
+void parse_value(const YAML::Node& n, std::array<double, 2>& out) {
+  if (!n.IsSequence() || n.size() != 2)
+    throw BadValue{fmt::format("expected a list of two numbers like [0.9, 0.999], got {}{}", describe(n),
+                               n.IsSequence() ? fmt::format(" of {} values", n.size()) : "")};
+  for (std::size_t i = 0; i < 2; ++i) {
+    try {
+      out[i] = parse_number(n[i]);
+    } catch (const BadValue& bad) {
+      throw BadValue{fmt::format("value {}: {}", i + 1, bad.detail)};
+    }
+  }
+}
+
+template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
+void parse_value(const YAML::Node& n, E& out) {
+  const std::string& s = scalar_text(n, fmt::format("one of {}", fmt::join(enum_names(E{}), ", ")).c_str());
   try {
-    return parse_enum<E>(s);
+    out = parse_enum<E>(s);
   } catch (const ConfigError& e) {
     throw BadValue{e.detail()};
   }
@@ -203,7 +226,7 @@ class Loader {
     }
     if (root.IsNull()) return;  // an empty file: all defaults
     if (!root.IsMap())
-      fail_file(fmt::format("the top level must be a mapping of sections ({}), got {}", join(section_names()),
+      fail_file(fmt::format("the top level must be a mapping of sections ({}), got {}", fmt::join(section_names(), ", "),
                             describe(root)));
 
     std::map<std::string, int> seen_sections;
@@ -276,87 +299,19 @@ class Loader {
 
   RunConfig build() {
     RunConfig cfg;
-    ModelConfig& m = cfg.model;
-    get_count_or_auto("model.vocab_size", m.vocab_size);
-    get_count_or_auto("model.context", m.context);
-    get_count("model.d_model", m.d_model);
-    get_count("model.n_head", m.n_head);
-    get_count("model.n_layer", m.n_layer);
-    get_count("model.mlp_ratio", m.mlp_ratio);
-    get_number("model.dropout", m.dropout);
-    get_bool("model.bias", m.bias);
-    get_bool("model.tie_weights", m.tie_weights);
-    get_enum("model.init", m.init);
-    get_enum("model.attention", m.attention);
-
-    DataConfig& d = cfg.data;
-    get_enum("data.task", d.task);
-    get_string("data.path", d.path);
-    if (const Entry* e = find("data.path"); e && !d.path.empty()) d.path = resolve_path(d.path, e->origin);
-    get_count("data.length", d.length);
-    get_count("data.digits", d.digits);
-    get_count("data.alphabet", d.alphabet);
-    get_count("data.eval_size", d.eval_size);
-    get_number("data.val_fraction", d.val_fraction);
-    get_bool("data.shuffle", d.shuffle);
-
-    OptimizerConfig& o = cfg.optimizer;
-    get_enum("optimizer.name", o.name);
-    get_number("optimizer.lr", o.lr);
-    o.weight_decay = o.name == OptimizerName::adamw ? 0.01 : 0.0;
-    get_number("optimizer.weight_decay", o.weight_decay);
-    if (const Entry* e = find("optimizer.betas")) {
-      convert("optimizer.betas", *e, [&](const YAML::Node& n) {
-        if (!n.IsSequence() || n.size() != 2)
-          throw BadValue{fmt::format("expected a list of two numbers like [0.9, 0.999], got {}{}", describe(n),
-                                     n.IsSequence() ? fmt::format(" of {} values", n.size()) : "")};
-        for (std::size_t i = 0; i < 2; ++i) {
-          try {
-            o.betas[i] = parse_number(n[i]);
-          } catch (const BadValue& bad) {
-            throw BadValue{fmt::format("beta {}: {}", i + 1, bad.detail)};
-          }
-        }
-      });
-    }
-    get_number("optimizer.eps", o.eps);
-    get_number("optimizer.momentum", o.momentum);
-    get_bool("optimizer.nesterov", o.nesterov);
-    get_enum("optimizer.decay_rule", o.decay_rule);
-
-    ScheduleConfig& s = cfg.schedule;
-    get_enum("schedule.name", s.name);
-    get_count("schedule.warmup_steps", s.warmup_steps);
-    get_number("schedule.min_lr", s.min_lr);
-    if (const Entry* e = find("schedule.decay_steps")) {
-      convert("schedule.decay_steps", *e, [&](const YAML::Node& n) {
-        if (n.IsNull()) {
-          s.decay_steps.reset();
-        } else {
-          s.decay_steps = static_cast<std::size_t>(parse_count(n));
-        }
-      });
-    }
-
-    TrainingConfig& t = cfg.training;
-    get_count("training.batch_size", t.batch_size);
-    get_count("training.steps", t.steps);
-    get_number("training.grad_clip", t.grad_clip);
-    get_count("training.eval_interval", t.eval_interval);
-    get_count("training.eval_batches", t.eval_batches);
-    get_count("training.threads", t.threads);
-    if (const Entry* e = find("training.seed"))
-      convert("training.seed", *e, [&](const YAML::Node& n) { t.seed = parse_count(n); });
-    get_enum("training.nonfinite", t.nonfinite);
-
-    LoggingConfig& l = cfg.logging;
-    l.out_dir = "runs/" + fs::path(file_).stem().string();
-    get_string("logging.out_dir", l.out_dir);
-    get_count("logging.log_interval", l.log_interval);
-    get_count("logging.attention_interval", l.attention_interval);
-    get_count("logging.checkpoint_interval", l.checkpoint_interval);
-    get_string("logging.probe", l.probe);
-
+    apply_derived_defaults(cfg);
+    for_each_field_of(cfg, [&](const FieldInfo& f, auto& value) {
+      const std::string key = f.path();
+      const Entry* e = find(key);
+      if (!e) return;
+      try {
+        parse_value(e->value, value);
+      } catch (const BadValue& bad) {
+        throw ConfigError(fmt::format("{}: {}{}: {}", file_, key, where(key), bad.detail), {key}, bad.detail);
+      }
+    });
+    if (const Entry* e = find("data.path"); e && !cfg.data.path.empty())
+      cfg.data.path = resolve_path(cfg.data.path, e->origin);
     cfg.source.file = file_;
     for (const auto& [key, entry] : entries_) cfg.source.origin[key] = where(key);
     return cfg;
@@ -404,44 +359,19 @@ class Loader {
     return fmt::format(" at line {}", e->origin.line);
   }
 
-  template <class F>
-  void convert(const std::string& key, const Entry& e, F&& parse) const {
-    try {
-      parse(e.value);
-    } catch (const BadValue& bad) {
-      throw ConfigError(fmt::format("{}: {}{}: {}", file_, key, where(key), bad.detail), {key}, bad.detail);
+  // Defaults that depend on something else, set before the file's values are read: the weight decay of sgd
+  // and adam is 0 unless given (adamw's 0.01 is the field's default), the out dir is named after the config file.
+  void apply_derived_defaults(RunConfig& cfg) const {
+    if (const Entry* e = find("optimizer.name")) {
+      OptimizerName name = OptimizerName::adamw;
+      try {
+        parse_value(e->value, name);
+      } catch (const BadValue&) {
+        return;  // reported when the field itself is read
+      }
+      if (name != OptimizerName::adamw) cfg.optimizer.weight_decay = 0.0;
     }
-  }
-
-  void get_count(const std::string& key, std::size_t& out) const {
-    if (const Entry* e = find(key))
-      convert(key, *e, [&](const YAML::Node& n) { out = static_cast<std::size_t>(parse_count(n)); });
-  }
-  // An integer, or 'auto' (nullopt).
-  void get_count_or_auto(const std::string& key, std::optional<std::size_t>& out) const {
-    if (const Entry* e = find(key))
-      convert(key, *e, [&](const YAML::Node& n) {
-        if (n.IsScalar() && n.Scalar() == "auto") {
-          out.reset();
-        } else if (n.IsScalar() && is_integer_text(n.Scalar())) {
-          out = static_cast<std::size_t>(parse_count(n));
-        } else {
-          throw BadValue{fmt::format("expected an integer or 'auto', got {}", describe(n))};
-        }
-      });
-  }
-  void get_number(const std::string& key, double& out) const {
-    if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_number(n); });
-  }
-  void get_bool(const std::string& key, bool& out) const {
-    if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_bool(n); });
-  }
-  void get_string(const std::string& key, std::string& out) const {
-    if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_string(n); });
-  }
-  template <class E>
-  void get_enum(const std::string& key, E& out) const {
-    if (const Entry* e = find(key)) convert(key, *e, [&](const YAML::Node& n) { out = parse_enum_value<E>(n); });
+    cfg.logging.out_dir = "runs/" + fs::path(file_).stem().string();
   }
 
   // Relative data paths: against the config file's directory when written in the file, against the working
@@ -468,32 +398,6 @@ class Loader {
   std::string file_;
   std::map<std::string, Entry> entries_;  // "section.key" -> value and origin
 };
-
-// A YAML double-quoted string: always quoted, so names like "true", "null" or "3" stay strings.
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02X}", c);
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-// Shortest text that reads back to the same double.
-std::string num(double v) { return fmt::format("{}", v); }
-const char* boolean(bool v) { return v ? "true" : "false"; }
 
 }  // namespace
 
@@ -524,63 +428,11 @@ RunConfig load_config_text(const std::string& text, const std::string& name,
 }
 
 std::string to_yaml(const RunConfig& cfg) {
-  const ModelConfig& m = cfg.model;
-  const DataConfig& d = cfg.data;
-  const OptimizerConfig& o = cfg.optimizer;
-  const ScheduleConfig& s = cfg.schedule;
-  const TrainingConfig& t = cfg.training;
-  const LoggingConfig& l = cfg.logging;
   std::string y = "# tinyformer run config, resolved: every key with the value in effect (docs/config.md)\n";
-  y += "model:\n";
-  y += fmt::format("  vocab_size: {}\n", m.vocab_size ? std::to_string(*m.vocab_size) : std::string("auto"));
-  y += fmt::format("  context: {}\n", m.context ? std::to_string(*m.context) : std::string("auto"));
-  y += fmt::format("  d_model: {}\n", m.d_model);
-  y += fmt::format("  n_head: {}\n", m.n_head);
-  y += fmt::format("  n_layer: {}\n", m.n_layer);
-  y += fmt::format("  mlp_ratio: {}\n", m.mlp_ratio);
-  y += fmt::format("  dropout: {}\n", num(m.dropout));
-  y += fmt::format("  bias: {}\n", boolean(m.bias));
-  y += fmt::format("  tie_weights: {}\n", boolean(m.tie_weights));
-  y += fmt::format("  init: {}\n", to_string(m.init));
-  y += fmt::format("  attention: {}\n", to_string(m.attention));
-  y += "data:\n";
-  y += fmt::format("  task: {}\n", to_string(d.task));
-  y += fmt::format("  path: {}\n", quote(d.path));
-  y += fmt::format("  length: {}\n", d.length);
-  y += fmt::format("  digits: {}\n", d.digits);
-  y += fmt::format("  alphabet: {}\n", d.alphabet);
-  y += fmt::format("  eval_size: {}\n", d.eval_size);
-  y += fmt::format("  val_fraction: {}\n", num(d.val_fraction));
-  y += fmt::format("  shuffle: {}\n", boolean(d.shuffle));
-  y += "optimizer:\n";
-  y += fmt::format("  name: {}\n", to_string(o.name));
-  y += fmt::format("  lr: {}\n", num(o.lr));
-  y += fmt::format("  weight_decay: {}\n", num(o.weight_decay));
-  y += fmt::format("  betas: [{}, {}]\n", num(o.betas[0]), num(o.betas[1]));
-  y += fmt::format("  eps: {}\n", num(o.eps));
-  y += fmt::format("  momentum: {}\n", num(o.momentum));
-  y += fmt::format("  nesterov: {}\n", boolean(o.nesterov));
-  y += fmt::format("  decay_rule: {}\n", to_string(o.decay_rule));
-  y += "schedule:\n";
-  y += fmt::format("  name: {}\n", to_string(s.name));
-  y += fmt::format("  warmup_steps: {}\n", s.warmup_steps);
-  y += fmt::format("  min_lr: {}\n", num(s.min_lr));
-  y += fmt::format("  decay_steps: {}\n", s.decay_steps ? std::to_string(*s.decay_steps) : "null  # = training.steps");
-  y += "training:\n";
-  y += fmt::format("  batch_size: {}\n", t.batch_size);
-  y += fmt::format("  steps: {}\n", t.steps);
-  y += fmt::format("  grad_clip: {}\n", num(t.grad_clip));
-  y += fmt::format("  eval_interval: {}\n", t.eval_interval);
-  y += fmt::format("  eval_batches: {}\n", t.eval_batches);
-  y += fmt::format("  threads: {}\n", t.threads);
-  y += fmt::format("  seed: {}\n", t.seed);
-  y += fmt::format("  nonfinite: {}\n", to_string(t.nonfinite));
-  y += "logging:\n";
-  y += fmt::format("  out_dir: {}\n", quote(l.out_dir));
-  y += fmt::format("  log_interval: {}\n", l.log_interval);
-  y += fmt::format("  attention_interval: {}\n", l.attention_interval);
-  y += fmt::format("  checkpoint_interval: {}\n", l.checkpoint_interval);
-  y += fmt::format("  probe: {}\n", quote(l.probe));
+  for_each_section(cfg, [&](const char* name, const auto& section) {
+    y += fmt::format("{}:\n", name);
+    for_each_field(section, [&](const FieldInfo& f, const auto& v) { y += fmt::format("  {}: {}\n", f.key, value_text(v)); });
+  });
   return y;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // The data layer: next-token batches for training a GPT, from a synthetic task (copy, reverse, sort, add,
-// induction), a character-level UTF-8 text file, or a pre-tokenized .npy array. Depends on tensor/ only
-// (and io/npy.hpp to read .npy files).
+// induction), a character-level UTF-8 text file, or a pre-tokenized .npy array, as the data section of the run
+// config says. Depends on tensor/ and config/ (and io/npy.hpp to read .npy files).
 //
 // Next-token layout, used everywhere: a sequence seq of length T+1 gives the input x = seq[0..T-1] and the
 // targets y = seq[1..T], so the query at position q of x predicts y[q] = seq[q+1]. y is -1 where the position
@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "tinyformer/config/config.hpp"
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/tensor/random.hpp"
 #include "tinyformer/tensor/tensor.hpp"
@@ -29,24 +30,6 @@ struct Batch {
   IndexArray y;  // [B,T] target ids, kIgnore (-1) where not scored
 };
 
-// What make_data_source needs; the trainer fills it from the run config (data.*, model.context,
-// model.vocab_size, training.seed).
-struct DataSpec {
-  std::string task = "reverse";  // copy | reverse | sort | add | induction | text | tokens
-  std::string path;              // text / tokens: the file
-  std::size_t length = 8;        // copy, reverse, sort, induction: symbols in the source part, >= 1
-  std::size_t digits = 3;        // add: digits per operand, in [1, 9]
-  std::size_t alphabet = 10;     // copy, reverse, sort, induction: distinct symbols, in [2, 36]
-  std::size_t eval_size = 512;   // held-out sequences (text/tokens: at most this many windows/rows), >= 1
-  double val_fraction = 0.1;     // text / tokens: the last part held out for evaluation, in (0, 1)
-  bool shuffle = true;           // tokens: random training rows (true) or rows in file order (false)
-  // model.context: T of every sequence. nullopt ("auto"): the task's sequence length or the file's rows minus
-  // one; text needs a value. A set value must equal a task's or a tokens file's T (no untrained positions).
-  std::optional<std::size_t> context;
-  std::uint64_t seed = 1337;     // fixes the held-out set and the probe (training draws use the caller's Rng)
-  std::optional<std::size_t> vocab_size;  // tokens: V; nullopt = max id in the file + 1
-};
-
 class DataSource {
  public:
   virtual ~DataSource() = default;
@@ -57,7 +40,7 @@ class DataSource {
   // A fresh training batch [B,T], drawn from `rng` (tokens with shuffle off: the next B rows in file order).
   virtual Batch train_batch(std::size_t B, Rng& rng) = 0;
   // The fixed held-out set in batches of B (the last one may be smaller). Built once per B, from
-  // DataSpec::seed (synthetic tasks) or the validation part of the file; the same on every call.
+  // training.seed (synthetic tasks) or the validation part of the file; the same on every call.
   virtual const std::vector<Batch>& eval_batches(std::size_t B) = 0;
   // True for the synthetic tasks, whose answers have one right value (report exact-match accuracy).
   virtual bool is_task() const = 0;
@@ -72,21 +55,11 @@ class DataSource {
   virtual std::vector<long> expected_attention(const IndexArray& seq) const = 0;
 };
 
-// A spec that does not fit the data, e.g. model.context against a task's sequence length: key() is the config
-// key to change, what() says what would be valid.
-class SpecError : public std::invalid_argument {
- public:
-  SpecError(std::string key, const std::string& message) : std::invalid_argument(message), key_(std::move(key)) {}
-  const std::string& key() const { return key_; }
-
- private:
-  std::string key_;
-};
-
-// Builds the source named by spec.task. Throws std::invalid_argument on a bad spec (unknown task, a value out
-// of range; SpecError for a model.context other than the data's T) and std::runtime_error on an unreadable or unusable
-// file (missing, empty, invalid UTF-8, too short, bad .npy), naming the file and the sizes involved.
-std::unique_ptr<DataSource> make_data_source(const DataSpec& spec);
+// The source the run config asks for: data.* with model.context, model.vocab_size (tokens) and training.seed (the
+// held-out set and the probe). Checks `cfg` first (config::validate). A model.context or model.vocab_size that does
+// not fit the data throws config::ConfigError pointing at that key (config::error_at); an unreadable or unusable
+// file (missing, empty, invalid UTF-8, too short, bad .npy) std::runtime_error starting with data.path's location.
+std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg);
 
 // ---- accuracy ----
 

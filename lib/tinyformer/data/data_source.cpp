@@ -11,25 +11,29 @@ void check_batch_size(std::size_t B, const char* who) {
   if (B == 0) throw std::invalid_argument(fmt::format("DataSource::{}: batch size must be >= 1, got 0", who));
 }
 
-std::size_t resolve_context(const std::optional<std::size_t>& context, std::size_t T, const std::string& what) {
+std::size_t resolve_context(const config::RunConfig& cfg, std::size_t T, const std::string& what) {
+  const std::optional<std::size_t>& context = cfg.model.context;
   if (!context || *context == T) return T;
   if (*context < T)
-    throw SpecError("model.context", fmt::format("{} makes sequences of T = {} tokens, longer than model.context {}; "
+    throw config::error_at(cfg, "model.context", fmt::format("{} makes sequences of T = {} tokens, longer than model.context {}; "
                                                  "set model.context to {} or auto", what, T, *context, T));
-  throw SpecError("model.context",
-                  fmt::format("{} makes sequences of T = {} tokens; model.context {} is larger, so positions {}..{} of "
+  throw config::error_at(cfg, "model.context",
+                         fmt::format("{} makes sequences of T = {} tokens; model.context {} is larger, so positions {}..{} of "
                               "the positional table would never be trained; set model.context to {} or auto",
                               what, T, *context, T, *context - 1, T));
 }
 
-std::unique_ptr<DataSource> make_data_source(const DataSpec& spec) {
-  if (spec.task == "text") return make_text_source(spec);
-  if (spec.task == "tokens") return make_tokens_source(spec);
-  if (spec.task == "copy" || spec.task == "reverse" || spec.task == "sort" || spec.task == "add" ||
-      spec.task == "induction")
-    return make_task_source(spec);
-  throw std::invalid_argument(fmt::format(
-      "data.task '{}' is unknown; valid: copy, reverse, sort, add, induction, text, tokens", spec.task));
+std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg) {
+  config::validate(cfg);
+  try {
+    switch (cfg.data.task) {
+      case config::Task::text: return make_text_source(cfg);
+      case config::Task::tokens: return make_tokens_source(cfg);
+      default: return make_task_source(cfg);
+    }
+  } catch (const std::runtime_error& e) {  // the file: missing, empty, not UTF-8, a bad .npy, ...
+    throw std::runtime_error(fmt::format("{}: {}", cfg.source.locate("data.path"), e.what()));
+  }
 }
 
 Accuracy& Accuracy::operator+=(const Accuracy& o) {

@@ -7,9 +7,10 @@
 
 namespace tf::data {
 
-std::unique_ptr<DataSource> make_task_source(const DataSpec& spec);    // copy, reverse, sort, add, induction
-std::unique_ptr<DataSource> make_text_source(const DataSpec& spec);    // text
-std::unique_ptr<DataSource> make_tokens_source(const DataSpec& spec);  // tokens
+// The sources behind make_data_source; `cfg` has been validated.
+std::unique_ptr<DataSource> make_task_source(const config::RunConfig& cfg);    // copy, reverse, sort, add, induction
+std::unique_ptr<DataSource> make_text_source(const config::RunConfig& cfg);    // text
+std::unique_ptr<DataSource> make_tokens_source(const config::RunConfig& cfg);  // tokens
 
 // rows: N sequences of length T+1, row-major [N, T+1]; scored(n, q) tells whether y[n][q] is scored.
 // Returns batches of `B` rows (the last one may be smaller), x = row[:-1], y = row[1:] or -1.
@@ -33,8 +34,9 @@ std::vector<Batch> rows_to_batches(const std::vector<Index>& rows, std::size_t N
 }
 
 // The sequence length T of a source whose data fixes it (a task, a tokens file): model.context must be T or
-// auto. Throws SpecError("model.context") otherwise; `what` describes the data ("task 'reverse' with data.length 8").
-std::size_t resolve_context(const std::optional<std::size_t>& context, std::size_t T, const std::string& what);
+// auto. Throws config::ConfigError at model.context otherwise; `what` describes the data ("task 'reverse' with
+// data.length 8").
+std::size_t resolve_context(const config::RunConfig& cfg, std::size_t T, const std::string& what);
 
 // Throws std::invalid_argument when B is 0 (`who` names the caller).
 void check_batch_size(std::size_t B, const char* who);

@@ -41,18 +41,7 @@ namespace {
 constexpr std::uint64_t kEvalStream = 0x5eedE7A1C0FFEE01ULL;
 constexpr std::uint64_t kProbeStream = 0x9B0BE5EED0000002ULL;
 
-enum class Kind { copy, reverse, sort, add, induction };
-
-const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::copy: return "copy";
-    case Kind::reverse: return "reverse";
-    case Kind::sort: return "sort";
-    case Kind::add: return "add";
-    case Kind::induction: return "induction";
-  }
-  return "?";
-}
+using config::Task;  // copy, reverse, sort, add, induction here
 
 std::string symbol(std::size_t i) {
   return std::string(1, i < 10 ? static_cast<char>('0' + i) : static_cast<char>('a' + (i - 10)));
@@ -71,15 +60,12 @@ std::uint64_t saturating_pow(std::uint64_t base, std::size_t exp) {
 
 class TaskSource final : public DataSource {
  public:
-  TaskSource(const DataSpec& spec, Kind kind) : kind_(kind), eval_size_(spec.eval_size) {
-    const char* name = kind_name(kind);
-    if (spec.eval_size == 0)
-      throw std::invalid_argument(fmt::format("task '{}': data.eval_size must be >= 1, got 0", name));
+  explicit TaskSource(const config::RunConfig& cfg) : kind_(cfg.data.task), eval_size_(cfg.data.eval_size) {
+    const config::DataConfig& spec = cfg.data;
+    const Task kind = kind_;
+    const std::string name = config::to_string(kind);
     std::vector<std::string> tokens;
-    if (kind == Kind::add) {
-      if (spec.digits < 1 || spec.digits > 9)
-        throw std::invalid_argument(
-            fmt::format("task 'add': data.digits must be in [1, 9], got {}", spec.digits));
+    if (kind == Task::add) {
       d_ = spec.digits;
       for (std::size_t i = 0; i < 10; ++i) tokens.push_back(symbol(i));
       plus_ = 10;
@@ -91,31 +77,26 @@ class TaskSource final : public DataSource {
       key_len_ = 2 * d_ + 1;
       space_ = saturating_pow(10, 2 * d_);
     } else {
-      if (spec.length < 1)
-        throw std::invalid_argument(fmt::format("task '{}': data.length must be >= 1, got 0", name));
-      if (spec.alphabet < 2 || spec.alphabet > 36)
-        throw std::invalid_argument(fmt::format(
-            "task '{}': data.alphabet must be in [2, 36] (symbols 0-9 then a-z), got {}", name, spec.alphabet));
       n_ = spec.length;
       alphabet_ = spec.alphabet;
       for (std::size_t i = 0; i < alphabet_; ++i) tokens.push_back(symbol(i));
-      if (kind != Kind::induction) {
+      if (kind != Task::induction) {
         sep_ = static_cast<Index>(alphabet_);
         tokens.push_back("|");
       }
-      L_ = kind == Kind::induction ? 2 * n_ : 2 * n_ + 1;
+      L_ = kind == Task::induction ? 2 * n_ : 2 * n_ + 1;
       answer_len_ = n_;
       key_len_ = n_;
       space_ = saturating_pow(alphabet_, n_);
     }
     vocab_ = Vocabulary(std::move(tokens));
-    resolve_context(spec.context, L_ - 1,
+    resolve_context(cfg, L_ - 1,
                     fmt::format("task '{}' with {}", name,
-                                kind == Kind::add ? fmt::format("data.digits {}", d_) : fmt::format("data.length {}", n_)));
+                                kind == Task::add ? fmt::format("data.digits {}", d_) : fmt::format("data.length {}", n_)));
     disjoint_ = space_ >= 2 * static_cast<std::uint64_t>(eval_size_);
 
     // The held-out set: eval_size examples from their own stream (distinct when the space allows).
-    Rng eval_rng(spec.seed ^ kEvalStream);
+    Rng eval_rng(cfg.training.seed ^ kEvalStream);
     eval_rows_.resize(eval_size_ * L_);
     for (std::size_t i = 0; i < eval_size_; ++i) {
       Index* row = eval_rows_.data() + i * L_;
@@ -124,7 +105,7 @@ class TaskSource final : public DataSource {
       eval_keys_.insert(key(row));
     }
     probe_.resize(L_);
-    Rng probe_rng(spec.seed ^ kProbeStream);
+    Rng probe_rng(cfg.training.seed ^ kProbeStream);
     generate(probe_rng, probe_.data());
   }
 
@@ -158,22 +139,22 @@ class TaskSource final : public DataSource {
   std::string describe() const override {
     std::string layout;
     switch (kind_) {
-      case Kind::copy: layout = fmt::format("{} symbols | the same {} symbols", n_, n_); break;
-      case Kind::reverse: layout = fmt::format("{} symbols | the same {} symbols reversed", n_, n_); break;
-      case Kind::sort: layout = fmt::format("{} symbols | the same {} symbols sorted", n_, n_); break;
-      case Kind::induction: layout = fmt::format("{} symbols then the same {} symbols again", n_, n_); break;
-      case Kind::add:
+      case Task::copy: layout = fmt::format("{} symbols | the same {} symbols", n_, n_); break;
+      case Task::reverse: layout = fmt::format("{} symbols | the same {} symbols reversed", n_, n_); break;
+      case Task::sort: layout = fmt::format("{} symbols | the same {} symbols sorted", n_, n_); break;
+      case Task::induction: layout = fmt::format("{} symbols then the same {} symbols again", n_, n_); break;
+      case Task::add:
         layout = fmt::format("a + b = c with {}-digit a, b and c = a+b written as {} digits, least significant first",
                              d_, d_ + 1);
         break;
     }
     const std::string symbols =
-        kind_ == Kind::add ? std::string("digits 0-9") : fmt::format("alphabet of {} symbols", alphabet_);
+        kind_ == Task::add ? std::string("digits 0-9") : fmt::format("alphabet of {} symbols", alphabet_);
     const std::string held_out =
         disjoint_ ? fmt::format("{} held-out sequences, never drawn for training", eval_size_)
                   : fmt::format("{} held-out sequences, which overlap training (only {} distinct sources)",
                                 eval_size_, space_);
-    return fmt::format("task '{}': {} ({}); T = {}, V = {}, {} answer tokens scored; {}", kind_name(kind_), layout,
+    return fmt::format("task '{}': {} ({}); T = {}, V = {}, {} answer tokens scored; {}", config::to_string(kind_), layout,
                        symbols, L_ - 1, vocab_.size(), answer_len_, held_out);
   }
 
@@ -185,22 +166,22 @@ class TaskSource final : public DataSource {
 
   std::string expected_pattern() const override {
     switch (kind_) {
-      case Kind::copy:
+      case Task::copy:
         return fmt::format("The query predicting answer token k (x position {}+k) attends to source position k, "
                            "the token it copies.", first_answer_query());
-      case Kind::reverse:
+      case Task::reverse:
         return fmt::format("The query predicting answer token k (x position {}+k) attends to source position {}-k, "
                            "the mirrored source token.", first_answer_query(), n_ - 1);
-      case Kind::sort:
+      case Task::sort:
         return fmt::format("The query predicting the k-th smallest symbol (x position {}+k) attends to the source "
                            "position holding that value (its first occurrence when the value repeats).",
                            first_answer_query());
-      case Kind::add:
+      case Task::add:
         return fmt::format("The query predicting the answer digit of place value 10^k (x position {}+k; the sum "
                            "is written least significant digit first) attends to a's digit of the same place, at "
                            "position {}-k (b's is {} further on; the final carry digit has no single key).",
                            first_answer_query(), d_ - 1, d_ + 1);
-      case Kind::induction:
+      case Task::induction:
         return fmt::format("The query at position i of the second copy attends to the position right after the "
                            "earlier occurrence of its current token, i-{} (an induction head); the last query of "
                            "the first copy attends to position 0.", n_ - 1);
@@ -212,32 +193,32 @@ class TaskSource final : public DataSource {
     const std::size_t T = L_ - 1;
     if (seq.dimension() != 1 || seq.size() != T)
       throw std::invalid_argument(fmt::format("task '{}': expected_attention needs one input sequence of shape [{}], "
-                                              "got {}", kind_name(kind_), T, shape_str(to_shape(seq.shape()))));
+                                              "got {}", config::to_string(kind_), T, shape_str(to_shape(seq.shape()))));
     for (std::size_t i = 0; i < T; ++i)
       if (seq(i) < 0 || static_cast<std::size_t>(seq(i)) >= vocab_.size())
         throw std::invalid_argument(fmt::format("task '{}': expected_attention: token id {} at position {} is not "
-                                                "in [0, {})", kind_name(kind_), seq(i), i, vocab_.size()));
+                                                "in [0, {})", config::to_string(kind_), seq(i), i, vocab_.size()));
     std::vector<long> expected(T, -1);
     const std::size_t q0 = first_answer_query();
     std::vector<Index> sorted;
-    if (kind_ == Kind::sort) {
+    if (kind_ == Task::sort) {
       sorted.assign(seq.begin(), seq.begin() + static_cast<long>(n_));
       std::sort(sorted.begin(), sorted.end());
     }
     for (std::size_t k = 0; k < answer_len_; ++k) {
       long key = -1;
       switch (kind_) {
-        case Kind::copy: key = static_cast<long>(k); break;
-        case Kind::reverse: key = static_cast<long>(n_ - 1 - k); break;
-        case Kind::sort:
+        case Task::copy: key = static_cast<long>(k); break;
+        case Task::reverse: key = static_cast<long>(n_ - 1 - k); break;
+        case Task::sort:
           for (std::size_t i = 0; i < n_; ++i)
             if (seq(i) == sorted[k]) {
               key = static_cast<long>(i);
               break;
             }
           break;
-        case Kind::add: key = k < d_ ? static_cast<long>(d_ - 1 - k) : -1; break;
-        case Kind::induction: key = static_cast<long>(q0 + k) - static_cast<long>(n_) + 1; break;
+        case Task::add: key = k < d_ ? static_cast<long>(d_ - 1 - k) : -1; break;
+        case Task::induction: key = static_cast<long>(q0 + k) - static_cast<long>(n_) + 1; break;
       }
       expected[q0 + k] = key;
     }
@@ -257,7 +238,7 @@ class TaskSource final : public DataSource {
 
   // Writes one full sequence of L_ tokens.
   void generate(Rng& rng, Index* seq) const {
-    if (kind_ == Kind::add) {
+    if (kind_ == Task::add) {
       const std::uint64_t limit = saturating_pow(10, d_);
       const std::uint64_t a = rng.below(limit), b = rng.below(limit);
       std::uint64_t c = a + b;
@@ -272,20 +253,20 @@ class TaskSource final : public DataSource {
     }
     for (std::size_t i = 0; i < n_; ++i) seq[i] = static_cast<Index>(rng.below(alphabet_));
     Index* answer = seq + L_ - n_;
-    if (kind_ != Kind::induction) seq[n_] = sep_;
+    if (kind_ != Task::induction) seq[n_] = sep_;
     switch (kind_) {
-      case Kind::copy:
-      case Kind::induction: std::copy(seq, seq + n_, answer); break;
-      case Kind::reverse: std::reverse_copy(seq, seq + n_, answer); break;
-      case Kind::sort:
+      case Task::copy:
+      case Task::induction: std::copy(seq, seq + n_, answer); break;
+      case Task::reverse: std::reverse_copy(seq, seq + n_, answer); break;
+      case Task::sort:
         std::copy(seq, seq + n_, answer);
         std::sort(answer, answer + n_);
         break;
-      case Kind::add: break;
+      case Task::add: break;
     }
   }
 
-  Kind kind_;
+  Task kind_;
   std::size_t eval_size_;
   std::size_t n_ = 0, alphabet_ = 0, d_ = 0;  // n: source length; d: digits (add)
   std::size_t L_ = 0, answer_len_ = 0, key_len_ = 0;
@@ -301,17 +282,8 @@ class TaskSource final : public DataSource {
 
 }  // namespace
 
-std::unique_ptr<DataSource> make_task_source(const DataSpec& spec) {
-  static const std::map<std::string, Kind> kinds{{"copy", Kind::copy},
-                                                 {"reverse", Kind::reverse},
-                                                 {"sort", Kind::sort},
-                                                 {"add", Kind::add},
-                                                 {"induction", Kind::induction}};
-  auto it = kinds.find(spec.task);
-  if (it == kinds.end())
-    throw std::invalid_argument(fmt::format("data.task '{}' is not a synthetic task (copy, reverse, sort, add, "
-                                            "induction)", spec.task));
-  return std::make_unique<TaskSource>(spec, it->second);
+std::unique_ptr<DataSource> make_task_source(const config::RunConfig& cfg) {
+  return std::make_unique<TaskSource>(cfg);
 }
 
 }  // namespace tf::data

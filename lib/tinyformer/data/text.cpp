@@ -35,17 +35,11 @@ std::string read_file_bytes(const std::string& path) {
 
 class TextSource final : public DataSource {
  public:
-  explicit TextSource(const DataSpec& spec)
-      : path_(spec.path), T_(spec.context.value_or(0)), eval_size_(spec.eval_size) {
-    if (path_.empty()) throw std::invalid_argument("task 'text' needs data.path (a UTF-8 text file), got \"\"");
-    if (!spec.context)
-      throw SpecError("model.context", "task 'text' cuts the file into windows: set model.context to the window "
-                                       "length (e.g. 64); 'auto' only fits tasks and tokens files");
-    if (T_ == 0) throw SpecError("model.context", "task 'text' needs model.context >= 1, got 0");
-    if (!(spec.val_fraction > 0.0 && spec.val_fraction < 1.0))
-      throw std::invalid_argument(
-          fmt::format("task 'text': data.val_fraction must be in (0, 1), got {}", spec.val_fraction));
-    if (eval_size_ == 0) throw std::invalid_argument("task 'text': data.eval_size must be >= 1, got 0");
+  // data.path, model.context (a number: config::validate requires it for text) and the split were checked by
+  // make_data_source's config::validate.
+  explicit TextSource(const config::RunConfig& cfg)
+      : path_(cfg.data.path), T_(*cfg.model.context), eval_size_(cfg.data.eval_size) {
+    const config::DataConfig& spec = cfg.data;
 
     const std::string bytes = read_file_bytes(path_);
     if (bytes.empty())
@@ -145,6 +139,6 @@ class TextSource final : public DataSource {
 
 }  // namespace
 
-std::unique_ptr<DataSource> make_text_source(const DataSpec& spec) { return std::make_unique<TextSource>(spec); }
+std::unique_ptr<DataSource> make_text_source(const config::RunConfig& cfg) { return std::make_unique<TextSource>(cfg); }
 
 }  // namespace tf::data

@@ -19,12 +19,10 @@ namespace {
 
 class TokensSource final : public DataSource {
  public:
-  explicit TokensSource(const DataSpec& spec) : path_(spec.path), shuffle_(spec.shuffle) {
-    if (path_.empty()) throw std::invalid_argument("task 'tokens' needs data.path (a .npy file [N, T+1]), got \"\"");
-    if (!(spec.val_fraction > 0.0 && spec.val_fraction < 1.0))
-      throw std::invalid_argument(
-          fmt::format("task 'tokens': data.val_fraction must be in (0, 1), got {}", spec.val_fraction));
-    if (spec.eval_size == 0) throw std::invalid_argument("task 'tokens': data.eval_size must be >= 1, got 0");
+  // data.path and the split were checked by make_data_source's config::validate.
+  explicit TokensSource(const config::RunConfig& cfg) : path_(cfg.data.path), shuffle_(cfg.data.shuffle) {
+    const config::DataConfig& spec = cfg.data;
+    const std::optional<std::size_t>& vocab_size = cfg.model.vocab_size;
 
     const IndexArray rows = io::read_npy_index(path_);  // runtime_error naming the file on a bad file/dtype
     if (rows.dimension() != 2)
@@ -36,7 +34,7 @@ class TokensSource final : public DataSource {
       throw std::runtime_error(fmt::format("tokens data '{}': rows of {} token(s); each row needs at least 2 "
                                            "(input and target)", path_, C));
     T_ = C - 1;
-    resolve_context(spec.context, T_, fmt::format("tokens data '{}' with rows of {} tokens", path_, C));
+    resolve_context(cfg, T_, fmt::format("tokens data '{}' with rows of {} tokens", path_, C));
     if (N_ < 2)
       throw std::runtime_error(fmt::format("tokens data '{}': {} row(s); needs at least 2 (training and held out)",
                                            path_, N_));
@@ -48,8 +46,8 @@ class TokensSource final : public DataSource {
                                              path_, id, i / C, i % C));
       max_id = std::max(max_id, id);
     }
-    const std::size_t V = spec.vocab_size ? *spec.vocab_size : static_cast<std::size_t>(max_id) + 1;
-    vocab_auto_ = !spec.vocab_size;
+    const std::size_t V = vocab_size ? *vocab_size : static_cast<std::size_t>(max_id) + 1;
+    vocab_auto_ = !vocab_size;
     if (static_cast<std::size_t>(max_id) >= V) {
       const auto first_bad = std::find_if(rows.begin(), rows.end(), [&](Index id) { return std::size_t(id) >= V; });
       const std::size_t at = static_cast<std::size_t>(first_bad - rows.begin());
@@ -138,6 +136,8 @@ class TokensSource final : public DataSource {
 
 }  // namespace
 
-std::unique_ptr<DataSource> make_tokens_source(const DataSpec& spec) { return std::make_unique<TokensSource>(spec); }
+std::unique_ptr<DataSource> make_tokens_source(const config::RunConfig& cfg) {
+  return std::make_unique<TokensSource>(cfg);
+}
 
 }  // namespace tf::data

@@ -1,32 +1,27 @@
 #include "tinyformer/nn/attention.hpp"
 
 #include <cmath>
-#include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf::nn {
 
 template <class S>
-CausalSelfAttention<S>::CausalSelfAttention(std::size_t n_embd, std::size_t n_head, bool bias, double dropout,
-                                            InitScheme init, Rng& init_rng, Rng& dropout_rng)
-    : c_attn(n_embd, 3 * n_embd, bias, init, init_rng),
-      c_proj(n_embd, n_embd, bias, init, init_rng),
-      n_embd_(n_embd),
-      n_head_(n_head),
-      dropout_(static_cast<S>(dropout)),
-      dropout_rng_(dropout_rng) {
-  if (n_head == 0 || n_embd % n_head != 0)
-    throw std::invalid_argument(fmt::format("CausalSelfAttention: n_embd {} is not divisible by n_head {}", n_embd, n_head));
+CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
+    : c_attn(cfg.d_model, 3 * cfg.d_model, cfg.bias, cfg.init, init_rng),
+      c_proj(cfg.d_model, cfg.d_model, cfg.bias, cfg.init, init_rng),
+      d_model_(cfg.d_model),
+      n_head_(cfg.n_head),
+      dropout_(static_cast<S>(cfg.dropout)),
+      dropout_rng_(dropout_rng),
+      impl_(cfg.attention) {
   this->register_module("c_attn", c_attn);
   this->register_module("c_proj", c_proj);
 }
 
 template <class S>
 Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
-  const std::size_t B = qkv.size(0), T = qkv.size(1), C = n_embd_, H = n_head_, D = C / H;
+  const std::size_t B = qkv.size(0), T = qkv.size(1), C = d_model_, H = n_head_, D = C / H;
   const auto qkv_parts = split(qkv, -1, {C, C, C});  // q, k, v [B,T,C]
   auto heads = [&](const Var<S>& t) {                // [B,T,C] -> [B,H,T,D]
     return permute(reshape(t, {long(B), long(T), long(H), long(D)}), {0, 2, 1, 3});
@@ -44,7 +39,7 @@ template <class S>
 Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
   const Var<S> qkv = c_attn.forward(x);  // [B,T,3C]
   Var<S> y;
-  if (impl_ == AttentionImpl::fused)
+  if (impl_ == config::AttentionImpl::fused)
     y = causal_self_attention(qkv, n_head_, dropout_, this->training(), dropout_rng_, record_ ? &weights_ : nullptr);
   else
     y = attend_composed(qkv);

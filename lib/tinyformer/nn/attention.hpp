@@ -4,20 +4,18 @@
 // Two implementations of the middle step: the fused op with a hand-written backward (default, fast) and
 // the composition of primitive ops (split, reshape, permute, matmul, scale, causal_mask, softmax,
 // dropout), kept as the readable reference. Tests show the two agree.
+#include "tinyformer/config/config.hpp"
 #include "tinyformer/nn/layers.hpp"
 
 namespace tf::nn {
 
-enum class AttentionImpl { fused, composed };
-
 template <class S>
 class CausalSelfAttention : public Module<S> {
  public:
-  CausalSelfAttention(std::size_t n_embd, std::size_t n_head, bool bias, double dropout, InitScheme init,
-                      Rng& init_rng, Rng& dropout_rng);
+  // Uses d_model, n_head, bias, dropout, init and attention (fused or composed) of `cfg`.
+  CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
   Var<S> forward(const Var<S>& x);  // x [B,T,C] -> [B,T,C]
 
-  void set_impl(AttentionImpl impl) { impl_ = impl; }
   // When on, forward() keeps the attention weights (before dropout) of its last call: [B,H,T,T].
   void record_weights(bool on) { record_ = on; }
   const Array<S>& last_weights() const { return weights_; }
@@ -27,10 +25,10 @@ class CausalSelfAttention : public Module<S> {
  private:
   Var<S> attend_composed(const Var<S>& qkv);
 
-  std::size_t n_embd_, n_head_;
+  std::size_t d_model_, n_head_;
   S dropout_;
   Rng& dropout_rng_;
-  AttentionImpl impl_ = AttentionImpl::fused;
+  config::AttentionImpl impl_;
   bool record_ = false;
   Array<S> weights_;
 };

@@ -9,25 +9,10 @@
 
 namespace tf::nn {
 
-void GPTConfig::validate() const {
-  auto need = [](bool ok, const std::string& what) {
-    if (!ok) throw std::invalid_argument(what);
-  };
-  need(vocab_size >= 1, fmt::format("model.vocab_size must be at least 1, got {}", vocab_size));
-  need(block_size >= 1, fmt::format("model.context must be at least 1, got {}", block_size));
-  need(n_layer >= 1, fmt::format("model.n_layer must be at least 1, got {}", n_layer));
-  need(n_head >= 1, fmt::format("model.n_head must be at least 1, got {}", n_head));
-  need(n_embd >= 1, fmt::format("model.d_model must be at least 1, got {}", n_embd));
-  need(n_embd % n_head == 0, fmt::format("model.d_model ({}) must be divisible by model.n_head ({}); try d_model = {}",
-                                         n_embd, n_head, (n_embd / n_head + 1) * n_head));
-  need(mlp_ratio >= 1, fmt::format("model.mlp_ratio must be at least 1, got {}", mlp_ratio));
-  need(dropout >= 0 && dropout < 1, fmt::format("model.dropout must be in [0, 1), got {}", dropout));
-}
-
 template <class S>
-MLP<S>::MLP(const GPTConfig& cfg, Rng& init_rng, Rng& dropout_rng)
-    : c_fc(cfg.n_embd, cfg.mlp_ratio * cfg.n_embd, cfg.bias, cfg.init, init_rng),
-      c_proj(cfg.mlp_ratio * cfg.n_embd, cfg.n_embd, cfg.bias, cfg.init, init_rng),
+MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
+    : c_fc(cfg.d_model, cfg.mlp_ratio * cfg.d_model, cfg.bias, cfg.init, init_rng),
+      c_proj(cfg.mlp_ratio * cfg.d_model, cfg.d_model, cfg.bias, cfg.init, init_rng),
       dropout_(static_cast<S>(cfg.dropout)),
       dropout_rng_(dropout_rng) {
   this->register_module("c_fc", c_fc);
@@ -40,10 +25,10 @@ Var<S> MLP<S>::forward(const Var<S>& x) {
 }
 
 template <class S>
-Block<S>::Block(const GPTConfig& cfg, Rng& init_rng, Rng& dropout_rng)
-    : ln_1(cfg.n_embd, cfg.bias),
-      attn(cfg.n_embd, cfg.n_head, cfg.bias, cfg.dropout, cfg.init, init_rng, dropout_rng),
-      ln_2(cfg.n_embd, cfg.bias),
+Block<S>::Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
+    : ln_1(cfg.d_model, cfg.bias),
+      attn(cfg, init_rng, dropout_rng),
+      ln_2(cfg.d_model, cfg.bias),
       mlp(cfg, init_rng, dropout_rng) {
   this->register_module("ln_1", ln_1);
   this->register_module("attn", attn);
@@ -58,8 +43,8 @@ Var<S> Block<S>::forward(const Var<S>& x) {
 }
 
 template <class S>
-GPT<S>::Trunk::Trunk(const GPTConfig& cfg, Rng& rng)
-    : wte(cfg.vocab_size, cfg.n_embd, rng), wpe(cfg.block_size, cfg.n_embd, rng), ln_f(cfg.n_embd, cfg.bias) {
+GPT<S>::Trunk::Trunk(const config::ModelConfig& cfg, Rng& rng)
+    : wte(*cfg.vocab_size, cfg.d_model, rng), wpe(*cfg.context, cfg.d_model, rng), ln_f(cfg.d_model, cfg.bias) {
   this->register_module("wte", wte);
   this->register_module("wpe", wpe);
   this->register_module("h", h);
@@ -67,8 +52,11 @@ GPT<S>::Trunk::Trunk(const GPTConfig& cfg, Rng& rng)
 }
 
 template <class S>
-GPT<S>::GPT(const GPTConfig& cfg) : cfg_(cfg), init_rng_(cfg.seed), dropout_rng_(0) {
-  cfg_.validate();
+GPT<S>::GPT(const config::ModelConfig& cfg, std::uint64_t seed) : cfg_(cfg), init_rng_(seed), dropout_rng_(0) {
+  if (!cfg_.vocab_size || !cfg_.context)
+    throw std::invalid_argument("GPT: model.vocab_size and model.context must be numbers (resolve 'auto' from the data "
+                                "first, as train::make_run does)");
+  config::validate_model(cfg_);
   dropout_rng_ = init_rng_.split();
   transformer_ = std::make_unique<Trunk>(cfg_, init_rng_);
   for (std::size_t i = 0; i < cfg_.n_layer; ++i) {
@@ -77,7 +65,7 @@ GPT<S>::GPT(const GPTConfig& cfg) : cfg_(cfg), init_rng_(cfg.seed), dropout_rng_
   }
   this->register_module("transformer", *transformer_);
   if (!cfg_.tie_weights) {
-    lm_head_ = std::make_unique<Linear<S>>(cfg_.n_embd, cfg_.vocab_size, false, cfg_.init, init_rng_);
+    lm_head_ = std::make_unique<Linear<S>>(cfg_.d_model, *cfg_.vocab_size, false, cfg_.init, init_rng_);
     this->register_module("lm_head", *lm_head_);
   }
   if (cfg_.init == InitScheme::normal) {
@@ -98,9 +86,9 @@ Var<S> GPT<S>::forward(const IndexArray& ids) {
     throw std::invalid_argument(fmt::format("GPT::forward: token ids must be [B,T], got {}",
                                             shape_str(to_shape(ids.shape()))));
   const std::size_t T = ids.shape()[1];
-  if (T > cfg_.block_size)
+  if (T > context())
     throw std::invalid_argument(
-        fmt::format("GPT::forward: sequence length {} exceeds the context length {}", T, cfg_.block_size));
+        fmt::format("GPT::forward: sequence length {} exceeds the context length {}", T, context()));
   IndexArray positions = IndexArray::from_shape({T});
   for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<Index>(t);
   // [B,T,C] + [T,C]
@@ -115,11 +103,6 @@ Var<S> GPT<S>::forward(const IndexArray& ids) {
 template <class S>
 Var<S> GPT<S>::loss(const IndexArray& ids, const IndexArray& targets) {
   return cross_entropy(forward(ids), targets);
-}
-
-template <class S>
-void GPT<S>::set_attention_impl(AttentionImpl impl) {
-  for (auto& b : blocks_) b->attn.set_impl(impl);
 }
 
 template <class S>

@@ -1,35 +1,22 @@
 #pragma once
-// The GPT model (nanoGPT's architecture and parameter names):
-//   transformer.wte [V,C], transformer.wpe [T_max,C], transformer.h.{i} blocks, transformer.ln_f, lm_head [V,C]
+// The GPT model (nanoGPT's architecture and parameter names), configured by the model section of the run
+// config (config::ModelConfig, the YAML names: d_model, n_head, n_layer, context, ...):
+//   transformer.wte [V,C], transformer.wpe [T,C], transformer.h.{i} blocks, transformer.ln_f, lm_head [V,C]
 //   Block: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))        MLP: c_proj(gelu(c_fc(x))), hidden = mlp_ratio * C
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tinyformer/config/config.hpp"
 #include "tinyformer/nn/attention.hpp"
 
 namespace tf::nn {
 
-struct GPTConfig {
-  std::size_t vocab_size = 0;
-  std::size_t block_size = 0;  // context length: the positional table has this many rows
-  std::size_t n_layer = 2;
-  std::size_t n_head = 2;
-  std::size_t n_embd = 32;
-  std::size_t mlp_ratio = 4;
-  double dropout = 0.0;
-  bool bias = true;
-  bool tie_weights = false;  // lm_head shares transformer.wte.weight
-  InitScheme init = InitScheme::xavier_uniform;
-  std::uint64_t seed = 1337;  // drives init; the dropout generator is derived from it too
-
-  void validate() const;  // throws std::invalid_argument naming the field and the valid range
-};
-
 template <class S>
 class MLP : public Module<S> {
  public:
-  MLP(const GPTConfig& cfg, Rng& init_rng, Rng& dropout_rng);
+  MLP(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
   Var<S> forward(const Var<S>& x);  // [B,T,C] -> [B,T,C]
   Linear<S> c_fc, c_proj;
 
@@ -41,7 +28,7 @@ class MLP : public Module<S> {
 template <class S>
 class Block : public Module<S> {
  public:
-  Block(const GPTConfig& cfg, Rng& init_rng, Rng& dropout_rng);
+  Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
   Var<S> forward(const Var<S>& x);  // [B,T,C] -> [B,T,C]
   LayerNorm<S> ln_1;
   CausalSelfAttention<S> attn;
@@ -52,16 +39,19 @@ class Block : public Module<S> {
 template <class S>
 class GPT : public Module<S> {
  public:
-  explicit GPT(const GPTConfig& cfg);
+  // `cfg` must have vocab_size and context set (not auto) and pass config::validate_model; `seed` drives the
+  // initialisation, and the dropout generator is derived from it.
+  GPT(const config::ModelConfig& cfg, std::uint64_t seed);
   ~GPT() override;
 
-  // ids [B,T] (T <= block_size) -> logits [B,T,V]
+  // ids [B,T] (T <= context) -> logits [B,T,V]
   Var<S> forward(const IndexArray& ids);
   // Mean cross-entropy of the next-token logits against targets [B,T] (entries -1 are ignored).
   Var<S> loss(const IndexArray& ids, const IndexArray& targets);
 
-  const GPTConfig& config() const { return cfg_; }
-  void set_attention_impl(AttentionImpl impl);
+  const config::ModelConfig& config() const { return cfg_; }
+  std::size_t vocab_size() const { return *cfg_.vocab_size; }
+  std::size_t context() const { return *cfg_.context; }
   // Attention weights of the last forward, one [B,H,T,T] array per layer (see record_attention).
   void record_attention(bool on);
   std::vector<Array<S>> attention_weights() const;
@@ -74,13 +64,13 @@ class GPT : public Module<S> {
     void add(const std::string& name, Block<S>& b) { this->register_module(name, b); }
   };
   struct Trunk : Module<S> {
-    Trunk(const GPTConfig& cfg, Rng& rng);
+    Trunk(const config::ModelConfig& cfg, Rng& rng);
     Embedding<S> wte, wpe;
     BlockList h;
     LayerNorm<S> ln_f;
   };
 
-  GPTConfig cfg_;
+  config::ModelConfig cfg_;
   Rng init_rng_;
   Rng dropout_rng_;
   std::unique_ptr<Trunk> transformer_;

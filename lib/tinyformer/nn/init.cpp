@@ -7,23 +7,6 @@
 
 namespace tf::nn {
 
-InitScheme parse_init_scheme(const std::string& name) {
-  if (name == "xavier_uniform") return InitScheme::xavier_uniform;
-  if (name == "xavier_normal") return InitScheme::xavier_normal;
-  if (name == "normal") return InitScheme::normal;
-  throw std::invalid_argument(
-      fmt::format("unknown init scheme '{}': expected xavier_uniform, xavier_normal or normal", name));
-}
-
-std::string to_string(InitScheme scheme) {
-  switch (scheme) {
-    case InitScheme::xavier_uniform: return "xavier_uniform";
-    case InitScheme::xavier_normal: return "xavier_normal";
-    case InitScheme::normal: return "normal";
-  }
-  return "?";
-}
-
 template <class S>
 Array<S> xavier_uniform(const Shape& shape, std::size_t fan_in, std::size_t fan_out, Rng& rng) {
   const double limit = std::sqrt(6.0 / static_cast<double>(fan_in + fan_out));

@@ -1,17 +1,14 @@
 #pragma once
 // Weight initialisation. Xavier/Glorot for a weight with fan_in inputs and fan_out outputs:
 //   uniform: U(-a, a), a = sqrt(6 / (fan_in + fan_out))     normal: N(0, std^2), std = sqrt(2 / (fan_in + fan_out))
-#include <string>
-
+#include "tinyformer/config/fields.hpp"
 #include "tinyformer/tensor/random.hpp"
 #include "tinyformer/tensor/tensor.hpp"
 
 namespace tf::nn {
 
-enum class InitScheme { xavier_uniform, xavier_normal, normal };  // normal: N(0, 0.02^2), as GPT-2/nanoGPT
-
-InitScheme parse_init_scheme(const std::string& name);  // "xavier_uniform" | "xavier_normal" | "normal"
-std::string to_string(InitScheme scheme);
+// model.init: xavier_uniform | xavier_normal | normal (N(0, 0.02^2), as GPT-2/nanoGPT); declared in the config.
+using config::InitScheme;
 
 template <class S>
 Array<S> xavier_uniform(const Shape& shape, std::size_t fan_in, std::size_t fan_out, Rng& rng);

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/optim/clip.hpp"
 
 namespace tf::optim {
 

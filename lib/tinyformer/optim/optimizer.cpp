@@ -110,43 +110,31 @@ NamedArrays<S> Optimizer<S>::state_tensors() const {
   return out;
 }
 
+// (parameter, kind) -> index into `tensors`, for the tensors named "<kind>.<parameter>" with the right shape and,
+// for counters, a whole number >= 1; a line in `problems` for each tensor that does not fit.
 template <class S>
-void Optimizer<S>::load_state(const NamedArrays<S>& tensors, std::int64_t step_count) {
-  std::vector<std::string> problems;
-  std::vector<std::string> kind_names;
-  for (const StateKind& kind : kinds_) kind_names.push_back(kind.name);
-  const std::string valid_kinds = kinds_.empty() ? std::string("none (this optimizer keeps no state)")
-                                                 : join(kind_names, ", ");
-
-  // Parameter name -> (flat index, Var).
-  std::map<std::string, std::pair<std::size_t, Var<S>>> params;
-  std::vector<std::string> param_names;
+std::map<std::pair<std::size_t, std::size_t>, std::size_t> Optimizer<S>::match_state(
+    const NamedArrays<S>& tensors, std::vector<std::string>& problems) const {
+  std::map<std::string, std::pair<std::size_t, Var<S>>> params;  // name -> (flat index, Var)
   for (const ParamGroup<S>& g : groups_)
-    for (const auto& [pname, p] : g.params) {
-      params.emplace(pname, std::make_pair(param_names.size(), p));
-      param_names.push_back(pname);
-    }
-
-  // (parameter, kind) -> index into `tensors`.
+    for (const auto& [pname, p] : g.params) params.emplace(pname, std::make_pair(params.size(), p));
   std::map<std::pair<std::size_t, std::size_t>, std::size_t> found;
   for (std::size_t t = 0; t < tensors.size(); ++t) {
-    const std::string& tname = tensors[t].first;
-    const Array<S>& value = tensors[t].second;
+    const auto& [tname, value] = tensors[t];
     const std::size_t dot = tname.find('.');
-    const std::string kind = dot == std::string::npos ? tname : tname.substr(0, dot);
+    const std::string kind = tname.substr(0, dot);
     const std::string pname = dot == std::string::npos ? std::string() : tname.substr(dot + 1);
     std::size_t ki = 0;
     while (ki < kinds_.size() && kind != kinds_[ki].name) ++ki;
     const auto pit = params.find(pname);
     if (ki == kinds_.size() || pit == params.end()) {
       problems.push_back(fmt::format("unexpected tensor '{}': names are <kind>.<parameter name> with kind one of {}{}",
-                                     tname, valid_kinds,
+                                     tname, valid_kinds(),
                                      ki < kinds_.size() ? fmt::format(", and '{}' is no parameter of this optimizer", pname)
                                                         : std::string()));
       continue;
     }
-    const std::size_t pi = pit->second.first;
-    if (!found.emplace(std::make_pair(pi, ki), t).second) {
+    if (!found.emplace(std::make_pair(pit->second.first, ki), t).second) {
       problems.push_back(fmt::format("tensor '{}' appears more than once", tname));
       continue;
     }
@@ -156,96 +144,60 @@ void Optimizer<S>::load_state(const NamedArrays<S>& tensors, std::int64_t step_c
       problems.push_back(fmt::format("tensor '{}' has shape {} but needs {}{}", tname, shape_str(got), shape_str(want),
                                      kinds_[ki].scalar ? " (a scalar counter)"
                                                        : fmt::format(" (the shape of parameter '{}')", pname)));
-      continue;
-    }
-    if (kinds_[ki].scalar) {
+    } else if (kinds_[ki].scalar) {
       const double v = static_cast<double>(value());
       if (!(std::isfinite(v) && v >= 1 && v == std::floor(v)))
         problems.push_back(fmt::format("tensor '{}' = {} must be a whole number >= 1 (steps taken by '{}')", tname, v,
                                        pname));
     }
   }
+  return found;
+}
 
+template <class S>
+std::string Optimizer<S>::valid_kinds() const {
+  if (kinds_.empty()) return "none (this optimizer keeps no state)";
+  std::vector<std::string> names;
+  for (const StateKind& kind : kinds_) names.push_back(kind.name);
+  return join(names, ", ");
+}
+
+template <class S>
+void Optimizer<S>::load_state(const NamedArrays<S>& tensors, std::int64_t step_count) {
+  std::vector<std::string> problems;
+  const auto found = match_state(tensors, problems);
   // Each parameter has all of its state (it was stepped) or none (never stepped).
-  for (std::size_t pi = 0; pi < param_names.size(); ++pi) {
-    std::vector<std::string> missing;
-    for (std::size_t ki = 0; ki < kinds_.size(); ++ki)
-      if (!found.count({pi, ki})) missing.push_back(fmt::format("'{}.{}'", kinds_[ki].name, param_names[pi]));
-    if (!missing.empty() && missing.size() < kinds_.size())
-      problems.push_back(fmt::format("missing {} (the rest of parameter '{}''s state is present)", join(missing, ", "),
-                                     param_names[pi]));
-  }
+  std::size_t pi = 0;
+  for (const ParamGroup<S>& g : groups_)
+    for (const auto& [pname, p] : g.params) {
+      std::vector<std::string> missing;
+      for (std::size_t ki = 0; ki < kinds_.size(); ++ki)
+        if (!found.count({pi, ki})) missing.push_back(fmt::format("'{}.{}'", kinds_[ki].name, pname));
+      if (!missing.empty() && missing.size() < kinds_.size())
+        problems.push_back(
+            fmt::format("missing {} (the rest of parameter '{}''s state is present)", join(missing, ", "), pname));
+      ++pi;
+    }
   if (step_count < 0) problems.push_back(fmt::format("step_count = {} must be >= 0", step_count));
   if (step_count > 0 && !kinds_.empty() && found.empty())
     problems.push_back(fmt::format("step_count = {} but no state tensor at all was given (expected {} per stepped "
                                    "parameter; a checkpoint of another optimizer or other settings?)",
-                                   step_count, valid_kinds));
+                                   step_count, valid_kinds()));
   if (step_count == 0 && !found.empty())
     problems.push_back("step_count = 0 but state tensors were given (state exists only after a step)");
-
   if (!problems.empty())
     throw std::invalid_argument(fmt::format("{}.load_state: the state does not fit this optimizer ({} problem{}):\n  {}",
                                             name_, problems.size(), problems.size() == 1 ? "" : "s",
                                             join(problems, "\n  ")));
-
-  for (std::size_t pi = 0; pi < state_.size(); ++pi) {
-    state_[pi].clear();
-    if (!found.count({pi, 0})) continue;  // all-or-none was checked above
-    for (std::size_t ki = 0; ki < kinds_.size(); ++ki) state_[pi].push_back(tensors[found.at({pi, ki})].second);
+  for (std::size_t i = 0; i < state_.size(); ++i) {
+    state_[i].clear();
+    if (!found.count({i, 0})) continue;  // all-or-none was checked above
+    for (std::size_t ki = 0; ki < kinds_.size(); ++ki) state_[i].push_back(tensors[found.at({i, ki})].second);
   }
   step_count_ = step_count;
 }
 
-// ---- weight-decay groups ----
-
-const char* to_string(DecayRule rule) {
-  switch (rule) {
-    case DecayRule::matrices_no_embeddings: return "matrices_no_embeddings";
-    case DecayRule::matrices: return "matrices";
-    case DecayRule::all: return "all";
-    case DecayRule::none: return "none";
-  }
-  return "?";
-}
-
-DecayRule parse_decay_rule(const std::string& name) {
-  for (DecayRule r : {DecayRule::matrices_no_embeddings, DecayRule::matrices, DecayRule::all, DecayRule::none})
-    if (name == to_string(r)) return r;
-  throw std::invalid_argument(fmt::format(
-      "decay rule: unknown value '{}'; valid: matrices_no_embeddings, matrices, all, none", name));
-}
-
-bool gets_weight_decay(const std::string& name, std::size_t dim, DecayRule rule) {
-  switch (rule) {
-    case DecayRule::all: return true;
-    case DecayRule::none: return false;
-    case DecayRule::matrices: return dim >= 2;
-    case DecayRule::matrices_no_embeddings:
-      return dim >= 2 && name.find("wte") == std::string::npos && name.find("wpe") == std::string::npos;
-  }
-  return false;
-}
-
-template <class S>
-std::vector<ParamGroup<S>> make_param_groups(const NamedVars<S>& params, double weight_decay, DecayRule rule) {
-  if (!(std::isfinite(weight_decay) && weight_decay >= 0))
-    throw std::invalid_argument(
-        fmt::format("make_param_groups: weight_decay must be a finite number >= 0, got {}", weight_decay));
-  std::vector<ParamGroup<S>> groups(2);
-  groups[0].weight_decay = weight_decay;
-  groups[1].weight_decay = 0.0;
-  std::set<const Node<S>*> seen;
-  for (const auto& [name, p] : params) {
-    if (p.defined() && !seen.insert(&p.node()).second) continue;  // tied weights: first name wins
-    const bool decay = gets_weight_decay(name, p.defined() ? p.dim() : 0, rule);
-    groups[decay ? 0 : 1].params.emplace_back(name, p);
-  }
-  return groups;
-}
-
 template class Optimizer<float>;
 template class Optimizer<double>;
-template std::vector<ParamGroup<float>> make_param_groups(const NamedVars<float>&, double, DecayRule);
-template std::vector<ParamGroup<double>> make_param_groups(const NamedVars<double>&, double, DecayRule);
 
 }  // namespace tf::optim

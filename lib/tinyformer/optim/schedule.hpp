@@ -15,14 +15,14 @@
 #include <cstdint>
 #include <string>
 
+#include "tinyformer/config/config.hpp"
+
 namespace tf::optim {
 
-enum class ScheduleKind { constant, warmup, cosine };
-
-const char* to_string(ScheduleKind kind);
+using config::ScheduleName;  // schedule.name: constant | warmup | cosine, declared in the config
 
 struct LrSchedule {
-  ScheduleKind kind = ScheduleKind::constant;
+  ScheduleName kind = ScheduleName::constant;
   double base_lr = 1e-3;           // peak learning rate, >= 0
   std::int64_t warmup_steps = 0;   // >= 0 (warmup, cosine)
   std::int64_t decay_steps = 0;    // >= warmup_steps (cosine): the step at which min_lr is reached
@@ -38,6 +38,9 @@ struct LrSchedule {
   void validate() const;
   // The learning rate for 0-based step `step` (validates first; step < 0 throws).
   double at(std::int64_t step) const;
+
+  // The schedule a run config asks for (schedule.*, optimizer.lr; decay_steps auto = training.steps).
+  static LrSchedule from_config(const config::RunConfig& cfg);
 };
 
 }  // namespace tf::optim

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/optim/sgd.hpp"
 
 namespace tf::optim {
 

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tinyformer/io/json_error.hpp"
 
 namespace tf::train {
 
@@ -28,7 +27,7 @@ std::int64_t count_metadata(const io::SafetensorsFile& file, const std::string& 
 }
 
 // The shapes the metadata implies for a few tensors must be the file's: this bounds the model by the file.
-void check_config_fits_tensors(const io::SafetensorsFile& file, const nn::GPTConfig& cfg) {
+void check_config_fits_tensors(const io::SafetensorsFile& file, const config::ModelConfig& cfg) {
   const auto expect = [&](const std::string& name, const Shape& shape) {
     if (!file.has(name))
       throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its metadata describes a model with tensor {} {}, "
@@ -39,9 +38,12 @@ void check_config_fits_tensors(const io::SafetensorsFile& file, const nn::GPTCon
                                            "shape {}",
                                            file.path(), name, shape_str(shape), shape_str(file.shape(name))));
   };
-  const std::size_t C = cfg.n_embd;
-  expect("transformer.wte.weight", {cfg.vocab_size, C});
-  expect("transformer.wpe.weight", {cfg.block_size, C});
+  if (!cfg.vocab_size || !cfg.context)
+    throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its model metadata has no vocab_size or context",
+                                         file.path()));
+  const std::size_t C = cfg.d_model;
+  expect("transformer.wte.weight", {*cfg.vocab_size, C});
+  expect("transformer.wpe.weight", {*cfg.context, C});
   // Each block has at least 4 tensors of its own, so a file cannot describe more blocks than it has tensors.
   if (cfg.n_layer == 0 || cfg.n_layer > file.names().size() || cfg.mlp_ratio == 0 ||
       cfg.mlp_ratio > (std::size_t{1} << 20))
@@ -50,34 +52,43 @@ void check_config_fits_tensors(const io::SafetensorsFile& file, const nn::GPTCon
   expect(fmt::format("transformer.h.{}.mlp.c_fc.weight", cfg.n_layer - 1), {cfg.mlp_ratio * C, C});
 }
 
-}  // namespace
 
-std::string model_config_json(const nn::GPTConfig& cfg) {
-  nlohmann::json j = {{"vocab_size", cfg.vocab_size}, {"block_size", cfg.block_size}, {"n_layer", cfg.n_layer},
-                      {"n_head", cfg.n_head},         {"n_embd", cfg.n_embd},         {"mlp_ratio", cfg.mlp_ratio},
-                      {"bias", cfg.bias},             {"tie_weights", cfg.tie_weights}};
+// Checkpoints written before the model section and its metadata shared the YAML names said n_embd and
+// block_size (nanoGPT's) for d_model and context.
+std::string with_current_model_names(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return text;
+  for (const auto& [old_name, name] : {std::pair{"n_embd", "d_model"}, std::pair{"block_size", "context"}})
+    if (j.contains(old_name) && !j.contains(name)) {
+      j[name] = j[old_name];
+      j.erase(old_name);
+    }
   return j.dump();
 }
 
-nn::GPTConfig read_model_config(const io::SafetensorsFile& file) {
-  const std::string text = metadata_or_throw(file, "tinyformer.model");
-  nn::GPTConfig cfg;
+}  // namespace
+
+config::ModelConfig read_model_config(const io::SafetensorsFile& file) {
+  const std::string text = with_current_model_names(metadata_or_throw(file, "tinyformer.model"));
+  config::ModelConfig cfg;
   try {
-    const auto j = nlohmann::json::parse(text);
-    cfg.vocab_size = j.at("vocab_size").get<std::size_t>();
-    cfg.block_size = j.at("block_size").get<std::size_t>();
-    cfg.n_layer = j.at("n_layer").get<std::size_t>();
-    cfg.n_head = j.at("n_head").get<std::size_t>();
-    cfg.n_embd = j.at("n_embd").get<std::size_t>();
-    cfg.mlp_ratio = j.at("mlp_ratio").get<std::size_t>();
-    cfg.bias = j.at("bias").get<bool>();
-    cfg.tie_weights = j.at("tie_weights").get<bool>();
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(
-        fmt::format("{}: corrupt 'tinyformer.model' metadata: {}", file.path(), io::short_json_error(e.what())));
+    cfg = config::model_from_json(text);
+  } catch (const config::ConfigError& e) {
+    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.model' metadata: {}", file.path(), e.what()));
   }
   check_config_fits_tensors(file, cfg);
   return cfg;
+}
+
+void check_same_architecture(const io::SafetensorsFile& file, const config::ModelConfig& model) {
+  config::RunConfig saved, current;
+  saved.model = read_model_config(file);
+  current.model = model;
+  std::string msg;
+  for (const config::FieldChange& c : config::diff(saved, current))
+    if (c.on_resume == config::OnResume::fixed) msg += fmt::format("\n  {}: checkpoint {}, config {}", c.path, c.before, c.after);
+  if (!msg.empty())
+    throw std::invalid_argument(fmt::format("{}: the checkpoint's model differs from the config:{}", file.path(), msg));
 }
 
 TrainingState read_training_state(const io::SafetensorsFile& file) {
@@ -100,7 +111,7 @@ void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const
     writer.set_metadata("tinyformer.optimizer.step_count", std::to_string(optimizer->step_count()));
   }
   writer.set_metadata("format", "pt");
-  writer.set_metadata("tinyformer.model", model_config_json(model.config()));
+  writer.set_metadata("tinyformer.model", config::model_json(model.config()));
   writer.set_metadata("tinyformer.config", state.config_yaml);
   writer.set_metadata("tinyformer.step", std::to_string(state.step));
   writer.set_metadata("tinyformer.vocab", state.vocab);

@@ -2,7 +2,8 @@
 // Checkpoints are safetensors files (io/safetensors.hpp):
 //   tensors   the model's weights under nanoGPT's names ("transformer.wte.weight", ...), F32, and the
 //             optimizer state under "optimizer.<kind>.<parameter name>" (e.g. optimizer.exp_avg.lm_head.weight)
-//   metadata  "format": "pt"; "tinyformer.model": the architecture as JSON; "tinyformer.config": the resolved
+//   metadata  "format": "pt"; "tinyformer.model": the model section as JSON (config::model_json: the YAML names,
+//             vocab_size and context resolved); "tinyformer.config": the resolved
 //             run config (YAML); "tinyformer.step"; "tinyformer.vocab" (data::Vocabulary::serialize);
 //             "tinyformer.optimizer" and "tinyformer.optimizer.step_count"; "tinyformer.rng.data" and
 //             "tinyformer.rng.dropout" (generator states, so a resumed run continues bit for bit).
@@ -28,12 +29,14 @@ struct TrainingState {
 void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const optim::Optimizer<float>* optimizer,
                      const TrainingState& state);
 
-// The architecture stored in a checkpoint. Throws std::runtime_error naming the file if it has none, or if it
+// The model section stored in a checkpoint. Throws std::runtime_error naming the file if it has none, or if it
 // disagrees with the tensors it describes (wte [V,C], wpe [T,C], n_layer blocks, c_fc [ratio*C,C]): a corrupt
 // header is refused before a model of its size is built.
-nn::GPTConfig read_model_config(const io::SafetensorsFile& file);
+config::ModelConfig read_model_config(const io::SafetensorsFile& file);
 TrainingState read_training_state(const io::SafetensorsFile& file);
-std::string model_config_json(const nn::GPTConfig& cfg);
+// Throws std::invalid_argument listing every model key that shapes the weights (on_resume: fixed) where the
+// checkpoint differs from `model`.
+void check_same_architecture(const io::SafetensorsFile& file, const config::ModelConfig& model);
 
 // Copies every weight from the file into `model`. Throws std::invalid_argument listing each mismatch
 // (missing tensor, unexpected tensor, shape or dtype differences) before changing anything.

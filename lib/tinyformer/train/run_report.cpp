@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tinyformer/infer/attention.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/io/heatmap_png.hpp"
 #include "tinyformer/io/html_report.hpp"
@@ -16,29 +17,6 @@
 namespace fs = std::filesystem;
 
 namespace tf::train {
-
-Array<float> probe_attention(nn::GPT<float>& model, const IndexArray& ids) {
-  NoGradGuard no_grad;
-  const bool was_training = model.training();
-  model.eval();
-  model.record_attention(true);
-  IndexArray x = ids;
-  x.reshape({1, ids.size()});
-  model.forward(x);
-  const auto layers = model.attention_weights();  // L x [1,H,T,T]
-  model.record_attention(false);
-  model.train(was_training);
-  const std::size_t L = layers.size(), H = layers[0].shape()[1], T = layers[0].shape()[2];
-  Array<float> out = Array<float>::from_shape({L, H, T, T});
-  for (std::size_t l = 0; l < L; ++l) std::copy(layers[l].begin(), layers[l].end(), out.data() + l * H * T * T);
-  return out;
-}
-
-std::vector<std::string> token_labels(const data::Vocabulary& vocab, const IndexArray& ids) {
-  std::vector<std::string> labels;
-  for (Index id : ids) labels.push_back(data::display_token(vocab.token(id)));
-  return labels;
-}
 
 void write_attention_files(const std::string& dir, const std::string& stem, long step, const Array<float>& weights,
                            const std::vector<std::string>& labels, const std::string& title) {
@@ -53,9 +31,9 @@ void write_attention_files(const std::string& dir, const std::string& stem, long
 
 void write_attention_snapshot(const std::string& out, long step, nn::GPT<float>& model, data::DataSource& source,
                               const IndexArray& probe) {
-  const Array<float> weights = probe_attention(model, probe);
+  const Array<float> weights = infer::probe_attention(model, probe);
   write_attention_files((fs::path(out) / "attention").string(), fmt::format("step_{:06}", step), step, weights,
-                        token_labels(source.vocab(), probe), fmt::format("attention at step {}", step));
+                        infer::token_labels(source.vocab(), probe), fmt::format("attention at step {}", step));
 }
 
 void write_run_report(const std::string& out) {

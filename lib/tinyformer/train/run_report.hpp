@@ -8,10 +8,6 @@
 
 namespace tf::train {
 
-// Attention weights of the model for one input [T] (no grad, eval mode): [L,H,T,T].
-Array<float> probe_attention(nn::GPT<float>& model, const IndexArray& ids);
-// Display labels of token ids (vocabulary tokens, control characters escaped).
-std::vector<std::string> token_labels(const data::Vocabulary& vocab, const IndexArray& ids);
 // Writes <dir>/<stem>.npy ([L,H,T,T] float32), <stem>.json (step, tokens, shape) and <stem>.png (heatmap grid).
 void write_attention_files(const std::string& dir, const std::string& stem, long step, const Array<float>& weights,
                            const std::vector<std::string>& labels, const std::string& title);

@@ -5,7 +5,7 @@
 
 #include "tinyformer/autograd/profile.hpp"
 
-namespace tf::train {
+namespace tf::bench {
 
 struct BenchShape {
   std::string name;
@@ -39,4 +39,4 @@ std::string profile_table(const BenchResult& r, std::size_t steps);
 // Median SGEMM GFLOP/s on transformer-shaped products ([4096,256] x [256,768] and 1024^3) with `threads` BLAS threads.
 double measure_sgemm_gflops(int threads);
 
-}  // namespace tf::train
+}  // namespace tf::bench

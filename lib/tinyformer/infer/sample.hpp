@@ -6,7 +6,7 @@
 
 #include "tinyformer/nn/gpt.hpp"
 
-namespace tf::train {
+namespace tf::infer {
 
 struct SampleOptions {
   std::size_t new_tokens = 32;
@@ -22,4 +22,4 @@ std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& pro
 // temperature (> 0) and top_k (0 = all).
 std::vector<double> next_token_probs(const Array<float>& last_logits, double temperature, std::size_t top_k);
 
-}  // namespace tf::train
+}  // namespace tf::infer

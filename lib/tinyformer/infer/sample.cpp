@@ -1,4 +1,4 @@
-#include "tinyformer/train/sample.hpp"
+#include "tinyformer/infer/sample.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace tf::train {
+namespace tf::infer {
 
 std::vector<double> next_token_probs(const Array<float>& last_logits, double temperature, std::size_t top_k) {
   if (!(temperature > 0))
@@ -35,7 +35,7 @@ std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& pro
   const bool was_training = model.training();
   model.eval();
   std::vector<Index> ids = prompt;
-  const std::size_t block = model.config().block_size;
+  const std::size_t block = model.context();
   for (std::size_t step = 0; step < options.new_tokens; ++step) {
     const std::size_t start = ids.size() > block ? ids.size() - block : 0;  // crop to the context
     const std::size_t T = ids.size() - start;
@@ -63,4 +63,4 @@ std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& pro
   return ids;
 }
 
-}  // namespace tf::train
+}  // namespace tf::infer

@@ -1,4 +1,4 @@
-#include "tinyformer/train/bench.hpp"
+#include "tinyformer/bench/bench.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,11 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "tinyformer/nn/gpt.hpp"
-#include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/optim/adam.hpp"
+#include "tinyformer/optim/param_groups.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
-namespace tf::train {
+namespace tf::bench {
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -53,14 +54,13 @@ const BenchShape& bench_shape(const std::string& name) {
 BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup,
                            bool with_profile) {
   set_num_threads(threads);
-  nn::GPTConfig cfg;
+  config::ModelConfig cfg;
   cfg.vocab_size = shape.vocab;
-  cfg.block_size = shape.context;
-  cfg.n_embd = shape.d_model;
+  cfg.context = shape.context;
+  cfg.d_model = shape.d_model;
   cfg.n_head = shape.heads;
   cfg.n_layer = shape.layers;
-  cfg.seed = 1;
-  nn::GPT<float> model(cfg);
+  nn::GPT<float> model(cfg, 1);
   optim::AdamW<float> opt(optim::make_param_groups(model.named_parameters(), 0.01), 3e-4);
   Rng rng(2);
   IndexArray x = IndexArray::from_shape({shape.batch, shape.context}), y = x;
@@ -145,4 +145,4 @@ double measure_sgemm_gflops(int threads) {
   return median(rates);
 }
 
-}  // namespace tf::train
+}  // namespace tf::bench

@@ -1,0 +1,148 @@
+#pragma once
+// Every key of the run config, declared once: name, C++ type, default, the values it may take, what a resumed
+// run may do with it, and its line in docs/config.md. This one list makes the section structs (config.hpp) and
+// drives the YAML reader and its messages, the checks, the resolved YAML, equality, docs/config.md (generated,
+// and compared by a test), the checkpoint's model metadata and what --resume accepts. Adding an option means one
+// line here and the code that uses the value.
+//
+// Types: std::size_t (an int >= 0), std::optional<std::size_t> (an int or `auto`), double, bool, std::string,
+// std::uint64_t, Pair (a list of two numbers), and the enums below.
+// Checks that relate two keys (d_model divisible by n_head, warmup_steps <= steps, ...) are in config.cpp.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "tinyformer/config/field.hpp"
+
+namespace tf::config {
+
+using Pair = std::array<double, 2>;  // a macro argument cannot hold the comma of std::array<double, 2>
+
+TF_CONFIG_ENUM(InitScheme, xavier_uniform, xavier_normal, normal)
+TF_CONFIG_ENUM(AttentionImpl, fused, composed)
+TF_CONFIG_ENUM(Task, copy, reverse, sort, add, induction, text, tokens)
+TF_CONFIG_ENUM(OptimizerName, sgd, adam, adamw)
+TF_CONFIG_ENUM(DecayRule, matrices_no_embeddings, matrices, all, none)
+TF_CONFIG_ENUM(ScheduleName, constant, warmup, cosine)
+TF_CONFIG_ENUM(NonFinitePolicy, stop, skip)
+
+// X(key, type, default, check, on resume, doc)
+// clang-format off
+#define TF_MODEL_FIELDS(X)                                                                                             \
+  X(vocab_size, std::optional<std::size_t>, std::nullopt, Check::at_least(1), OnResume::fixed,                         \
+    "V, the number of token ids; `auto` takes it from the data")                                                       \
+  X(context, std::optional<std::size_t>, std::nullopt, Check::at_least(1), OnResume::fixed,                            \
+    "T, the sequence length the model sees (rows of the positional table, nanoGPT's block_size); `auto` takes the "    \
+    "length of a task's sequences or of a tokens file's rows; a number must equal it (no positions that are never "    \
+    "trained). Task `text` needs a number: its window length")                                                         \
+  X(d_model, std::size_t, 64, Check::at_least(1), OnResume::fixed,                                                     \
+    "C, the embedding width; must be divisible by `n_head`")                                                           \
+  X(n_head, std::size_t, 4, Check::at_least(1), OnResume::fixed,                                                       \
+    "H, attention heads; each head has size D = d_model / n_head")                                                     \
+  X(n_layer, std::size_t, 2, Check::at_least(1), OnResume::fixed,                                                      \
+    "number of transformer blocks")                                                                                    \
+  X(mlp_ratio, std::size_t, 4, Check::at_least(1), OnResume::fixed,                                                    \
+    "the MLP's hidden width is mlp_ratio * d_model")                                                                   \
+  X(dropout, double, 0.0, Check::half_open(0, 1), OnResume::exact,                                                     \
+    "dropout probability in the model (training only)")                                                               \
+  X(bias, bool, true, Check::any(), OnResume::fixed,                                                                   \
+    "biases in the Linear and LayerNorm layers")                                                                       \
+  X(tie_weights, bool, false, Check::any(), OnResume::fixed,                                                           \
+    "the output head shares the token embedding matrix (`lm_head` = `transformer.wte`)")                               \
+  X(init, InitScheme, InitScheme::xavier_uniform, Check::any(), OnResume::free,                                        \
+    "weight initialisation; `normal` is GPT-2's N(0, 0.02²) with scaled residual projections")                         \
+  X(attention, AttentionImpl, AttentionImpl::fused, Check::any(), OnResume::exact,                                     \
+    "the fused attention kernel, or the same attention composed from primitive ops (slower, for checking)")
+
+#define TF_DATA_FIELDS(X)                                                                                              \
+  X(task, Task, Task::reverse, Check::any(), OnResume::exact,                                                          \
+    "what to learn: a synthetic task, character-level text, or pre-tokenized ids")                                     \
+  X(path, std::string, "", Check::any(), OnResume::exact,                                                              \
+    "the input file for `text` (UTF-8 text) and `tokens` (`.npy` of token ids); required for those tasks. A relative " \
+    "path in the file is resolved against the config file's directory, one given with `--set` against the working "   \
+    "directory")                                                                                                       \
+  X(length, std::size_t, 8, Check::at_least(1), OnResume::exact,                                                       \
+    "synthetic tasks: length of the source part of each sequence")                                                     \
+  X(digits, std::size_t, 3, Check::closed(1, 9), OnResume::exact,                                                      \
+    "`add`: digits per operand")                                                                                       \
+  X(alphabet, std::size_t, 10, Check::closed(2, 36), OnResume::exact,                                                  \
+    "synthetic tasks: number of distinct symbols (0-9, then a-z)")                                                     \
+  X(eval_size, std::size_t, 512, Check::at_least(1), OnResume::exact,                                                  \
+    "number of held-out examples used for evaluation")                                                                 \
+  X(val_fraction, double, 0.1, Check::open(0, 1), OnResume::exact,                                                     \
+    "`text`, `tokens`: fraction of the data held out for validation")                                                  \
+  X(shuffle, bool, true, Check::any(), OnResume::exact,                                                                \
+    "`tokens`: shuffle the training windows")
+
+#define TF_OPTIMIZER_FIELDS(X)                                                                                         \
+  X(name, OptimizerName, OptimizerName::adamw, Check::any(), OnResume::fixed,                                          \
+    "the update rule")                                                                                                 \
+  X(lr, double, 1e-3, Check::above(0), OnResume::exact,                                                                \
+    "peak learning rate (the schedule scales it)")                                                                     \
+  X(weight_decay, double, 0.01, Check::at_least(0), OnResume::exact,                                                   \
+    "decoupled weight decay for `adamw`; L2 added to the gradient for `sgd` and `adam`")                               \
+  X(betas, Pair, (Pair{0.9, 0.999}), Check::half_open(0, 1), OnResume::exact,        \
+    "`adam`/`adamw`: decay rates of the first and second moment estimates")                                            \
+  X(eps, double, 1e-8, Check::above(0), OnResume::exact,                                                               \
+    "`adam`/`adamw`: added to the denominator")                                                                        \
+  X(momentum, double, 0.9, Check::half_open(0, 1), OnResume::exact,                                                    \
+    "`sgd`: momentum")                                                                                                 \
+  X(nesterov, bool, false, Check::any(), OnResume::exact,                                                              \
+    "`sgd`: Nesterov momentum (needs `momentum` > 0)")                                                                 \
+  X(decay_rule, DecayRule, DecayRule::matrices_no_embeddings, Check::any(), OnResume::exact,                           \
+    "which parameters get weight decay: weight matrices except the embeddings; all matrices; every parameter; none")
+
+#define TF_SCHEDULE_FIELDS(X)                                                                                          \
+  X(name, ScheduleName, ScheduleName::cosine, Check::any(), OnResume::exact,                                           \
+    "`constant`: lr throughout; `warmup`: linear warmup then lr; `cosine`: linear warmup then cosine decay to "         \
+    "`min_lr`")                                                                                                        \
+  X(warmup_steps, std::size_t, 100, Check::any(), OnResume::exact,                                                     \
+    "steps of linear warmup from 0 to lr (`warmup`, `cosine`); at most `training.steps`")                              \
+  X(min_lr, double, 1e-4, Check::at_least(0), OnResume::exact,                                                         \
+    "`cosine`: the learning rate at the end of the decay; at most `optimizer.lr`")                                     \
+  X(decay_steps, std::optional<std::size_t>, std::nullopt, Check::at_least(1), OnResume::exact,                        \
+    "`cosine`: the step at which the decay reaches `min_lr`, at least `warmup_steps`; `auto` = `training.steps`")
+
+#define TF_TRAINING_FIELDS(X)                                                                                          \
+  X(batch_size, std::size_t, 32, Check::at_least(1), OnResume::exact,                                                  \
+    "B, sequences per step")                                                                                           \
+  X(steps, std::size_t, 2000, Check::any(), OnResume::free,                                                            \
+    "optimizer steps")                                                                                                 \
+  X(grad_clip, double, 1.0, Check::at_least(0), OnResume::exact,                                                       \
+    "clip the global gradient norm to this value; `0` = off")                                                          \
+  X(eval_interval, std::size_t, 100, Check::at_least(1), OnResume::free,                                               \
+    "steps between evaluations on held-out data")                                                                      \
+  X(eval_batches, std::size_t, 8, Check::at_least(1), OnResume::free,                                                  \
+    "batches per evaluation")                                                                                          \
+  X(threads, std::size_t, 1, Check::at_least(1), OnResume::free,                                                       \
+    "threads for the kernels (BLAS runs single-threaded inside them); losses are bit-identical for any value")         \
+  X(seed, std::uint64_t, 1337, Check::any(), OnResume::exact,                                                          \
+    "seeds data generation, initialisation and dropout")                                                               \
+  X(nonfinite, NonFinitePolicy, NonFinitePolicy::stop, Check::any(), OnResume::free,                                   \
+    "on a NaN/inf loss or gradient: stop the run with an error, or skip the step")
+
+#define TF_LOGGING_FIELDS(X)                                                                                           \
+  X(out_dir, std::string, "runs/default", Check::any(), OnResume::free,                                                \
+    "run directory (metrics, checkpoints, attention maps, report), not empty; relative to the working directory")                 \
+  X(log_interval, std::size_t, 10, Check::at_least(1), OnResume::free,                                                 \
+    "steps between log lines")                                                                                         \
+  X(attention_interval, std::size_t, 100, Check::any(), OnResume::free,                                                \
+    "steps between attention snapshots; `0` = off")                                                                    \
+  X(checkpoint_interval, std::size_t, 500, Check::any(), OnResume::free,                                               \
+    "steps between checkpoints; `0` = only the final one")                                                             \
+  X(probe, std::string, "", Check::any(), OnResume::free,                                                              \
+    "the prompt whose attention and continuation are recorded; empty = the task's default probe")
+
+// The sections, in the order of the YAML file and docs/config.md: X(name, struct, fields).
+#define TF_CONFIG_SECTIONS(X)                      \
+  X(model, ModelConfig, TF_MODEL_FIELDS)           \
+  X(data, DataConfig, TF_DATA_FIELDS)              \
+  X(optimizer, OptimizerConfig, TF_OPTIMIZER_FIELDS) \
+  X(schedule, ScheduleConfig, TF_SCHEDULE_FIELDS)  \
+  X(training, TrainingConfig, TF_TRAINING_FIELDS)  \
+  X(logging, LoggingConfig, TF_LOGGING_FIELDS)
+// clang-format on
+
+}  // namespace tf::config

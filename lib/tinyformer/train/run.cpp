@@ -1,0 +1,99 @@
+#include "tinyformer/train/run.hpp"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/tensor/parallel.hpp"
+#include "tinyformer/train/checkpoint.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tf::train {
+
+namespace {
+
+// --overwrite: the files of the earlier run that this one would not replace (its attention snapshots).
+void remove_run_files(const std::string& out) {
+  std::error_code ec;
+  for (fs::directory_iterator it(fs::path(out) / "attention", ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().filename().string().rfind("step_", 0) == 0) fs::remove(it->path(), ec);
+}
+
+// Restores weights, optimizer state, generators and the data position from <out>/checkpoint.safetensors.
+long resume_from_checkpoint(Run& run) {
+  if (!fs::exists(run.checkpoint_path))
+    throw std::runtime_error(
+        fmt::format("--resume: no checkpoint at {} (train without --resume first)", run.checkpoint_path));
+  const auto file = io::SafetensorsFile::load(run.checkpoint_path);
+  nn::GPT<float>& model = *run.parts.model;
+  check_same_architecture(file, model.config());
+  load_model_weights(file, model);
+  load_optimizer_state(file, *run.parts.optimizer);
+  const TrainingState st = read_training_state(file);
+  run.parts.data_rng.set_state(st.data_rng);
+  model.dropout_rng().set_state(st.dropout_rng);
+  fast_forward_data(run.cfg, *run.parts.data, static_cast<std::size_t>(st.step));
+  return st.step;
+}
+
+// The out dir with attention/, config.yaml and metrics.jsonl (appended to on resume).
+void create_run_files(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
+  std::error_code ec;
+  fs::create_directories(fs::path(run.out_dir) / "attention", ec);
+  if (ec)
+    throw std::runtime_error(
+        fmt::format("cannot create the out dir {}: {}; choose another --out", run.out_dir, ec.message()));
+  if (options.overwrite && !options.resume) remove_run_files(run.out_dir);
+  for (const auto& stale : io::remove_stale_temporaries(run.checkpoint_path))
+    notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
+  run.config_yaml = config::to_yaml(run.cfg);
+  io::write_file_atomic((fs::path(run.out_dir) / "config.yaml").string(), run.config_yaml.data(),
+                        run.config_yaml.size());
+  const std::string metrics_path = (fs::path(run.out_dir) / "metrics.jsonl").string();
+  run.metrics.open(metrics_path, options.resume ? std::ios::app : std::ios::trunc);
+  if (!run.metrics) throw std::runtime_error(fmt::format("cannot write {}", metrics_path));
+}
+
+}  // namespace
+
+void Run::save(long step) {
+  TrainingState st;
+  st.step = step;
+  st.config_yaml = config_yaml;
+  st.vocab = parts.data->vocab().serialize();
+  st.data_rng = parts.data_rng.state();
+  st.dropout_rng = parts.model->dropout_rng().state();
+  try {
+    save_checkpoint(checkpoint_path, *parts.model, parts.optimizer.get(), st);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("step {}: the checkpoint could not be saved: {}; {}", step, e.what(),
+                                         fs::exists(checkpoint_path) ? "the previous checkpoint there is unchanged"
+                                                                     : "no checkpoint was written"));
+  }
+}
+
+Run open_run(const TrainOptions& options, std::vector<std::string>& notes) {
+  Run run;
+  run.cfg = config::load_config(options.config_path, options.overrides);
+  if (options.out_dir) run.cfg.logging.out_dir = *options.out_dir;
+  run.out_dir = run.cfg.logging.out_dir;
+  run.checkpoint_path = (fs::path(run.out_dir) / "checkpoint.safetensors").string();
+  if (!options.resume && !options.overwrite && fs::exists(run.checkpoint_path))
+    throw std::runtime_error(fmt::format("{} already holds a run ({}): continue it with --resume, start over with "
+                                         "--overwrite, or choose another --out",
+                                         run.out_dir, run.checkpoint_path));
+  run.parts = make_run(run.cfg);  // data, model, optimizer, schedule, generators, all from the seed
+  run.cfg.model.context = run.parts.model->context();  // config.yaml records the resolved value of 'auto'
+  set_num_threads(static_cast<int>(run.cfg.training.threads));
+  if (options.resume)
+    run.start_step = resume_from_checkpoint(run);
+  else if (!options.init_from.empty())
+    load_model_weights(io::SafetensorsFile::load(options.init_from), *run.parts.model);
+  create_run_files(run, options, notes);
+  return run;
+}
+
+}  // namespace tf::train

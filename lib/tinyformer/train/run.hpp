@@ -1,0 +1,31 @@
+#pragma once
+// An open run: the resolved config, the objects it trains, its out dir with config.yaml and metrics.jsonl, and
+// the step it starts from (0, or the checkpoint's with --resume). open_run does every check before the first
+// file is written, so a refused run creates no run directory.
+#include <fstream>
+#include <string>
+
+#include "tinyformer/config/config.hpp"
+#include "tinyformer/train/setup.hpp"
+#include "tinyformer/train/trainer.hpp"
+
+namespace tf::train {
+
+struct Run {
+  config::RunConfig cfg;  // as resolved: model.context holds the data's T
+  RunSetup parts;         // data, model, optimizer, schedule, generators, probe
+  std::string out_dir, checkpoint_path, config_yaml;
+  std::ofstream metrics;  // metrics.jsonl, appended to on resume
+  long start_step = 0;
+
+  long total_steps() const { return static_cast<long>(cfg.training.steps); }
+  // Writes the checkpoint of `step` atomically. Throws std::runtime_error naming the step and saying whether
+  // the previous checkpoint is intact.
+  void save(long step);
+};
+
+// Loads the config, builds the run's objects, restores a checkpoint (--resume) or initial weights (--init-from),
+// then creates the out dir and its files. Lines for the user (a stale temporary removed) go to `notes`.
+Run open_run(const TrainOptions& options, std::vector<std::string>& notes);
+
+}  // namespace tf::train

@@ -1,0 +1,33 @@
+#pragma once
+// The configs the tests share: one tiny GPT (V 7, T 5, C 8, H 2, L 2) and run configs of the synthetic tasks
+// with small sizes, built in code the way load_config would fill them.
+#include <string>
+
+#include "tinyformer/config/config.hpp"
+
+namespace tf::test {
+
+inline config::ModelConfig tiny_model() {
+  config::ModelConfig cfg;
+  cfg.vocab_size = 7;
+  cfg.context = 5;
+  cfg.d_model = 8;
+  cfg.n_head = 2;
+  cfg.n_layer = 2;
+  return cfg;
+}
+
+// data.task `task` (a YAML name; an unknown one throws config::ConfigError) with source length `length`, `alphabet`
+// symbols, 3 digits for add, 100 held-out examples, model.context auto and training.seed 7.
+inline config::RunConfig task_config(const std::string& task, std::size_t length = 6, std::size_t alphabet = 5) {
+  config::RunConfig cfg;
+  cfg.data.task = config::parse_enum<config::Task>(task);
+  cfg.data.length = length;
+  cfg.data.alphabet = alphabet;
+  cfg.data.digits = 3;
+  cfg.data.eval_size = 100;
+  cfg.training.seed = 7;
+  return cfg;
+}
+
+}  // namespace tf::test
