@@ -48,11 +48,12 @@ class DataSource {
   virtual std::string describe() const = 0;
   // [T] a default input for attention maps.
   virtual IndexArray probe_sequence() const = 0;
-  // One sentence: which key each answer query should attend to ("" when the data has no known pattern).
-  virtual std::string expected_pattern() const = 0;
+  // One sentence: which key each answer query should attend to ("" when the data has no known pattern: text,
+  // tokens).
+  virtual std::string expected_pattern() const { return ""; }
   // seq: an input x of shape [T]. For each query position q of x, the key position of x that the task says
-  // q should attend to, or -1 (not an answer query, or no single key). Text and tokens: all -1.
-  virtual std::vector<long> expected_attention(const IndexArray& seq) const = 0;
+  // q should attend to, or -1 (not an answer query, or no single key). Without a known pattern: all -1.
+  virtual std::vector<long> expected_attention(const IndexArray& seq) const;
 };
 
 // The source the run config asks for: data.* with model.context, model.vocab_size (tokens) and training.seed (the

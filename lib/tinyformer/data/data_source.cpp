@@ -36,6 +36,13 @@ std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg) {
   }
 }
 
+std::vector<long> DataSource::expected_attention(const IndexArray& seq) const {
+  if (seq.dimension() != 1)
+    throw std::invalid_argument(
+        fmt::format("expected_attention needs one sequence [T], got {}", shape_str(to_shape(seq.shape()))));
+  return std::vector<long>(seq.size(), -1);
+}
+
 Accuracy& Accuracy::operator+=(const Accuracy& o) {
   correct_sequences += o.correct_sequences;
   sequences += o.sequences;

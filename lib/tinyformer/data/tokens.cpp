@@ -114,15 +114,6 @@ class TokensSource final : public DataSource {
     return x;
   }
 
-  std::string expected_pattern() const override { return ""; }
-
-  std::vector<long> expected_attention(const IndexArray& seq) const override {
-    if (seq.dimension() != 1)
-      throw std::invalid_argument(fmt::format("tokens data: expected_attention needs one sequence [T], got {}",
-                                              shape_str(to_shape(seq.shape()))));
-    return std::vector<long>(seq.size(), -1);
-  }
-
  private:
   std::string path_;
   bool shuffle_;

@@ -86,10 +86,10 @@ std::size_t dtype_size(DType dtype) {
 // ---------------------------------------------------------------------------------------------------------------
 // Reading
 
-SafetensorsFile SafetensorsFile::load(const std::string& path) {
-  SafetensorsFile f;
-  f.path_ = path;
-  InputFile in(path);
+namespace {
+
+// The JSON header after the 8-byte length; `data_size` gets the size of the data section that follows it.
+nlohmann::json read_header(InputFile& in, const std::string& path, std::size_t& data_size) {
   if (in.size() < 8)
     throw std::runtime_error(fmt::format(
         "{}: not a safetensors file: it is {} bytes long, shorter than the 8-byte header length field", path,
@@ -104,7 +104,7 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
         header_len, rest));
   std::string header_text(static_cast<std::size_t>(header_len), '\0');
   in.read(header_text.data(), header_text.size(), "the JSON header");
-
+  data_size = static_cast<std::size_t>(rest - header_len);
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(header_text);
@@ -115,64 +115,97 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
   if (!header.is_object())
     throw std::runtime_error(fmt::format("{}: the safetensors header must be a JSON object, got a {}", path,
                                          header.type_name()));
+  return header;
+}
 
-  const std::size_t data_size = static_cast<std::size_t>(rest - header_len);
+std::map<std::string, std::string> parse_metadata(const nlohmann::json& value, const std::string& path) {
+  if (!value.is_object())
+    throw std::runtime_error(
+        fmt::format("{}: \"{}\" must be an object of strings, got a {}", path, kMetadataKey, value.type_name()));
+  std::map<std::string, std::string> metadata;
+  for (const auto& [mk, mv] : value.items()) {
+    if (!mv.is_string())
+      throw std::runtime_error(
+          fmt::format("{}: metadata \"{}\" must be a string, got a {}", path, mk, mv.type_name()));
+    metadata[mk] = mv.get<std::string>();
+  }
+  return metadata;
+}
+
+// One tensor's entry, checked: dtype known, shape of sizes, data_offsets [begin, end] holding shape x dtype bytes.
+// Whether it ends past the data section is for the caller to tell (a truncated file or a corrupt entry).
+TensorEntry parse_entry(const std::string& path, const std::string& key, const nlohmann::json& value) {
+  const auto where = [&](const std::string& problem) {
+    return std::runtime_error(fmt::format("{}: tensor '{}': {}", path, key, problem));
+  };
+  if (!value.is_object()) throw where(fmt::format("the entry must be a JSON object, got a {}", value.type_name()));
+  for (const char* field : {"dtype", "shape", "data_offsets"})
+    if (!value.contains(field)) throw where(fmt::format("no \"{}\" (each entry needs dtype, shape and data_offsets)", field));
+  TensorEntry e{};
+  const auto& jd = value["dtype"];
+  if (!jd.is_string()) throw where(fmt::format("\"dtype\" must be a string, got {}", jd.dump()));
+  if (!parse_dtype(jd.get<std::string>(), e.dtype))
+    throw where(fmt::format("unknown dtype '{}' (tinyformer reads F32, F64, I32, I64)", jd.get<std::string>()));
+  const auto& js = value["shape"];
+  if (!js.is_array()) throw where(fmt::format("\"shape\" must be an array of sizes, got {}", js.dump()));
+  for (const auto& d : js) {
+    if (!d.is_number_unsigned()) throw where(fmt::format("\"shape\" {} must hold non-negative integers", js.dump()));
+    e.shape.push_back(d.get<std::size_t>());
+  }
+  const auto& jo = value["data_offsets"];
+  if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned())
+    throw where(fmt::format("\"data_offsets\" must be [begin, end] with 0 <= begin <= end, got {}", jo.dump()));
+  const auto begin = jo[0].get<std::uint64_t>(), end = jo[1].get<std::uint64_t>();
+  if (begin > end) throw where(fmt::format("\"data_offsets\" [{}, {}] begin after they end", begin, end));
+  e.begin = static_cast<std::size_t>(begin);
+  e.end = static_cast<std::size_t>(end);
+  std::size_t expected = 0;
+  if (!byte_size(e.shape, dtype_size(e.dtype), expected))
+    throw where(fmt::format("shape {} is too large", shape_str(e.shape)));
+  if (e.end - e.begin != expected)
+    throw where(fmt::format("data_offsets [{}, {}] hold {} bytes but shape {} of {} needs {}", begin, end,
+                            e.end - e.begin, shape_str(e.shape), dtype_name(e.dtype), expected));
+  return e;
+}
+
+// Entries (in data order) of which `past_end` end after the data section: a file cut short when the tensors lie end
+// to end from 0 (as every writer lays them), a corrupt entry otherwise. Throws either way.
+[[noreturn]] void refuse_past_end(const std::string& path, const std::vector<const TensorEntry*>& in_order,
+                                  const std::string& past_end, const TensorEntry& e, std::size_t data_size,
+                                  std::size_t file_size) {
+  bool contiguous = true;
+  std::size_t end = 0;
+  for (const TensorEntry* t : in_order) {
+    contiguous = contiguous && t->begin == end;
+    end = t->end;
+  }
+  if (contiguous)
+    throw std::runtime_error(fmt::format("{}: truncated: the header describes {} bytes of tensor data but only {} "
+                                         "follow it (the file is {} bytes, {} expected)",
+                                         path, end, data_size, file_size, file_size + (end - data_size)));
+  throw std::runtime_error(fmt::format("{}: tensor '{}': data_offsets [{}, {}] go past the end of the data section "
+                                       "({} bytes)",
+                                       path, past_end, e.begin, e.end, data_size));
+}
+
+}  // namespace
+
+SafetensorsFile SafetensorsFile::load(const std::string& path) {
+  SafetensorsFile f;
+  f.path_ = path;
+  InputFile in(path);
+  std::size_t data_size = 0;
+  const nlohmann::json header = read_header(in, path, data_size);
   std::vector<std::string> past_end;  // tensors whose data_offsets end after the data section
   for (const auto& item : header.items()) {
-    const std::string& key = item.key();  // (not a structured binding: the lambda below captures it)
-    const nlohmann::json& value = item.value();
-    if (key == kMetadataKey) {
-      if (!value.is_object())
-        throw std::runtime_error(fmt::format("{}: \"{}\" must be an object of strings, got a {}", path,
-                                             kMetadataKey, value.type_name()));
-      for (const auto& [mk, mv] : value.items()) {
-        if (!mv.is_string())
-          throw std::runtime_error(fmt::format("{}: metadata \"{}\" must be a string, got a {}", path, mk,
-                                               mv.type_name()));
-        f.metadata_[mk] = mv.get<std::string>();
-      }
+    if (item.key() == kMetadataKey) {
+      f.metadata_ = parse_metadata(item.value(), path);
       continue;
     }
-    const auto where = [&](const std::string& problem) {
-      return std::runtime_error(fmt::format("{}: tensor '{}': {}", path, key, problem));
-    };
-    if (!value.is_object()) throw where(fmt::format("the entry must be a JSON object, got a {}", value.type_name()));
-    for (const char* field : {"dtype", "shape", "data_offsets"})
-      if (!value.contains(field))
-        throw where(fmt::format("no \"{}\" (each entry needs dtype, shape and data_offsets)", field));
-
-    Entry e{};
-    const auto& jd = value["dtype"];
-    if (!jd.is_string()) throw where(fmt::format("\"dtype\" must be a string, got {}", jd.dump()));
-    if (!parse_dtype(jd.get<std::string>(), e.dtype))
-      throw where(fmt::format("unknown dtype '{}' (tinyformer reads F32, F64, I32, I64)", jd.get<std::string>()));
-
-    const auto& js = value["shape"];
-    if (!js.is_array()) throw where(fmt::format("\"shape\" must be an array of sizes, got {}", js.dump()));
-    for (const auto& d : js) {
-      if (!d.is_number_unsigned())
-        throw where(fmt::format("\"shape\" {} must hold non-negative integers", js.dump()));
-      e.shape.push_back(d.get<std::size_t>());
-    }
-
-    const auto& jo = value["data_offsets"];
-    if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned())
-      throw where(fmt::format("\"data_offsets\" must be [begin, end] with 0 <= begin <= end, got {}", jo.dump()));
-    const auto begin = jo[0].get<std::uint64_t>();
-    const auto end = jo[1].get<std::uint64_t>();
-    if (begin > end)
-      throw where(fmt::format("\"data_offsets\" [{}, {}] begin after they end", begin, end));
-    if (end > data_size) past_end.push_back(key);  // a truncated file, or a corrupt entry: told apart below
-    e.begin = static_cast<std::size_t>(begin);
-    e.end = static_cast<std::size_t>(end);
-    std::size_t expected = 0;
-    if (!byte_size(e.shape, dtype_size(e.dtype), expected))
-      throw where(fmt::format("shape {} is too large", shape_str(e.shape)));
-    if (e.end - e.begin != expected)
-      throw where(fmt::format("data_offsets [{}, {}] hold {} bytes but shape {} of {} needs {}", begin, end,
-                              e.end - e.begin, shape_str(e.shape), dtype_name(e.dtype), expected));
-    f.entries_.emplace(key, std::move(e));
-    f.names_.push_back(key);
+    Entry e = parse_entry(path, item.key(), item.value());
+    if (e.end > data_size) past_end.push_back(item.key());
+    f.entries_.emplace(item.key(), std::move(e));
+    f.names_.push_back(item.key());
   }
   std::sort(f.names_.begin(), f.names_.end(), [&](const std::string& a, const std::string& b) {
     const Entry& ea = f.entries_.at(a);
@@ -180,24 +213,10 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
     return ea.begin != eb.begin ? ea.begin < eb.begin : a < b;
   });
   if (!past_end.empty()) {
-    // Tensors laid end to end from 0 (as every writer does) whose last one ends past the data: the file was cut.
-    bool contiguous = true;
-    std::size_t end = 0;
-    for (const auto& name : f.names_) {
-      const Entry& e = f.entries_.at(name);
-      contiguous = contiguous && e.begin == end;
-      end = e.end;
-    }
-    if (contiguous)
-      throw std::runtime_error(fmt::format("{}: truncated: the header describes {} bytes of tensor data but only {} "
-                                           "follow it (the file is {} bytes, {} expected)",
-                                           path, end, data_size, in.size(), in.size() + (end - data_size)));
-    const Entry& e = f.entries_.at(past_end.front());
-    throw std::runtime_error(fmt::format("{}: tensor '{}': data_offsets [{}, {}] go past the end of the data section "
-                                         "({} bytes)",
-                                         path, past_end.front(), e.begin, e.end, data_size));
+    std::vector<const TensorEntry*> in_order;
+    for (const auto& name : f.names_) in_order.push_back(&f.entries_.at(name));
+    refuse_past_end(path, in_order, past_end.front(), f.entries_.at(past_end.front()), data_size, in.size());
   }
-
   f.data_.resize(data_size);
   in.read(f.data_.data(), data_size, "the tensor data");
   return f;

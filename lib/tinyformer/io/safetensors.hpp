@@ -27,6 +27,14 @@ std::size_t dtype_size(DType dtype);
 // narrowing F64 -> F32 rounds and needs Conversion::allow_narrowing. Floats and integers never mix.
 enum class Conversion { exact, allow_narrowing };
 
+// Where one tensor of a safetensors file is: its dtype, shape and byte range in the data section.
+struct TensorEntry {
+  DType dtype;
+  Shape shape;
+  std::size_t begin;  // byte offsets into the data section, end exclusive
+  std::size_t end;
+};
+
 class SafetensorsFile {
  public:
   // Reads and validates the whole file. Throws std::runtime_error naming the file and the problem: missing or
@@ -56,12 +64,7 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
  private:
-  struct Entry {
-    DType dtype;
-    Shape shape;
-    std::size_t begin;  // byte offsets into data_, end exclusive
-    std::size_t end;
-  };
+  using Entry = TensorEntry;
   const Entry& entry(const std::string& name) const;
   template <class T>
   Array<T> copy_as(const Entry& e) const;
