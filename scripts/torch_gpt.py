@@ -2,6 +2,11 @@
 
 Used by compare_with_pytorch.py (parity of losses and gradients) and bench_vs_pytorch.py (speed).
 Pre-LayerNorm blocks, learned positions, GELU (tanh approximation), causal attention, optional tied head.
+Options read from the cfg dict, each default keeping the architecture above:
+  norm      "layernorm" | "rmsnorm"   RMSNorm: x * rsqrt(mean(x^2) + 1e-5) * weight, no bias (parameter `weight`)
+  mlp       "gelu" | "swiglu"         SwiGLU: c_fc [2*hidden, C] (gate rows first, then up), silu(gate) * up,
+                                      c_proj [C, hidden], hidden = swiglu_hidden(C, mlp_ratio)
+  position  "learned" | "rope"        rope: no transformer.wpe; q and k rotated (rotate_half pairs, base 10000)
 """
 import math
 
@@ -10,19 +15,45 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def swiglu_hidden(d_model, mlp_ratio):
+    """LLaMA's 2/3 rule: 2 * mlp_ratio * d_model // 3 rounded up to a multiple of 8 (C=64, ratio 4 -> 176)."""
+    return (2 * mlp_ratio * d_model // 3 + 7) // 8 * 8
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
+
+
+def rotary(x, base=10000.0):
+    """x [B,H,T,D]: the pair (x_i, x_{i+D/2}) of position t turned by t * base^(-2i/D) (GPT-NeoX / HF LLaMA).
+    cos and sin are computed in float64 and rounded to x's dtype once, as tinyformer's rotary_qk."""
+    T, D = x.shape[-2], x.shape[-1]
+    if D % 2:
+        raise ValueError(f"rope needs an even head size, got D = {D}")
+    inv_freq = base ** (-2.0 * torch.arange(D // 2, dtype=torch.float64) / D)
+    angle = torch.outer(torch.arange(T, dtype=torch.float64), inv_freq)
+    angle = torch.cat((angle, angle), dim=-1)  # [T, D]
+    cos, sin = angle.cos().to(x.dtype).to(x.device), angle.sin().to(x.dtype).to(x.device)
+    return x * cos + rotate_half(x) * sin
+
+
 class CausalSelfAttention(nn.Module):
-    def __init__(self, n_embd, n_head, bias, dropout):
+    def __init__(self, n_embd, n_head, bias, dropout, rope=False):
         super().__init__()
         self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=bias)
         self.c_proj = nn.Linear(n_embd, n_embd, bias=bias)
         self.n_head = n_head
         self.dropout = dropout
+        self.rope = rope
 
     def forward(self, x):
         B, T, C = x.shape
         q, k, v = self.c_attn(x).split(C, dim=2)
         H, D = self.n_head, C // self.n_head
         q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))  # [B,H,T,D]
+        if self.rope:
+            q, k = rotary(q), rotary(k)
         att = (q @ k.transpose(-2, -1)) / math.sqrt(D)
         mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
@@ -32,14 +63,25 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, n_embd, ratio, bias, dropout):
+    def __init__(self, n_embd, ratio, bias, dropout, kind="gelu"):
         super().__init__()
-        self.c_fc = nn.Linear(n_embd, ratio * n_embd, bias=bias)
-        self.c_proj = nn.Linear(ratio * n_embd, n_embd, bias=bias)
+        if kind not in ("gelu", "swiglu"):
+            raise ValueError(f"mlp must be gelu or swiglu, got {kind!r}")
+        self.kind = kind
+        hidden = ratio * n_embd if kind == "gelu" else swiglu_hidden(n_embd, ratio)
+        fc_out = hidden if kind == "gelu" else 2 * hidden  # swiglu: gate rows, then up rows
+        self.c_fc = nn.Linear(n_embd, fc_out, bias=bias)
+        self.c_proj = nn.Linear(hidden, n_embd, bias=bias)
         self.dropout = dropout
 
     def forward(self, x):
-        return F.dropout(self.c_proj(F.gelu(self.c_fc(x), approximate="tanh")), self.dropout, self.training)
+        h = self.c_fc(x)
+        if self.kind == "gelu":
+            h = F.gelu(h, approximate="tanh")
+        else:
+            gate, up = h.chunk(2, dim=-1)
+            h = F.silu(gate) * up
+        return F.dropout(self.c_proj(h), self.dropout, self.training)
 
 
 class LayerNorm(nn.Module):
@@ -52,13 +94,41 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
 
 
+class RMSNorm(nn.Module):
+    """LLaMA's RMSNorm (torch 1.13 has no nn.RMSNorm): a weight, no bias, eps 1e-5."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.weight
+
+
+def make_norm(cfg):
+    kind = cfg.get("norm", "layernorm")
+    if kind == "layernorm":
+        return LayerNorm(cfg["n_embd"], cfg["bias"])
+    if kind == "rmsnorm":
+        return RMSNorm(cfg["n_embd"])
+    raise ValueError(f"norm must be layernorm or rmsnorm, got {kind!r}")
+
+
+def position_kind(cfg):
+    kind = cfg.get("position", "learned")
+    if kind not in ("learned", "rope"):
+        raise ValueError(f"position must be learned or rope, got {kind!r}")
+    return kind
+
+
 class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.ln_1 = LayerNorm(cfg["n_embd"], cfg["bias"])
-        self.attn = CausalSelfAttention(cfg["n_embd"], cfg["n_head"], cfg["bias"], cfg["dropout"])
-        self.ln_2 = LayerNorm(cfg["n_embd"], cfg["bias"])
-        self.mlp = MLP(cfg["n_embd"], cfg["mlp_ratio"], cfg["bias"], cfg["dropout"])
+        self.ln_1 = make_norm(cfg)
+        self.attn = CausalSelfAttention(cfg["n_embd"], cfg["n_head"], cfg["bias"], cfg["dropout"],
+                                        rope=position_kind(cfg) == "rope")
+        self.ln_2 = make_norm(cfg)
+        self.mlp = MLP(cfg["n_embd"], cfg["mlp_ratio"], cfg["bias"], cfg["dropout"], cfg.get("mlp", "gelu"))
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -69,20 +139,22 @@ class GPT(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.cfg = cfg
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(cfg["vocab_size"], cfg["n_embd"]),
-            wpe=nn.Embedding(cfg["block_size"], cfg["n_embd"]),
-            h=nn.ModuleList([Block(cfg) for _ in range(cfg["n_layer"])]),
-            ln_f=LayerNorm(cfg["n_embd"], cfg["bias"]),
-        ))
+        modules = dict(wte=nn.Embedding(cfg["vocab_size"], cfg["n_embd"]))
+        if position_kind(cfg) == "learned":
+            modules["wpe"] = nn.Embedding(cfg["block_size"], cfg["n_embd"])
+        modules["h"] = nn.ModuleList([Block(cfg) for _ in range(cfg["n_layer"])])
+        modules["ln_f"] = make_norm(cfg)
+        self.transformer = nn.ModuleDict(modules)
         self.lm_head = nn.Linear(cfg["n_embd"], cfg["vocab_size"], bias=False)
         if cfg.get("tie_weights"):
             self.lm_head.weight = self.transformer.wte.weight
 
     def forward(self, idx, targets=None):
         B, T = idx.shape
-        pos = torch.arange(T, device=idx.device)
-        x = F.dropout(self.transformer.wte(idx) + self.transformer.wpe(pos), self.cfg["dropout"], self.training)
+        x = self.transformer.wte(idx)
+        if "wpe" in self.transformer:
+            x = x + self.transformer.wpe(torch.arange(T, device=idx.device))
+        x = F.dropout(x, self.cfg["dropout"], self.training)
         for block in self.transformer.h:
             x = block(x)
         logits = self.lm_head(self.transformer.ln_f(x))

@@ -2,6 +2,7 @@
 // Every differentiable op: forward and backward live side by side in ops/<name>.cpp, written once as a
 // template on the scalar type and instantiated for float (training) and double (gradient checks).
 // Letters in shape comments: B batch, T time, C channels, H heads, D head size, V vocab.
+#include <cstddef>
 #include <vector>
 
 #include "tinyformer/autograd/variable.hpp"
@@ -59,6 +60,18 @@ template <class S> Var<S> relu(const Var<S>& a);
 // GELU, tanh approximation (as nanoGPT / GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 template <class S> Var<S> gelu(const Var<S>& a);
 
+// ---- swiglu.cpp: the gated MLP activation of LLaMA.
+// SiLU (torch.nn.functional.silu): a * sigmoid(a)
+template <class S> Var<S> silu(const Var<S>& a);
+// x [..., 2H] = [gate | up] -> silu(gate) * up [..., H] (gate first: the first H rows of a fused c_fc [2H, C])
+template <class S> Var<S> swiglu(const Var<S>& x);
+// SwiGLU hidden width H for d_model C: 2 * mlp_ratio * C / 3 (integer division) rounded up to a multiple of 8,
+// LLaMA's 2/3 rule, so that c_fc [2H, C] + c_proj [C, H] hold about the parameters of a GELU MLP of ratio
+// mlp_ratio. E.g. C = 64, ratio 4 -> 170 -> 176. (0 when 2 * mlp_ratio * C < 3.)
+constexpr std::size_t swiglu_hidden(std::size_t d_model, std::size_t mlp_ratio) {
+  return (2 * mlp_ratio * d_model / 3 + 7) / 8 * 8;
+}
+
 // ---- softmax.cpp: over the last axis, max-subtracted (stable); -inf entries get weight 0.
 template <class S> Var<S> softmax(const Var<S>& a);
 template <class S> Var<S> log_softmax(const Var<S>& a);
@@ -68,6 +81,8 @@ template <class S> Var<S> causal_mask(const Var<S>& scores);
 
 // ---- layer_norm.cpp: x [..., C], weight [C], bias [C]; normalised over the last axis (biased variance).
 template <class S> Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S eps = S(1e-5));
+// ---- rms_norm.cpp: x [..., C], weight [C] (no bias); y = x / sqrt(mean(x^2) + eps) * weight over the last axis.
+template <class S> Var<S> rms_norm(const Var<S>& x, const Var<S>& weight, S eps = S(1e-5));
 
 // ---- embedding.cpp: weight [V, C], ids [...] -> [..., C]; the gradient is scatter-added (repeats add up).
 template <class S> Var<S> embedding(const Var<S>& weight, const IndexArray& ids);
@@ -90,5 +105,11 @@ template <class S> Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng)
 template <class S>
 Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p, bool training, Rng& rng,
                              Array<S>* weights = nullptr);
+
+// ---- rope.cpp: rotary position embedding of the q and k heads of qkv [B,T,3C] (v untouched) -> [B,T,3C].
+// Row t is position pos0 + t; head pairs (x_i, x_{i+D/2}) turn by (pos0 + t) * base^(-2i/D) (rotate_half,
+// as GPT-NeoX / HF LLaMA). D = C / n_head must be even.
+template <class S>
+Var<S> rotary_qk(const Var<S>& qkv, std::size_t n_head, double base = 10000.0, std::size_t pos0 = 0);
 
 }  // namespace tf

@@ -1,0 +1,93 @@
+// RMS normalisation over the last axis (as LLaMA's RMSNorm / torch.nn.RMSNorm: a weight, no bias, no mean
+// subtracted). x [..., C] is read as R contiguous rows of C; weight [C]. Per row:
+//   rstd = 1 / sqrt((1/C) sum_j x_j^2 + eps)     xhat_j = x_j rstd     y_j = xhat_j weight_j
+// Backward, with g_j = dy_j weight_j (the gradient reaching xhat):
+//   dx_j      = rstd (g_j - xhat_j (1/C) sum_k g_k xhat_k)
+//   dweight_j = sum over rows of dy_j xhat_j
+// (dx: xhat_k depends on x_j directly (rstd for k = j) and through rstd for every k:
+//  d rstd / d x_j = -rstd^3 x_j / C = -rstd^2 xhat_j / C; collecting both terms gives the line above.)
+// The forward keeps only rstd per row; the backward recomputes xhat from x. With sum_k g_k xhat_k =
+// rstd sum_k dy_k w_k x_k, one three-way row dot per row gives the reduction.
+#include "tinyformer/ops/kernels/simd.hpp"  // first: see there
+
+#include <array>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "tinyformer/ops/kernels/rows.hpp"
+#include "tinyformer/ops/ops.hpp"
+#include "tinyformer/tensor/parallel.hpp"
+
+namespace tf {
+
+// dx = rstd (g - xhat mean(g xhat)), g = dy weight;  dweight = sum over rows of dy xhat
+template <class S>
+void rms_norm_backward(Node<S>& self, std::size_t R, std::size_t C, const S* rstd) {
+  Node<S>& nx = *self.inputs[0];
+  Node<S>& nw = *self.inputs[1];
+  const S* xv = nx.value.data();
+  const S* w = nw.value.data();
+  const S* dy = self.grad.data();
+  const S inv_c = S(1) / static_cast<S>(C);
+  Array<S> dx, dw;
+  if (nx.requires_grad) dx = Array<S>::from_shape(nx.value.shape());
+  if (nw.requires_grad) dw = Array<S>::from_shape({C});
+  const std::array<S*, 1> sums{nw.requires_grad ? dw.data() : nullptr};
+  kernels::rows_with_column_sums<S, 1>(R, C, sums, [&](std::size_t r, const std::array<S*, 1>& part) {
+    const S* xr = xv + r * C;
+    const S* dyr = dy + r * C;
+    const S rs = rstd[r];
+    if (part[0])  // dweight += dy xhat
+      for (std::size_t j = 0; j < C; ++j) part[0][j] += dyr[j] * xr[j] * rs;
+    if (nx.requires_grad) {
+      // mean_k(g_k xhat_k) = rstd (1/C) sum_k dy_k w_k x_k
+      const S mean_gh = rs * kernels::row_dot(dyr, w, xr, C) * inv_c;
+      S* dxr = dx.data() + r * C;
+      for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * w[j] - xr[j] * rs * mean_gh);
+    }
+  });
+  if (nx.requires_grad) accumulate_grad(nx, std::move(dx));
+  if (nw.requires_grad) accumulate_grad(nw, std::move(dw));
+}
+
+// x [..., C], weight [C] -> y [..., C]
+template <class S>
+Var<S> rms_norm(const Var<S>& x, const Var<S>& weight, S eps) {
+  const Shape shape = x.shape();
+  if (shape.empty())
+    throw std::invalid_argument("rms_norm: x is a 0-d value; it needs a last axis [..., C] to normalise over");
+  const std::size_t C = shape.back();
+  const std::size_t R = C == 0 ? 0 : x.numel() / C;
+  if (weight.shape() != Shape{C})
+    throw std::invalid_argument(fmt::format("rms_norm: weight has shape {}, expected [C] = [{}] for x of shape {}",
+                                            shape_str(weight.shape()), C, shape_str(shape)));
+  if (!(eps >= 0) || !std::isfinite(eps))
+    throw std::invalid_argument(fmt::format("rms_norm: eps = {} must be finite and >= 0", eps));
+
+  // Only rstd per row is kept for the backward; xhat is recomputed from x there.
+  Array<S> out = Array<S>::from_shape(x.value().shape());
+  Array<S> rstd = Array<S>::from_shape({R});
+  const S* xv = x.value().data();
+  const S* w = weight.value().data();
+  const S inv_c = S(1) / static_cast<S>(C);
+  parallel_for(R, 64, [&](std::size_t r0, std::size_t r1) {
+    for (std::size_t r = r0; r < r1; ++r) {
+      const S* xr = xv + r * C;
+      S* yr = out.data() + r * C;
+      const S rs = S(1) / std::sqrt(kernels::row_dot(xr, xr, C) * inv_c + eps);
+      rstd.data()[r] = rs;
+      for (std::size_t j = 0; j < C; ++j) yr[j] = xr[j] * rs * w[j];
+    }
+  });
+
+  return make_result<S>(std::move(out), {x, weight}, [R, C, rstd = std::move(rstd)](Node<S>& self) {
+    rms_norm_backward(self, R, C, rstd.data());
+  }, "rms_norm");
+}
+
+template Var<float> rms_norm<float>(const Var<float>&, const Var<float>&, float);
+template Var<double> rms_norm<double>(const Var<double>&, const Var<double>&, double);
+
+}  // namespace tf
