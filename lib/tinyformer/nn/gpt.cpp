@@ -26,9 +26,9 @@ Var<S> MLP<S>::forward(const Var<S>& x) {
 
 template <class S>
 Block<S>::Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
-    : ln_1(cfg.d_model, cfg.bias),
+    : ln_1(cfg),
       attn(cfg, init_rng, dropout_rng),
-      ln_2(cfg.d_model, cfg.bias),
+      ln_2(cfg),
       mlp(cfg, init_rng, dropout_rng) {
   this->register_module("ln_1", ln_1);
   this->register_module("attn", attn);
@@ -44,7 +44,7 @@ Var<S> Block<S>::forward(const Var<S>& x) {
 
 template <class S>
 GPT<S>::Trunk::Trunk(const config::ModelConfig& cfg, Rng& rng)
-    : wte(*cfg.vocab_size, cfg.d_model, rng), wpe(*cfg.context, cfg.d_model, rng), ln_f(cfg.d_model, cfg.bias) {
+    : wte(*cfg.vocab_size, cfg.d_model, rng), wpe(*cfg.context, cfg.d_model, rng), ln_f(cfg) {
   this->register_module("wte", wte);
   this->register_module("wpe", wpe);
   this->register_module("h", h);

@@ -30,9 +30,9 @@ class Block : public Module<S> {
  public:
   Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
   Var<S> forward(const Var<S>& x);  // [B,T,C] -> [B,T,C]
-  LayerNorm<S> ln_1;
+  Norm<S> ln_1;
   CausalSelfAttention<S> attn;
-  LayerNorm<S> ln_2;
+  Norm<S> ln_2;
   MLP<S> mlp;
 };
 
@@ -67,7 +67,7 @@ class GPT : public Module<S> {
     Trunk(const config::ModelConfig& cfg, Rng& rng);
     Embedding<S> wte, wpe;
     BlockList h;
-    LayerNorm<S> ln_f;
+    Norm<S> ln_f;
   };
 
   config::ModelConfig cfg_;

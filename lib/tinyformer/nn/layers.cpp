@@ -34,14 +34,15 @@ Var<S> Embedding<S>::forward(const IndexArray& ids) const {
 }
 
 template <class S>
-LayerNorm<S>::LayerNorm(std::size_t dim, bool bias) {
+Norm<S>::Norm(const config::ModelConfig& cfg) {
+  const std::size_t dim = cfg.d_model;
   weight_ = this->register_parameter("weight", xt::ones<S>({dim}));
   // Without a learnable bias the shift is a constant zero (nanoGPT's LayerNorm(bias=False)).
-  bias_ = bias ? this->register_parameter("bias", xt::zeros<S>({dim})) : Var<S>(xt::zeros<S>({dim}));
+  bias_ = cfg.bias ? this->register_parameter("bias", xt::zeros<S>({dim})) : Var<S>(xt::zeros<S>({dim}));
 }
 
 template <class S>
-Var<S> LayerNorm<S>::forward(const Var<S>& x) const {
+Var<S> Norm<S>::forward(const Var<S>& x) const {
   return layer_norm(x, weight_, bias_);
 }
 
@@ -49,7 +50,7 @@ template class Linear<float>;
 template class Linear<double>;
 template class Embedding<float>;
 template class Embedding<double>;
-template class LayerNorm<float>;
-template class LayerNorm<double>;
+template class Norm<float>;
+template class Norm<double>;
 
 }  // namespace tf::nn

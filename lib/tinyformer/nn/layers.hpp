@@ -1,5 +1,6 @@
 #pragma once
-// The basic layers: Linear, Embedding, LayerNorm (parameter names and layouts as in PyTorch).
+// The basic layers: Linear, Embedding, Norm (parameter names and layouts as in PyTorch).
+#include "tinyformer/config/config.hpp"
 #include "tinyformer/nn/init.hpp"
 #include "tinyformer/nn/module.hpp"
 
@@ -34,11 +35,12 @@ class Embedding : public Module<S> {
   Var<S> weight_;
 };
 
-// Normalises the last axis (size `dim`), then scales by weight (ones) and shifts by bias (zeros).
+// The blocks' normalisation (ln_1, ln_2, ln_f) over the last axis of width d_model: LayerNorm, which centres,
+// scales by weight (ones) and shifts by bias (zeros, a learnable parameter when model.bias is on).
 template <class S>
-class LayerNorm : public Module<S> {
+class Norm : public Module<S> {
  public:
-  LayerNorm(std::size_t dim, bool bias);
+  explicit Norm(const config::ModelConfig& cfg);
   Var<S> forward(const Var<S>& x) const;
 
  private:
@@ -49,7 +51,7 @@ extern template class Linear<float>;
 extern template class Linear<double>;
 extern template class Embedding<float>;
 extern template class Embedding<double>;
-extern template class LayerNorm<float>;
-extern template class LayerNorm<double>;
+extern template class Norm<float>;
+extern template class Norm<double>;
 
 }  // namespace tf::nn
