@@ -22,6 +22,7 @@ using Pair = std::array<double, 2>;  // a macro argument cannot hold the comma o
 
 TF_CONFIG_ENUM(InitScheme, xavier_uniform, xavier_normal, normal)
 TF_CONFIG_ENUM(AttentionImpl, fused, composed)
+TF_CONFIG_ENUM(Norm, layernorm, rmsnorm)
 TF_CONFIG_ENUM(Task, copy, reverse, sort, add, induction, text, tokens)
 TF_CONFIG_ENUM(OptimizerName, sgd, adam, adamw)
 TF_CONFIG_ENUM(DecayRule, matrices_no_embeddings, matrices, all, none)
@@ -54,7 +55,9 @@ TF_CONFIG_ENUM(NonFinitePolicy, stop, skip)
   X(init, InitScheme, InitScheme::xavier_uniform, Check::any(), OnResume::free,                                        \
     "weight initialisation; `normal` is GPT-2's N(0, 0.02²) with scaled residual projections")                         \
   X(attention, AttentionImpl, AttentionImpl::fused, Check::any(), OnResume::exact,                                     \
-    "the fused attention kernel, or the same attention composed from primitive ops (slower, for checking)")
+    "the fused attention kernel, or the same attention composed from primitive ops (slower, for checking)")          \
+  X(norm, Norm, Norm::layernorm, Check::any(), OnResume::fixed,                                                        \
+    "`layernorm`, or `rmsnorm`: x / sqrt(mean(x²) + 1e-5) * weight, no centring and no bias (LLaMA)")
 
 #define TF_DATA_FIELDS(X)                                                                                              \
   X(task, Task, Task::reverse, Check::any(), OnResume::exact,                                                          \

@@ -34,16 +34,17 @@ Var<S> Embedding<S>::forward(const IndexArray& ids) const {
 }
 
 template <class S>
-Norm<S>::Norm(const config::ModelConfig& cfg) {
+Norm<S>::Norm(const config::ModelConfig& cfg) : kind_(cfg.norm) {
   const std::size_t dim = cfg.d_model;
   weight_ = this->register_parameter("weight", xt::ones<S>({dim}));
+  if (kind_ == config::Norm::rmsnorm) return;
   // Without a learnable bias the shift is a constant zero (nanoGPT's LayerNorm(bias=False)).
   bias_ = cfg.bias ? this->register_parameter("bias", xt::zeros<S>({dim})) : Var<S>(xt::zeros<S>({dim}));
 }
 
 template <class S>
 Var<S> Norm<S>::forward(const Var<S>& x) const {
-  return layer_norm(x, weight_, bias_);
+  return kind_ == config::Norm::rmsnorm ? rms_norm(x, weight_) : layer_norm(x, weight_, bias_);
 }
 
 template class Linear<float>;

@@ -35,8 +35,9 @@ class Embedding : public Module<S> {
   Var<S> weight_;
 };
 
-// The blocks' normalisation (ln_1, ln_2, ln_f) over the last axis of width d_model: LayerNorm, which centres,
-// scales by weight (ones) and shifts by bias (zeros, a learnable parameter when model.bias is on).
+// The blocks' normalisation (ln_1, ln_2, ln_f) over the last axis of width d_model, as model.norm says: LayerNorm
+// centres, scales by weight (ones) and shifts by bias (zeros, a learnable parameter when model.bias is on);
+// RMSNorm only scales x / rms(x) by weight, and has no bias whatever model.bias says.
 template <class S>
 class Norm : public Module<S> {
  public:
@@ -44,6 +45,7 @@ class Norm : public Module<S> {
   Var<S> forward(const Var<S>& x) const;
 
  private:
+  config::Norm kind_;
   Var<S> weight_, bias_;
 };
 
