@@ -23,6 +23,7 @@ using Pair = std::array<double, 2>;  // a macro argument cannot hold the comma o
 TF_CONFIG_ENUM(InitScheme, xavier_uniform, xavier_normal, normal)
 TF_CONFIG_ENUM(AttentionImpl, fused, composed)
 TF_CONFIG_ENUM(Norm, layernorm, rmsnorm)
+TF_CONFIG_ENUM(Mlp, gelu, swiglu)
 TF_CONFIG_ENUM(Task, copy, reverse, sort, add, induction, text, tokens)
 TF_CONFIG_ENUM(OptimizerName, sgd, adam, adamw)
 TF_CONFIG_ENUM(DecayRule, matrices_no_embeddings, matrices, all, none)
@@ -57,7 +58,10 @@ TF_CONFIG_ENUM(NonFinitePolicy, stop, skip)
   X(attention, AttentionImpl, AttentionImpl::fused, Check::any(), OnResume::exact,                                     \
     "the fused attention kernel, or the same attention composed from primitive ops (slower, for checking)")          \
   X(norm, Norm, Norm::layernorm, Check::any(), OnResume::fixed,                                                        \
-    "`layernorm`, or `rmsnorm`: x / sqrt(mean(x²) + 1e-5) * weight, no centring and no bias (LLaMA)")
+    "`layernorm`, or `rmsnorm`: x / sqrt(mean(x²) + 1e-5) * weight, no centring and no bias (LLaMA)")                \
+  X(mlp, Mlp, Mlp::gelu, Check::any(), OnResume::fixed,                                                                \
+    "`gelu`: c_proj(gelu(c_fc(x))), hidden mlp_ratio * d_model; `swiglu`: c_proj(silu(gate) * up) with [gate; up] = "  \
+    "c_fc(x), hidden 2/3 * mlp_ratio * d_model rounded up to a multiple of 8 (about the GELU MLP's parameters)")
 
 #define TF_DATA_FIELDS(X)                                                                                              \
   X(task, Task, Task::reverse, Check::any(), OnResume::exact,                                                          \

@@ -9,10 +9,19 @@
 
 namespace tf::nn {
 
+std::size_t mlp_hidden(const config::ModelConfig& cfg) {
+  return cfg.mlp == config::Mlp::swiglu ? swiglu_hidden(cfg.d_model, cfg.mlp_ratio) : cfg.mlp_ratio * cfg.d_model;
+}
+
+std::size_t mlp_fc_width(const config::ModelConfig& cfg) {
+  return cfg.mlp == config::Mlp::swiglu ? 2 * mlp_hidden(cfg) : mlp_hidden(cfg);
+}
+
 template <class S>
 MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
-    : c_fc(cfg.d_model, cfg.mlp_ratio * cfg.d_model, cfg.bias, cfg.init, init_rng),
-      c_proj(cfg.mlp_ratio * cfg.d_model, cfg.d_model, cfg.bias, cfg.init, init_rng),
+    : c_fc(cfg.d_model, mlp_fc_width(cfg), cfg.bias, cfg.init, init_rng),
+      c_proj(mlp_hidden(cfg), cfg.d_model, cfg.bias, cfg.init, init_rng),
+      kind_(cfg.mlp),
       dropout_(static_cast<S>(cfg.dropout)),
       dropout_rng_(dropout_rng) {
   this->register_module("c_fc", c_fc);
@@ -21,7 +30,8 @@ MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
 
 template <class S>
 Var<S> MLP<S>::forward(const Var<S>& x) {
-  return dropout(c_proj.forward(c_fc.forward_gelu(x)), dropout_, this->training(), dropout_rng_);
+  const Var<S> h = kind_ == config::Mlp::swiglu ? swiglu(c_fc.forward(x)) : c_fc.forward_gelu(x);
+  return dropout(c_proj.forward(h), dropout_, this->training(), dropout_rng_);
 }
 
 template <class S>

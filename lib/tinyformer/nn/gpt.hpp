@@ -2,7 +2,8 @@
 // The GPT model (nanoGPT's architecture and parameter names), configured by the model section of the run
 // config (config::ModelConfig, the YAML names: d_model, n_head, n_layer, context, ...):
 //   transformer.wte [V,C], transformer.wpe [T,C], transformer.h.{i} blocks, transformer.ln_f, lm_head [V,C]
-//   Block: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))        MLP: c_proj(gelu(c_fc(x))), hidden = mlp_ratio * C
+//   Block: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
+//   MLP: c_proj(gelu(c_fc(x))), hidden = mlp_ratio * C; or (model.mlp: swiglu) c_proj(swiglu(c_fc(x)))
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +14,11 @@
 
 namespace tf::nn {
 
+// The MLP's hidden width (c_proj's input), and c_fc's output width: the same for gelu, twice it for swiglu
+// (the gate and the up projection stacked, gate first).
+std::size_t mlp_hidden(const config::ModelConfig& cfg);
+std::size_t mlp_fc_width(const config::ModelConfig& cfg);
+
 template <class S>
 class MLP : public Module<S> {
  public:
@@ -21,6 +27,7 @@ class MLP : public Module<S> {
   Linear<S> c_fc, c_proj;
 
  private:
+  config::Mlp kind_;
   S dropout_;
   Rng& dropout_rng_;
 };

@@ -49,7 +49,7 @@ void check_config_fits_tensors(const io::SafetensorsFile& file, const config::Mo
       cfg.mlp_ratio > (std::size_t{1} << 20))
     throw std::runtime_error(fmt::format("{}: corrupt checkpoint: n_layer {} and mlp_ratio {} in its metadata",
                                          file.path(), cfg.n_layer, cfg.mlp_ratio));
-  expect(fmt::format("transformer.h.{}.mlp.c_fc.weight", cfg.n_layer - 1), {cfg.mlp_ratio * C, C});
+  expect(fmt::format("transformer.h.{}.mlp.c_fc.weight", cfg.n_layer - 1), {nn::mlp_fc_width(cfg), C});
 }
 
 

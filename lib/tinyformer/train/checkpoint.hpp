@@ -30,7 +30,7 @@ void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const
                      const TrainingState& state);
 
 // The model section stored in a checkpoint. Throws std::runtime_error naming the file if it has none, or if it
-// disagrees with the tensors it describes (wte [V,C], wpe [T,C], n_layer blocks, c_fc [ratio*C,C]): a corrupt
+// disagrees with the tensors it describes (wte [V,C], wpe [T,C], n_layer blocks, c_fc [nn::mlp_fc_width,C]): a corrupt
 // header is refused before a model of its size is built.
 config::ModelConfig read_model_config(const io::SafetensorsFile& file);
 TrainingState read_training_state(const io::SafetensorsFile& file);
