@@ -63,18 +63,16 @@ std::string unknown_section_detail(const std::string& name) {
   return fmt::format("unknown section '{}'; {}valid sections: {}", name, hint, fmt::join(section_names(), ", "));
 }
 
-// "did you mean section.key?" for a key that is not one of its section (or belongs to another section).
+// "did you mean section.key?" for a key that is not one of its section: the key written in the wrong section
+// first (an exact name elsewhere), else the closest key of this section.
 std::string unknown_key_detail(const std::string& section, const std::string& key) {
   const std::vector<std::string>& keys = *keys_of(section);
   std::string hint;
-  const std::string guess = closest_name(key, keys);
-  if (!guess.empty()) {
+  for (const auto& [other, other_keys] : schema())
+    for (const auto& k : other_keys)
+      if (k == key && other != section && hint.empty()) hint = fmt::format("did you mean {}.{}? ", other, k);
+  if (const std::string guess = closest_name(key, keys); hint.empty() && !guess.empty())
     hint = fmt::format("did you mean {}.{}? ", section, guess);
-  } else {
-    for (const auto& [other, other_keys] : schema())
-      for (const auto& k : other_keys)
-        if (k == key && hint.empty()) hint = fmt::format("did you mean {}.{}? ", other, k);
-  }
   return fmt::format("unknown key '{}' in section {}; {}valid keys of {}: {}", key, section, hint, section, fmt::join(keys, ", "));
 }
 
