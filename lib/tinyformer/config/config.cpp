@@ -214,6 +214,10 @@ void check_head_split(const ModelConfig& m) {
        fmt::format("{} is not divisible by model.n_head = {}; valid d_model near it: {} (head size D = d_model / "
                    "n_head)",
                    m.d_model, m.n_head, valid_d_models(m.d_model, m.n_head)));
+  need(m.position != Position::rope || (m.d_model / m.n_head) % 2 == 0, {"model.position", "model.d_model"},
+       fmt::format("rope rotates pairs of a head's columns, so the head size d_model / n_head must be even, got "
+                   "{} / {} = {}",
+                   m.d_model, m.n_head, m.d_model / m.n_head));
 }
 
 void validate_data(const RunConfig& cfg) {

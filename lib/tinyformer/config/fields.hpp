@@ -24,6 +24,7 @@ TF_CONFIG_ENUM(InitScheme, xavier_uniform, xavier_normal, normal)
 TF_CONFIG_ENUM(AttentionImpl, fused, composed)
 TF_CONFIG_ENUM(Norm, layernorm, rmsnorm)
 TF_CONFIG_ENUM(Mlp, gelu, swiglu)
+TF_CONFIG_ENUM(Position, learned, rope)
 TF_CONFIG_ENUM(Task, copy, reverse, sort, add, induction, text, tokens)
 TF_CONFIG_ENUM(OptimizerName, sgd, adam, adamw)
 TF_CONFIG_ENUM(DecayRule, matrices_no_embeddings, matrices, all, none)
@@ -61,7 +62,10 @@ TF_CONFIG_ENUM(NonFinitePolicy, stop, skip)
     "`layernorm`, or `rmsnorm`: x / sqrt(mean(x²) + 1e-5) * weight, no centring and no bias (LLaMA)")                \
   X(mlp, Mlp, Mlp::gelu, Check::any(), OnResume::fixed,                                                                \
     "`gelu`: c_proj(gelu(c_fc(x))), hidden mlp_ratio * d_model; `swiglu`: c_proj(silu(gate) * up) with [gate; up] = "  \
-    "c_fc(x), hidden 2/3 * mlp_ratio * d_model rounded up to a multiple of 8 (about the GELU MLP's parameters)")
+    "c_fc(x), hidden 2/3 * mlp_ratio * d_model rounded up to a multiple of 8 (about the GELU MLP's parameters)")      \
+  X(position, Position, Position::learned, Check::any(), OnResume::fixed,                                              \
+    "`learned`: a positional table `transformer.wpe` [context, d_model] added to the token embeddings; `rope`: no "    \
+    "table, q and k of every head rotated by position (rotary embeddings, base 10000; the head size must be even)")
 
 #define TF_DATA_FIELDS(X)                                                                                              \
   X(task, Task, Task::reverse, Check::any(), OnResume::exact,                                                          \

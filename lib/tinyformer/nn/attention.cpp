@@ -14,7 +14,8 @@ CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng&
       n_head_(cfg.n_head),
       dropout_(static_cast<S>(cfg.dropout)),
       dropout_rng_(dropout_rng),
-      impl_(cfg.attention) {
+      impl_(cfg.attention),
+      rope_(cfg.position == config::Position::rope) {
   this->register_module("c_attn", c_attn);
   this->register_module("c_proj", c_proj);
 }
@@ -37,7 +38,8 @@ Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
 
 template <class S>
 Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
-  const Var<S> qkv = c_attn.forward(x);  // [B,T,3C]
+  Var<S> qkv = c_attn.forward(x);  // [B,T,3C]
+  if (rope_) qkv = rotary_qk(qkv, n_head_);  // q and k turned by position
   Var<S> y;
   if (impl_ == config::AttentionImpl::fused)
     y = causal_self_attention(qkv, n_head_, dropout_, this->training(), dropout_rng_, record_ ? &weights_ : nullptr);

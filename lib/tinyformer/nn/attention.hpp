@@ -1,6 +1,7 @@
 #pragma once
 // Causal multi-head self-attention (nanoGPT's CausalSelfAttention):
-//   qkv = c_attn(x) [B,T,3C] -> per head softmax(mask(q k^T / sqrt(D))) v -> heads side by side [B,T,C] -> c_proj
+//   qkv = c_attn(x) [B,T,3C] (q and k rotated by position with model.position: rope)
+//   -> per head softmax(mask(q k^T / sqrt(D))) v -> heads side by side [B,T,C] -> c_proj
 // Two implementations of the middle step: the fused op with a hand-written backward (default, fast) and
 // the composition of primitive ops (split, reshape, permute, matmul, scale, causal_mask, softmax,
 // dropout), kept as the readable reference. Tests show the two agree.
@@ -12,7 +13,7 @@ namespace tf::nn {
 template <class S>
 class CausalSelfAttention : public Module<S> {
  public:
-  // Uses d_model, n_head, bias, dropout, init and attention (fused or composed) of `cfg`.
+  // Uses d_model, n_head, bias, dropout, init, attention (fused or composed) and position of `cfg`.
   CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
   Var<S> forward(const Var<S>& x);  // x [B,T,C] -> [B,T,C]
 
@@ -29,6 +30,7 @@ class CausalSelfAttention : public Module<S> {
   S dropout_;
   Rng& dropout_rng_;
   config::AttentionImpl impl_;
+  bool rope_;  // model.position: rope
   bool record_ = false;
   Array<S> weights_;
 };

@@ -54,9 +54,12 @@ Var<S> Block<S>::forward(const Var<S>& x) {
 
 template <class S>
 GPT<S>::Trunk::Trunk(const config::ModelConfig& cfg, Rng& rng)
-    : wte(*cfg.vocab_size, cfg.d_model, rng), wpe(*cfg.context, cfg.d_model, rng), ln_f(cfg) {
+    : wte(*cfg.vocab_size, cfg.d_model, rng), ln_f(cfg) {
   this->register_module("wte", wte);
-  this->register_module("wpe", wpe);
+  if (cfg.position == config::Position::learned) {
+    wpe = std::make_unique<Embedding<S>>(*cfg.context, cfg.d_model, rng);
+    this->register_module("wpe", *wpe);
+  }
   this->register_module("h", h);
   this->register_module("ln_f", ln_f);
 }
@@ -99,10 +102,12 @@ Var<S> GPT<S>::forward(const IndexArray& ids) {
   if (T > context())
     throw std::invalid_argument(
         fmt::format("GPT::forward: sequence length {} exceeds the context length {}", T, context()));
-  IndexArray positions = IndexArray::from_shape({T});
-  for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<Index>(t);
-  // [B,T,C] + [T,C]
-  Var<S> x = add(transformer_->wte.forward(ids), transformer_->wpe.forward(positions));
+  Var<S> x = transformer_->wte.forward(ids);  // [B,T,C]
+  if (transformer_->wpe) {                     // + [T,C]
+    IndexArray positions = IndexArray::from_shape({T});
+    for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<Index>(t);
+    x = add(x, transformer_->wpe->forward(positions));
+  }
   x = dropout(x, static_cast<S>(cfg_.dropout), this->training(), dropout_rng_);
   for (auto& block : blocks_) x = block->forward(x);
   x = transformer_->ln_f.forward(x);

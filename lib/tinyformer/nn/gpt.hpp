@@ -1,7 +1,8 @@
 #pragma once
 // The GPT model (nanoGPT's architecture and parameter names), configured by the model section of the run
 // config (config::ModelConfig, the YAML names: d_model, n_head, n_layer, context, ...):
-//   transformer.wte [V,C], transformer.wpe [T,C], transformer.h.{i} blocks, transformer.ln_f, lm_head [V,C]
+//   transformer.wte [V,C], transformer.wpe [T,C] (model.position: learned; none with rope), transformer.h.{i}
+//   blocks, transformer.ln_f, lm_head [V,C]
 //   Block: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
 //   MLP: c_proj(gelu(c_fc(x))), hidden = mlp_ratio * C; or (model.mlp: swiglu) c_proj(swiglu(c_fc(x)))
 #include <cstdint>
@@ -72,7 +73,8 @@ class GPT : public Module<S> {
   };
   struct Trunk : Module<S> {
     Trunk(const config::ModelConfig& cfg, Rng& rng);
-    Embedding<S> wte, wpe;
+    Embedding<S> wte;
+    std::unique_ptr<Embedding<S>> wpe;  // learned positions only
     BlockList h;
     Norm<S> ln_f;
   };

@@ -43,7 +43,7 @@ void check_config_fits_tensors(const io::SafetensorsFile& file, const config::Mo
                                          file.path()));
   const std::size_t C = cfg.d_model;
   expect("transformer.wte.weight", {*cfg.vocab_size, C});
-  expect("transformer.wpe.weight", {*cfg.context, C});
+  if (cfg.position == config::Position::learned) expect("transformer.wpe.weight", {*cfg.context, C});
   // Each block has at least 4 tensors of its own, so a file cannot describe more blocks than it has tensors.
   if (cfg.n_layer == 0 || cfg.n_layer > file.names().size() || cfg.mlp_ratio == 0 ||
       cfg.mlp_ratio > (std::size_t{1} << 20))
