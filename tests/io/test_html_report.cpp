@@ -329,6 +329,15 @@ TEST_CASE("io: html report shows each section only when it has data", "[io]") {
   CHECK(p.find("<h2>Heads</h2>") != std::string::npos);
   CHECK(p.find("<b>Expected pattern.</b> Each query attends to key 0.") != std::string::npos);
   CHECK(p.find("<table") == std::string::npos);
+  // Roles alone make a table of roles without scores, a best head or its chart.
+  io::ReportData roles_only;
+  roles_only.head_roles = {{"self 0.90", "diffuse"}};
+  const std::string r = io::render_html_report(roles_only);
+  CHECK(r.find("<caption>The role of each head</caption>") != std::string::npos);
+  CHECK(r.find("<td class=\"score\" data-layer=\"0\" data-head=\"1\">&ndash;<div class=\"role\">diffuse</div></td>") !=
+        std::string::npos);
+  CHECK(r.find("score best") == std::string::npos);
+  CHECK(r.find("chart-best-score") == std::string::npos);
 }
 
 TEST_CASE("io: html report draws a ringed marker for a one-point series so that it is visible", "[io]") {

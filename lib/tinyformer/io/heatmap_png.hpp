@@ -1,7 +1,8 @@
 #pragma once
 // Attention weights as a PNG: one image holding a grid of layers (rows) x heads (columns), each grid cell a
 // T x T heatmap (row = query, column = key) from white (weight 0) to dark blue (weight 1), captioned "L0 H1",
-// with the token labels along both axes when there is room for them. Rendering is our own code (text from
+// with the token labels along both axes (every k-th one when rows are dense) and optionally the expected key of
+// each query outlined. Rendering is our own code (text from
 // stb_easy_font); the PNG encoding is stb_image_write (Debian's libstb: the program links -lstb).
 //
 // Layout, in pixels (all integers; T tokens, L layers, H heads):
