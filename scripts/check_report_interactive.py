@@ -9,7 +9,8 @@ replies on fd 4, JSON messages ended by a NUL byte), so no port is opened. The s
   2. moves the mouse onto query token Q of the head view (real mouse events at the token's position) and reads
      the lines, the key tints, the expected-key outline and the readout from the DOM;
   3. clicks it (pinned), moves the mouse away, and checks that the query stays shown;
-  4. clicks the checkbox of head 1 (hidden) and reads again; picks the last layer in the selector and reads again;
+  4. clicks the checkbox of head 1 (hidden; skipped with one head) and reads again; picks the last layer in the
+     selector and reads again;
   5. hovers the bottom-right cell of the first attention map and reads the tooltip.
 Every reading is compared with what the JSON embedded in the report says, recomputed here independently of the
 page's script: the lines of each shown head to every key with weight > 0, each head's strongest key (the first
@@ -198,8 +199,6 @@ def drive(browser, data, query):
     L, H, T = snap["shape"]
     if not 0 <= query < T:
         raise Failure(f"--query {query} is not a position of the last snapshot (T = {T})")
-    if H < 2:
-        raise Failure("the report's last snapshot needs at least 2 heads to test the head toggles")
     active = [True] * H
     x, y = center_of(browser, f'.hv-query[data-index="{query}"]')
     browser.mouse("mouseMoved", x, y)
@@ -219,11 +218,14 @@ def drive(browser, data, query):
     if state["pinned"] != [query]:
         raise Failure(f"pinned queries {state['pinned']}, want [{query}]")
 
-    x, y = center_of(browser, "#hv-head-1")
-    browser.mouse("mousePressed", x, y)
-    browser.mouse("mouseReleased", x, y)
-    active[1] = False
-    compare(browser.evaluate(READ_STATE), expected_view(snap, 0, query, active), "head 1 hidden")
+    if H >= 2:  # a head toggle needs a second head to leave something shown
+        x, y = center_of(browser, "#hv-head-1")
+        browser.mouse("mousePressed", x, y)
+        browser.mouse("mouseReleased", x, y)
+        active[1] = False
+        compare(browser.evaluate(READ_STATE), expected_view(snap, 0, query, active), "head 1 hidden")
+    else:
+        print("check_report_interactive: one head only: the head toggle is not tried")
 
     browser.evaluate(f'(() => {{ const s = document.getElementById("hv-layer"); s.value = "{L - 1}"; '
                      f's.dispatchEvent(new Event("change", {{bubbles: true}})); }})()')
