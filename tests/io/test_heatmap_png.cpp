@@ -74,14 +74,18 @@ TEST_CASE("io: attention grid PNG has the PNG signature and the IHDR size of the
   CHECK(int(std::uint8_t(png[25])) == 2);  // color type RGB
   CHECK(png.substr(png.size() - 8, 4) == "IEND");
 
-  // Without labels the label band goes away; with T = 64 (4 px per token) there is no room for labels.
+  // Without labels the label band goes away; T = 64 without labels keeps 4 px per token, with labels it grows to 8.
   const auto bare = io::render_attention_grid(causal_uniform(L, H, T), {}, "attention");
   CHECK(bare.width == 2 * 12 + 4 * heat + 3 * 16);
   CHECK(bare.height == 2 * 12 + 32 + 2 * (14 + heat) + 16);
+  const auto t64_bare = io::render_attention_grid(causal_uniform(1, 1, 64), {}, "attention");
+  CHECK(t64_bare.pixels_per_token == 4);
+  CHECK(t64_bare.width == std::max(2 * 12 + 256, 2 * 12 + 12 * 9 + 16 + 120));
   const auto t64 = io::render_attention_grid(causal_uniform(1, 1, 64), labels(64), "attention");
-  CHECK(t64.pixels_per_token == 4);
-  CHECK_FALSE(t64.labels);
-  CHECK(t64.width == std::max(2 * 12 + 256, 2 * 12 + 12 * 9 + 16 + 120));
+  CHECK(t64.pixels_per_token == 8);
+  CHECK(t64.labels);
+  CHECK(t64.label_every == 1);
+  CHECK(t64.width == 2 * 12 + band + 8 * 64);
 }
 
 TEST_CASE("io: attention grid PNG decodes to the rendered pixels, weight 0 white and weight 1 dark blue", "[io]") {
@@ -194,4 +198,136 @@ TEST_CASE("io: attention grid rejects bad shapes and label counts, and names the
   const std::string missing = "/nonexistent-tinyformer-dir/grid.png";
   CHECK_THROWS_AS(io::write_attention_grid_png(missing, causal_uniform(1, 1, 4), {}, "t"), std::runtime_error);
   CHECK_THROWS_WITH(io::write_attention_grid_png(missing, causal_uniform(1, 1, 4), {}, "t"), Contains(missing));
+}
+
+namespace {
+
+// Pixels darker than 128 in every channel (text) in [x0, x1) x [y0, y1).
+int dark_in(const io::AttentionGridImage& img, int x0, int y0, int x1, int y1) {
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const auto p = img.pixel(x, y);
+      if (p[0] < 128 && p[1] < 128 && p[2] < 128) ++n;
+    }
+  return n;
+}
+
+bool is_orange(const std::array<std::uint8_t, 3>& p) { return p[0] == 255 && p[1] == 127 && p[2] == 14; }
+
+// Every k-th token must have text in its query-label slot (left of its row) and in its key-label slot (above its
+// column); the slot is the k*s pixels centred on the token, as in the header's layout.
+void check_labels_at_every_kth_token(const io::AttentionGridImage& img, std::size_t T) {
+  const int s = img.pixels_per_token, k = img.label_every;
+  const int x0 = img.column_x[0], y0 = img.row_y[0];
+  const int band = 6 * 8 + 4;
+  int labelled = 0;
+  for (std::size_t t = 0; t < T; t += static_cast<std::size_t>(k)) {
+    const int at = static_cast<int>(t) * s, lo = at + s / 2 - k * s / 2, hi = lo + k * s;
+    INFO("token " << t << " of " << T << ", " << s << " px per token, every " << k << "-th labelled");
+    CHECK(dark_in(img, x0 - band, y0 + std::max(lo, 0), x0 - 3, y0 + hi) >= 4);  // '_' (a space) has 4 pixels
+    CHECK(dark_in(img, x0 + std::max(lo, 0), y0 - band, x0 + hi, y0 - 3) >= 4);
+    ++labelled;
+  }
+  CHECK(labelled == static_cast<int>((T + static_cast<std::size_t>(k) - 1) / static_cast<std::size_t>(k)));
+}
+
+}  // namespace
+
+TEST_CASE("io: attention grid labels every token at T = 36 by growing to 8 px per token", "[io]") {
+  const std::size_t T = 36;
+  const auto img = io::render_attention_grid(causal_uniform(2, 2, T), labels(T), "t36");
+  REQUIRE(img.labels);
+  CHECK(img.pixels_per_token == 8);  // 256 / 36 = 7 would have been too small for a label per row
+  CHECK(img.label_every == 1);
+  const int band = 6 * 8 + 4, block_w = band + 8 * 36, block_h = 14 + band + 8 * 36;
+  CHECK(img.width == 2 * 12 + 2 * block_w + 16);
+  CHECK(img.height == 2 * 12 + 32 + 2 * block_h + 16);
+  check_labels_at_every_kth_token(img, T);
+}
+
+TEST_CASE("io: attention grid labels every second token at T = 256 with 4 px per token and ticks", "[io]") {
+  const std::size_t T = 256;
+  const auto img = io::render_attention_grid(causal_uniform(1, 2, T), labels(T), "t256");
+  REQUIRE(img.labels);
+  CHECK(img.pixels_per_token == 4);  // 1024 / 256: a heatmap grows to at most 1024 px
+  CHECK(img.label_every == 2);
+  CHECK(img.width == 2 * 12 + 2 * (52 + 1024) + 16);
+  CHECK(img.height <= 2 * 12 + 32 + 14 + 52 + 1024);
+  check_labels_at_every_kth_token(img, T);
+  // the tick of labelled query 2 sits in the gap at its row's centre; unlabelled query 3 has none
+  const int x0 = img.column_x[1], y0 = img.row_y[0];
+  CHECK(dark_in(img, x0 - 3, y0 + 2 * 4 + 2, x0 - 1, y0 + 2 * 4 + 3) == 2);
+  CHECK(dark_in(img, x0 - 3, y0 + 3 * 4, x0 - 1, y0 + 4 * 4) == 0);
+}
+
+TEST_CASE("io: attention grid with many heads lowers the pixels per token to stay within 16384 px", "[io]") {
+  const auto img = io::render_attention_grid(causal_uniform(1, 16, 128), labels(128), "many heads");
+  CHECK(img.width <= 16384);
+  CHECK(img.pixels_per_token == 7);  // 8 would need 24 + 16*(52 + 1024) + 15*16 = 17480 px
+  CHECK(img.label_every == 2);
+  CHECK(img.width == 2 * 12 + 16 * (52 + 7 * 128) + 15 * 16);
+  // without labels or outlines the same weights keep the plain 2 px per token
+  CHECK(io::render_attention_grid(causal_uniform(1, 16, 128), {}, "many heads").pixels_per_token == 2);
+}
+
+TEST_CASE("io: attention grid shows special characters in labels as visible escapes", "[io]") {
+  const auto w = causal_uniform(1, 1, 4);
+  auto same_image = [&](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    return io::render_attention_grid(w, a, "t").rgb == io::render_attention_grid(w, b, "t").rgb;
+  };
+  CHECK(same_image({"\n", "\t", "\x01", "\x7f"}, {"\\n", "\\t", "\\x01", "\\x7F"}));
+  CHECK(same_image({"d\xC3\xA9j", "\xA9", "abcdefghij", "x"}, {"d?j", "?", "abcdefg~", "x"}));
+  // A space is an open box (9 pixels in the cap height), unlike '_' (4 pixels below it) or an unknown character.
+  CHECK_FALSE(same_image({" ", "b", "c", "d"}, {"_", "b", "c", "d"}));
+  CHECK_FALSE(same_image({" ", "b", "c", "d"}, {"?", "b", "c", "d"}));
+  const auto space = io::render_attention_grid(w, {" ", "b", "c", "_"}, "t");
+  const int x0 = space.column_x[0], y0 = space.row_y[0], s = space.pixels_per_token;
+  const int top = y0 + (s - 7) / 2;  // glyph top of query 0's label
+  CHECK(dark_in(space, x0 - 10, y0, x0 - 3, top + 4) == 0);             // glyph rows 0-3: empty
+  CHECK(dark_in(space, x0 - 10, top + 4, x0 - 3, top + 7) == 2 + 2 + 5);  // two sides and the bottom (rows 4-6)
+  CHECK(dark_in(space, x0 - 10, y0, x0 - 3, y0 + s) == 9);
+  CHECK(dark_in(space, x0 - 10, y0 + 3 * s, x0 - 3, y0 + 4 * s) == 4);  // query 3's '_' (row 7)
+}
+
+TEST_CASE("io: attention grid outlines each query's expected key in orange on every head", "[io]") {
+  const std::size_t T = 12;
+  std::vector<long> expected(T, -1);
+  expected[6] = 2, expected[7] = 1, expected[11] = 11;
+  const auto img = io::render_attention_grid(causal_uniform(2, 3, T), {}, "outlined", expected);
+  REQUIRE(img.outlines);
+  const int s = img.pixels_per_token;
+  REQUIRE(s == 21);  // 256 / 12 (already more than 8)
+  const int t = std::max(1, s / 8);
+  for (std::size_t l = 0; l < 2; ++l)
+    for (std::size_t h = 0; h < 3; ++h)
+      for (std::size_t q = 0; q < T; ++q)
+        for (std::size_t k = 0; k < T; ++k) {
+          const int x = img.cell_x(h, k), y = img.cell_y(l, q);
+          const bool want = expected[q] == static_cast<long>(k);
+          INFO("layer " << l << " head " << h << " query " << q << " key " << k);
+          CHECK(is_orange(img.pixel(x, y)) == want);                    // top-left corner
+          CHECK(is_orange(img.pixel(x + s - 1, y + s / 2)) == want);    // right edge
+          CHECK(is_orange(img.pixel(x + s / 2, y + s - t)) == want);    // bottom edge
+          CHECK_FALSE(is_orange(img.pixel(x + s / 2, y + s / 2)));     // the weight stays visible inside
+        }
+  // Without expected keys nothing is orange; the legend in the title line says what orange means.
+  const auto plain = io::render_attention_grid(causal_uniform(2, 3, T), {}, "outlined");
+  CHECK_FALSE(plain.outlines);
+  long orange_plain = 0, orange_title = 0;
+  for (int y = 0; y < plain.height; ++y)
+    for (int x = 0; x < plain.width; ++x) orange_plain += is_orange(plain.pixel(x, y));
+  for (int y = 0; y < 12 + 32; ++y)
+    for (int x = 0; x < img.width; ++x) orange_title += is_orange(img.pixel(x, y));
+  CHECK(orange_plain == 0);
+  CHECK(orange_title == 10 * 10 - 6 * 6);  // the legend's 10 px box, 2 px wide
+  CHECK(img.width == std::max(2 * 12 + 3 * 12 * 21 + 2 * 16, 2 * 12 + 12 * 8 + 16 + 120 + 16 + 86));
+}
+
+TEST_CASE("io: attention grid refuses expected keys that are not one per query or out of range", "[io]") {
+  using Catch::Matchers::Contains;
+  const auto w = causal_uniform(1, 1, 4);
+  CHECK_THROWS_WITH(io::render_attention_grid(w, {}, "t", {0, 1}), Contains("2 expected keys for 4 tokens"));
+  CHECK_THROWS_WITH(io::render_attention_grid(w, {}, "t", {-1, -1, 4, -1}), Contains("expected key 4 of query 2"));
+  CHECK_THROWS_AS(io::render_attention_grid(w, {}, "t", {-2, -1, -1, -1}), std::invalid_argument);
 }

@@ -77,6 +77,46 @@ io::ReportData fake_report(std::size_t T = 8) {
   return data;
 }
 
+// Everything the Heads section and the head view use: 2 layers x 3 heads, T = 12, head h looking at key q - h,
+// tokens with special characters, expected keys (previous token from query 6 on), scores per snapshot and per
+// logged step (best head L0 H1), gradient norms, entropies, roles and the expected pattern.
+io::ReportData heads_report() {
+  io::ReportData data;
+  data.title = "heads";
+  data.expected_pattern = "Each answer query attends to the token before it <q-1>.";
+  for (long step = 0; step <= 600; step += 50) {
+    io::MetricsRow row;
+    row.step = step;
+    row.train_loss = 2.0 - static_cast<double>(step) / 400.0;
+    row.lr = 1e-3;
+    row.grad_norm = 1.0 + static_cast<double>(step) / 300.0;
+    const double f = static_cast<double>(step) / 600.0;
+    row.attention_entropy = {{1.5 - f, 1.4, 1.3}, {1.2, 1.1 - f / 2, 1.0}};
+    row.attention_score = {{0.1, 0.3 + 0.6 * f, 0.2}, {0.3, 0.4, 0.05}};
+    data.metrics.push_back(row);
+  }
+  const std::vector<std::string> tokens{"a", " ", "b", "\n", "c", "\t", "d", "<e>", "a", "b", "c", "\x01"};
+  for (long step : {300L, 600L}) {
+    io::AttentionSnapshot snap;
+    snap.step = step;
+    snap.tokens = tokens;
+    snap.weights = diagonal_attention(2, 3, 12, step == 600 ? 0.9f : 0.6f);
+    snap.expected.assign(12, -1);
+    for (std::size_t q = 6; q < 12; ++q) snap.expected[q] = static_cast<long>(q) - 1;
+    snap.scores = {{0.1, step == 600 ? 0.9 : 0.6, 0.2}, {0.3, 0.4, 0.05}};
+    data.attention.push_back(snap);
+  }
+  data.head_roles = {{"self 0.90", "previous_token <0.90>", "diffuse"}, {"first_token 0.41", "diffuse", "diffuse"}};
+  return data;
+}
+
+// The <svg id="`id`" ...>...</svg> of a chart, or "" when the page has none.
+std::string chart(const std::string& html, const std::string& id) {
+  const std::size_t at = html.find("<svg id=\"" + id + "\"");
+  if (at == std::string::npos) return "";
+  return html.substr(at, html.find("</svg>", at) + 6 - at);
+}
+
 }  // namespace
 
 TEST_CASE("io: html report embeds every snapshot step, the token labels and weights rounded to 3 decimals", "[io]") {
@@ -144,7 +184,7 @@ TEST_CASE("io: html report escapes the title, the config and tokens that look li
 TEST_CASE("io: html report draws loss, accuracy and learning-rate curves as inline SVG", "[io]") {
   const io::ReportData data = fake_report();
   const std::string html = io::render_html_report(data);
-  CHECK(count(html, "<svg") == 3);
+  CHECK(count(html, "<svg id=\"chart-") == 3);
   CHECK(html.find("train loss") != std::string::npos);
   CHECK(html.find("val loss") != std::string::npos);
   CHECK(html.find("log-scale y") != std::string::npos);  // 3.52 -> 0.03 spans more than a factor 10
@@ -159,13 +199,15 @@ TEST_CASE("io: html report draws loss, accuracy and learning-rate curves as inli
   }
   flat.metrics[3].train_loss = std::nan("");  // a NaN breaks the line into two pieces
   const std::string html2 = io::render_html_report(flat);
-  CHECK(count(html2, "<svg") == 2);
+  CHECK(count(html2, "<svg id=\"chart-") == 2);
   CHECK(html2.find("log-scale y") == std::string::npos);
   CHECK(count(html2, "<polyline") == 3);  // train (2 pieces), lr
-  // no metrics and no snapshots still make a page
+  // no metrics and no snapshots still make a page: a title and no empty panel
   const std::string empty = io::render_html_report(io::ReportData{});
-  CHECK(empty.find("No metrics were logged.") != std::string::npos);
-  CHECK(empty.find("No attention snapshots were recorded.") != std::string::npos);
+  CHECK(empty.find("<h1>tinyformer report</h1>") != std::string::npos);
+  CHECK(empty.find("<h2>") == std::string::npos);
+  CHECK(empty.find("No metrics") == std::string::npos);
+  CHECK(empty.find("<svg") == std::string::npos);
 }
 
 TEST_CASE("io: html report replaces its file atomically and an invalid report leaves the old file", "[io]") {
@@ -240,4 +282,182 @@ TEST_CASE("io: html report renders curves and heatmaps in headless Chromium", "[
   CHECK(width == 1400);
   CHECK(heatmap_blue > 3000);
   CHECK(orange > 100);
+}
+
+TEST_CASE("io: html report shows each section only when it has data", "[io]") {
+  io::ReportData metrics_only = fake_report();
+  metrics_only.attention.clear();
+  metrics_only.config_yaml.clear();
+  const std::string m = io::render_html_report(metrics_only);
+  CHECK(m.find("<h2>Training curves</h2>") != std::string::npos);
+  CHECK(m.find("class=\"summary\">61 logged steps") != std::string::npos);
+  for (const char* absent : {"<h2>Heads", "<h2>Attention maps", "<h2>Head view", "<h2>Config", "chart-grad-norm",
+                             "chart-entropy", "chart-best-score", "id=\"head-scores\"", "id=\"snapshot\""}) {
+    INFO(absent);
+    CHECK(m.find(absent) == std::string::npos);
+  }
+
+  io::ReportData snapshots_only = fake_report();
+  snapshots_only.metrics.clear();
+  const std::string a = io::render_html_report(snapshots_only);
+  CHECK(a.find("<h2>Attention maps</h2>") != std::string::npos);
+  CHECK(a.find("<h2>Head view</h2>") != std::string::npos);
+  CHECK(a.find("<select id=\"hv-layer\">") != std::string::npos);
+  CHECK(a.find("<h2>Config</h2>") != std::string::npos);
+  CHECK(a.find("<h2>Training curves") == std::string::npos);
+  CHECK(a.find("logged steps") == std::string::npos);
+  CHECK(a.find("<svg id=\"chart") == std::string::npos);
+  CHECK(a.find("orange box") == std::string::npos);  // no snapshot has expected keys
+
+  // One row with a gradient norm or an entropy is enough for its chart; the entropy chart has a line per layer.
+  io::ReportData one_each = metrics_only;
+  one_each.metrics[5].grad_norm = 2.5;
+  one_each.metrics[7].attention_entropy = {{1.0, 2.0}, {0.5, 0.25}};
+  one_each.metrics[9].attention_entropy = {{1.5, 2.0}, {0.5, 0.75}};
+  const std::string o = io::render_html_report(one_each);
+  CHECK(chart(o, "chart-grad-norm").find("class=\"marker single\"") != std::string::npos);
+  const std::string entropy = chart(o, "chart-entropy");
+  CHECK(count(entropy, "<polyline") == 2);  // L0 (means 1.5, 1.75) and L1 (0.375, 0.625)
+  CHECK(entropy.find(">L0</text>") != std::string::npos);
+  CHECK(entropy.find(">L1</text>") != std::string::npos);
+  CHECK(o.find("gradient norm 2.5") == std::string::npos);  // the summary shows the last row's values only
+
+  // The expected pattern alone makes a Heads section with the sentence and no table.
+  io::ReportData pattern_only;
+  pattern_only.expected_pattern = "Each query attends to key 0.";
+  const std::string p = io::render_html_report(pattern_only);
+  CHECK(p.find("<h2>Heads</h2>") != std::string::npos);
+  CHECK(p.find("<b>Expected pattern.</b> Each query attends to key 0.") != std::string::npos);
+  CHECK(p.find("<table") == std::string::npos);
+  // Roles alone make a table of roles without scores, a best head or its chart.
+  io::ReportData roles_only;
+  roles_only.head_roles = {{"self 0.90", "diffuse"}};
+  const std::string r = io::render_html_report(roles_only);
+  CHECK(r.find("<caption>The role of each head</caption>") != std::string::npos);
+  CHECK(r.find("<td class=\"score\" data-layer=\"0\" data-head=\"1\">&ndash;<div class=\"role\">diffuse</div></td>") !=
+        std::string::npos);
+  CHECK(r.find("score best") == std::string::npos);
+  CHECK(r.find("chart-best-score") == std::string::npos);
+}
+
+TEST_CASE("io: html report draws a ringed marker for a one-point series so that it is visible", "[io]") {
+  io::ReportData data = fake_report();
+  data.attention.clear();
+  for (auto& row : data.metrics) row.val_loss.reset();
+  data.metrics[30].val_loss = 0.5;  // one validation point among 61 training points
+  const std::string loss = chart(io::render_html_report(data), "chart-loss");
+  REQUIRE_FALSE(loss.empty());
+  CHECK(count(loss, "class=\"marker single\"") == 1);
+  CHECK(loss.find("r=\"4\" fill=\"#756bb1\" stroke=\"#fff\"") != std::string::npos);  // the val colour, ringed
+  CHECK(count(loss, "<polyline") == 1);                                            // train only: val has no line
+  CHECK(loss.find(">val loss</text>") != std::string::npos);                       // and is in the legend
+
+  // A run of one logged step: both losses are single markers.
+  io::ReportData one;
+  io::MetricsRow row;
+  row.step = 10;
+  row.train_loss = 2.0;
+  row.val_loss = 2.1;
+  row.lr = 1e-3;
+  one.metrics.push_back(row);
+  const std::string single = chart(io::render_html_report(one), "chart-loss");
+  CHECK(count(single, "class=\"marker single\"") == 2);
+  CHECK(single.find("<polyline") == std::string::npos);
+  // A point between two gaps of a long series is marked too; points of unbroken runs of a long series are not.
+  io::ReportData gaps = fake_report();
+  gaps.attention.clear();
+  gaps.metrics[10].train_loss = std::nan("");
+  gaps.metrics[12].train_loss = std::nan("");
+  const std::string g = chart(io::render_html_report(gaps), "chart-loss");
+  CHECK(count(g, "class=\"marker single\" cx") == 1);
+  CHECK(count(g, "r=\"4\" fill=\"#e6550d\"") == 1);
+}
+
+TEST_CASE("io: html report embeds each snapshot's expected keys and scores and refuses ones that do not fit", "[io]") {
+  io::ReportData data = heads_report();
+  const std::string html = io::render_html_report(data);
+  CHECK(count(html, "\"expected\":[-1,-1,-1,-1,-1,-1,5,6,7,8,9,10]") == 2);
+  CHECK(html.find("\"scores\":[[0.1,0.9,0.2],[0.3,0.4,0.05]]") != std::string::npos);
+  CHECK(html.find("\"head_colors\":[\"#1f77b4\"") != std::string::npos);
+  CHECK(html.find("An orange box marks the key each answer query is expected to attend to.") != std::string::npos);
+  // tokens with special characters travel as JSON escapes; the page shows them visibly (the browser test checks)
+  CHECK(html.find("\"tokens\":[\"a\",\" \",\"b\",\"\\n\",\"c\",\"\\t\",\"d\",\"\\u003ce>\",\"a\",\"b\",\"c\",\"\\u0001\"]") !=
+        std::string::npos);
+
+  using Catch::Matchers::Contains;
+  io::ReportData bad = heads_report();
+  bad.attention[1].expected.pop_back();
+  CHECK_THROWS_WITH(io::render_html_report(bad), Contains("snapshot 1 (step 600)") && Contains("11 expected keys"));
+  bad = heads_report();
+  bad.attention[0].expected[3] = 12;
+  CHECK_THROWS_WITH(io::render_html_report(bad), Contains("expected key 12 of query 3"));
+  bad = heads_report();
+  bad.attention[0].scores[1].pop_back();
+  CHECK_THROWS_WITH(io::render_html_report(bad), Contains("scores must be [L][H] = [2][3]"));
+}
+
+TEST_CASE("io: html report's score table highlights the best head and shows roles and the pattern escaped", "[io]") {
+  io::ReportData data = heads_report();
+  const std::string html = io::render_html_report(data);
+  CHECK(html.find("<b>Expected pattern.</b> Each answer query attends to the token before it &lt;q-1&gt;.") !=
+        std::string::npos);
+  CHECK(html.find("Expected-pattern score of each head at step 600") != std::string::npos);
+  CHECK(count(html, "class=\"score best\"") == 1);
+  CHECK(html.find("<td class=\"score best\" data-layer=\"0\" data-head=\"1\" style=\"background:") != std::string::npos);
+  CHECK(html.find(">0.90<div class=\"role\">previous_token &lt;0.90&gt;</div></td>") != std::string::npos);
+  CHECK(html.find("<p class=\"summary\" id=\"best-head\">Best head: L0 H1, score 0.900.</p>") != std::string::npos);
+  CHECK(count(html, "<td class=\"score") == 6);
+
+  // Without logged scores the latest snapshot's scores are shown; a NaN score is a dash and never the best.
+  for (auto& row : data.metrics) row.attention_score.clear();
+  data.attention[1].scores = {{0.1, std::nan(""), 0.2}, {0.3, 0.7, 0.05}};
+  const std::string from_snapshot = io::render_html_report(data);
+  CHECK(from_snapshot.find("at step 600") != std::string::npos);
+  CHECK(from_snapshot.find("<td class=\"score best\" data-layer=\"1\" data-head=\"1\"") != std::string::npos);
+  CHECK(from_snapshot.find("data-head=\"1\">&ndash;<div class=\"role\">") != std::string::npos);
+  CHECK(from_snapshot.find("\"scores\":[[0.1,null,0.2]") != std::string::npos);
+}
+
+TEST_CASE("io: html report's best-head score chart has the loss chart's step axis and width", "[io]") {
+  const io::ReportData data = heads_report();
+  const std::string html = io::render_html_report(data);
+  const std::string loss = chart(html, "chart-loss"), best = chart(html, "chart-best-score");
+  REQUIRE_FALSE(loss.empty());
+  REQUIRE_FALSE(best.empty());
+  CHECK(best.find("Expected-pattern score of L0 H1 (best head)") != std::string::npos);
+  auto x_ticks = [](const std::string& svg) {
+    std::vector<std::string> ticks;
+    const std::regex tick(R"re(<text class="xtick" x="([0-9.]+)"[^>]*>([^<]*)</text>)re");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tick); it != std::sregex_iterator(); ++it)
+      ticks.push_back((*it)[1].str() + "@" + (*it)[2].str());
+    return ticks;
+  };
+  const auto loss_ticks = x_ticks(loss);
+  CHECK(loss_ticks.size() >= 3);
+  CHECK(x_ticks(best) == loss_ticks);  // the same steps at the same x
+  CHECK(best.find("width=\"420\" height=\"260\"") != std::string::npos);
+  CHECK(loss.find("width=\"420\" height=\"260\"") != std::string::npos);
+  // The best head's score at every logged step (13 rows): one line, dotted.
+  CHECK(count(best, "<polyline") == 1);
+  CHECK(count(best, "class=\"marker\"") == 13);
+  // The snapshot steps widen the shared axis: a snapshot at step 900 moves the ticks of both charts alike.
+  io::ReportData later = data;
+  later.attention[1].step = 900;
+  const std::string html2 = io::render_html_report(later);
+  CHECK(x_ticks(chart(html2, "chart-best-score")) == x_ticks(chart(html2, "chart-loss")));
+  CHECK(x_ticks(chart(html2, "chart-loss")) != loss_ticks);
+}
+
+TEST_CASE("io: html report head view responds to hover, click, head toggles and layers in headless Chromium",
+          "[io][browser]") {
+  if (!fs::exists("/usr/bin/chromium"))
+    FAIL("/usr/bin/chromium is missing: run scripts/install_deps.sh test (it installs chromium for this test)");
+  test::TempDir dir;
+  const fs::path report = dir.path() / "heads report.html";
+  io::write_html_report(report.string(), heads_report());
+  const std::string script = std::string(TINYFORMER_SOURCE_DIR) + "/scripts/check_report_interactive.sh";
+  // Query 9 of the last snapshot: head h's strongest key is 9 - h, the expected key is 8.
+  const std::string command = "bash '" + script + "' '" + report.string() + "' --query 9";
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
 }

@@ -28,10 +28,18 @@ constexpr int kMaxLabelChars = 8;
 constexpr int kMaxTitleChars = 100;
 constexpr int kColorBarWidth = 120;  // "0" + 4 + 100 px ramp + 4 + "1"
 constexpr int kMaxSide = 16384;
+constexpr long kMinLabelPitch = 8;        // pixels between two labels (a glyph is 7 high)
+constexpr long kMaxAnnotatedHeat = 1024;  // a labelled heatmap grows to 8 px per token up to this side
+constexpr const char* kOutlineLegend = "expected key";
+constexpr int kOutlineLegendWidth = 14 + 12 * kCharWidth;  // a 10 px box, a gap, the legend text
 
 using Rgb = std::array<std::uint8_t, 3>;
+// Stands for a space in a label on its way to Canvas::text, which draws it as an open box; never printable (control
+// bytes of a label are escaped as "\xNN" before).
+constexpr char kVisibleSpace = '\x01';
 constexpr Rgb kText = {40, 40, 40};
 constexpr Rgb kFrame = {150, 150, 150};
+constexpr Rgb kOutline = {255, 127, 14};  // orange: stands out against every blue of the colormap
 
 // Printable ASCII for the bitmap font: see the header for the mapping (titles keep their spaces).
 std::string printable_ascii(const std::string& s, std::size_t max_chars, bool show_spaces) {
@@ -39,13 +47,15 @@ std::string printable_ascii(const std::string& s, std::size_t max_chars, bool sh
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c == ' ') {
-      out += show_spaces ? '_' : ' ';
+      out += show_spaces ? kVisibleSpace : ' ';
     } else if (c == '\n') {
       out += "\\n";
     } else if (c == '\t') {
       out += "\\t";
     } else if (c > 32 && c < 127) {
       out += static_cast<char>(c);
+    } else if (c < 32 || c == 127) {
+      out += fmt::format("\\x{:02X}", c);
     } else if (c >= 0xC0) {  // start of a UTF-8 sequence: one '?' for the whole character
       out += '?';
       while (i + 1 < s.size() && (static_cast<unsigned char>(s[i + 1]) & 0xC0) == 0x80) ++i;
@@ -78,14 +88,42 @@ struct Canvas {
   }
   void fill_rect(int x0, int y0, int x1, int y1, Rgb c) { fill_rect(x0, y0, x1, y1, c, 0, 0, width, height); }
 
+  // A rectangle outline `thickness` pixels wide, inside [x0, x1) x [y0, y1).
+  void outline(int x0, int y0, int x1, int y1, int thickness, Rgb c) {
+    fill_rect(x0, y0, x1, y0 + thickness, c);
+    fill_rect(x0, y1 - thickness, x1, y1, c);
+    fill_rect(x0, y0, x0 + thickness, y1, c);
+    fill_rect(x1 - thickness, y0, x1, y1, c);
+  }
+
+  // Where and how text is drawn: see text().
+  struct TextPlace {
+    int x, y, scale;
+    bool vertical;
+    Rgb color;
+    int clip_x0, clip_y0, clip_x1, clip_y1;
+  };
+
+  // The glyph-grid rectangle [gx0, gx1) x [gy0, gy1) of text placed by `p`.
+  void glyph_rect(const TextPlace& p, int gx0, int gy0, int gx1, int gy1) {
+    const int ax0 = gx0 * p.scale, ax1 = gx1 * p.scale, ay0 = gy0 * p.scale, ay1 = gy1 * p.scale;
+    if (!p.vertical)
+      fill_rect(p.x + ax0, p.y + ay0, p.x + ax1, p.y + ay1, p.color, p.clip_x0, p.clip_y0, p.clip_x1, p.clip_y1);
+    else  // glyph (gx, gy) -> image (x + gy, y - gx)
+      fill_rect(p.x + ay0, p.y - ax1, p.x + ay1, p.y - ax0, p.color, p.clip_x0, p.clip_y0, p.clip_x1, p.clip_y1);
+  }
+
   // Text with stb_easy_font: its quads are axis-aligned unit-grid rectangles, filled here at `scale`.
   // vertical = false: left-to-right with the glyph tops at y. vertical = true: rotated 90 degrees
   // counter-clockwise, reading bottom-to-top from (x, y), glyph tops pointing left (x is the glyph top).
-  // Pixels outside the clip rectangle are left alone.
+  // kVisibleSpace is drawn as an open box (U+2423) in a space's advance. Pixels outside the clip rectangle are
+  // left alone.
   void text(const std::string& s, int x, int y, int scale, bool vertical, Rgb c, int clip_x0, int clip_y0,
             int clip_x1, int clip_y1) {
     if (s.empty()) return;
-    std::vector<char> chars(s.begin(), s.end());
+    const TextPlace place{x, y, scale, vertical, c, clip_x0, clip_y0, clip_x1, clip_y1};
+    std::vector<char> chars;
+    for (const char ch : s) chars.push_back(ch == kVisibleSpace ? ' ' : ch);
     chars.push_back('\0');
     // ~270 bytes per character on average (stb_easy_font docs); 16 bytes per vertex, 4 vertices per quad.
     std::vector<float> vertices(s.size() * 160 + 64);
@@ -100,13 +138,18 @@ struct Canvas {
         gy0 = std::min(gy0, v[k * 4 + 1]);
         gy1 = std::max(gy1, v[k * 4 + 1]);
       }
-      const int ax0 = static_cast<int>(std::lround(gx0)) * scale, ax1 = static_cast<int>(std::lround(gx1)) * scale;
-      const int ay0 = static_cast<int>(std::lround(gy0)) * scale, ay1 = static_cast<int>(std::lround(gy1)) * scale;
-      if (!vertical)
-        fill_rect(x + ax0, y + ay0, x + ax1, y + ay1, c, clip_x0, clip_y0, clip_x1, clip_y1);
-      else  // glyph (gx, gy) -> image (x + gy, y - gx)
-        fill_rect(x + ay0, y - ax1, x + ay1, y - ax0, c, clip_x0, clip_y0, clip_x1, clip_y1);
+      glyph_rect(place, static_cast<int>(std::lround(gx0)), static_cast<int>(std::lround(gy0)),
+                 static_cast<int>(std::lround(gx1)), static_cast<int>(std::lround(gy1)));
     }
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (s[i] == kVisibleSpace) {
+        chars[i] = '\0';  // the width of the text before it
+        const int ox = stb_easy_font_width(chars.data());
+        chars[i] = ' ';
+        glyph_rect(place, ox, 6, ox + 5, 7);      // the bottom
+        glyph_rect(place, ox, 4, ox + 1, 6);      // and two short sides, within the cap height (rows 0..6)
+        glyph_rect(place, ox + 4, 4, ox + 5, 6);
+      }
   }
   void text(const std::string& s, int x, int y, int scale, Rgb c) { text(s, x, y, scale, false, c, 0, 0, width, height); }
 };
@@ -159,46 +202,59 @@ std::array<std::uint8_t, 3> AttentionGridImage::pixel(int x, int y) const {
   return {p[0], p[1], p[2]};
 }
 
-AttentionGridImage render_attention_grid(const Array<float>& weights, const std::vector<std::string>& tokens,
-                                         const std::string& title) {
-  const AttentionDims d = check_attention_weights(weights, tokens.size(), "render_attention_grid");
+namespace {
+
+// Sizes of the image in pixels (see the header's layout).
+struct GridLayout {
+  long s = 1;            // pixels per token
+  long label_every = 0;  // k: every k-th token is labelled (0: no labels)
+  long band = 0;         // label band left of and above a heatmap
+  long heat = 0;         // s*T
+  long block_w = 0, block_h = 0, width = 0, height = 0;
+};
+
+GridLayout layout_for(long s, long L, long H, long T, long longest_label, long title_w) {
+  GridLayout g;
+  g.s = s;
+  g.label_every = longest_label > 0 ? (kMinLabelPitch + s - 1) / s : 0;
+  g.band = longest_label > 0 ? kCharWidth * longest_label + 4 : 0;
+  g.heat = s * T;
+  g.block_w = g.band + g.heat;
+  g.block_h = kCaptionBand + g.band + g.heat;
+  g.width = std::max(2 * kMargin + H * g.block_w + (H - 1) * kGap, title_w);
+  g.height = 2 * kMargin + kTitleBand + L * g.block_h + (L - 1) * kGap;
+  return g;
+}
+
+// Plain maps: s = clamp(256 / T, 1, 24). With labels or outlines the maps grow to at least 8 px per token while a
+// heatmap stays within kMaxAnnotatedHeat; the first s from there down to the plain one that fits kMaxSide wins.
+GridLayout choose_layout(const AttentionDims& d, long longest_label, bool annotated, long title_w) {
   const long L = static_cast<long>(d.layers), H = static_cast<long>(d.heads), T = static_cast<long>(d.tokens);
-
-  std::vector<std::string> labels;
-  std::size_t longest = 0;
-  for (const auto& t : tokens) {
-    labels.push_back(printable_ascii(t, kMaxLabelChars, true));
-    longest = std::max(longest, labels.back().size());
+  const long plain = std::clamp(256L / T, 1L, 24L);
+  const long wanted = annotated ? std::max(plain, std::min(kMinLabelPitch, kMaxAnnotatedHeat / T)) : plain;
+  GridLayout g;
+  for (long s = wanted; s >= plain; --s) {
+    g = layout_for(s, L, H, T, longest_label, title_w);
+    if (g.width <= kMaxSide && g.height <= kMaxSide) return g;
   }
-  const std::string title_text = printable_ascii(title, kMaxTitleChars, false);
+  throw std::invalid_argument(fmt::format(
+      "render_attention_grid: attention weights [{}, {}, {}, {}] need a {} x {} image, more than {} pixels on a side; "
+      "plot fewer layers or heads",
+      L, H, T, T, g.width, g.height, kMaxSide));
+}
 
-  const long s = std::clamp(256L / T, 1L, 24L);
-  const bool draw_labels = !labels.empty() && s >= 8;
-  const long band = draw_labels ? kCharWidth * static_cast<long>(longest) + 4 : 0;
-  const long heat = s * T;
-  const long block_w = band + heat, block_h = kCaptionBand + band + heat;
-  const long title_w = 2 * kMargin + 2 * kCharWidth * static_cast<long>(title_text.size()) + kGap + kColorBarWidth;
-  const long width = std::max(2 * kMargin + H * block_w + (H - 1) * kGap, title_w);
-  const long height = 2 * kMargin + kTitleBand + L * block_h + (L - 1) * kGap;
-  if (width > kMaxSide || height > kMaxSide)
-    throw std::invalid_argument(fmt::format(
-        "render_attention_grid: attention weights {} need a {} x {} image, more than {} pixels on a side; "
-        "plot fewer layers or heads",
-        shape_str(to_shape(weights.shape())), width, height, kMaxSide));
+void check_expected_keys(const std::vector<long>& expected, std::size_t T) {
+  if (!expected.empty() && expected.size() != T)
+    throw std::invalid_argument(fmt::format("render_attention_grid: {} expected keys for {} tokens: give one per "
+                                            "query (-1 for none) or none", expected.size(), T));
+  for (std::size_t q = 0; q < expected.size(); ++q)
+    if (expected[q] < -1 || expected[q] >= static_cast<long>(T))
+      throw std::invalid_argument(fmt::format("render_attention_grid: expected key {} of query {} is not in [-1, {})",
+                                              expected[q], q, T));
+}
 
-  AttentionGridImage img;
-  img.width = static_cast<int>(width);
-  img.height = static_cast<int>(height);
-  img.rgb.assign(static_cast<std::size_t>(width * height * 3), 255);
-  img.dims = d;
-  img.pixels_per_token = static_cast<int>(s);
-  img.labels = draw_labels;
-  for (long h = 0; h < H; ++h) img.column_x.push_back(static_cast<int>(kMargin + h * (block_w + kGap) + band));
-  for (long l = 0; l < L; ++l)
-    img.row_y.push_back(static_cast<int>(kMargin + kTitleBand + l * (block_h + kGap) + kCaptionBand + band));
-  Canvas canvas{img.width, img.height, img.rgb};
-
-  // Title line: the title at scale 2, then a color bar "0 [ramp] 1".
+// The title line: the title at scale 2, a color bar "0 [ramp] 1", and with outlines a legend for them.
+void draw_title_line(Canvas& canvas, const std::string& title_text, bool outlines) {
   canvas.text(title_text, kMargin, kMargin, 2, kText);
   const int bar_x = kMargin + 2 * kCharWidth * static_cast<int>(title_text.size()) + kGap;
   canvas.text("0", bar_x, kMargin + 4, 1, kText);
@@ -206,35 +262,91 @@ AttentionGridImage render_attention_grid(const Array<float>& weights, const std:
     canvas.fill_rect(bar_x + kCharWidth + 4 + i, kMargin + 2, bar_x + kCharWidth + 5 + i, kMargin + 12,
                      attention_color(static_cast<float>(i) / 99.f));
   canvas.text("1", bar_x + kCharWidth + 108, kMargin + 4, 1, kText);
+  if (!outlines) return;
+  const int x = bar_x + kColorBarWidth + kGap;
+  canvas.outline(x, kMargin + 2, x + 10, kMargin + 12, 2, kOutline);
+  canvas.text(kOutlineLegend, x + 14, kMargin + 4, 1, kText);
+}
+
+// Token labels of one heatmap whose top-left pixel is (x0, y0): queries right-aligned left of their rows, keys
+// vertical above their columns, every k-th token, each clipped to its slot of k*s pixels centred on its token.
+void draw_labels(Canvas& canvas, const GridLayout& g, const std::vector<std::string>& labels, int x0, int y0) {
+  const int s = static_cast<int>(g.s), k = static_cast<int>(g.label_every), band = static_cast<int>(g.band);
+  const int text_offset = (s - kGlyphHeight) / 2;  // centres a glyph on an s px row
+  for (std::size_t t = 0; t < labels.size(); t += static_cast<std::size_t>(k)) {
+    const int at = static_cast<int>(t) * s, slot0 = at + s / 2 - k * s / 2, slot1 = slot0 + k * s;
+    const int label_w = kCharWidth * static_cast<int>(labels[t].size());
+    canvas.text(labels[t], x0 - 4 - label_w + 1, y0 + at + text_offset, 1, false, kText, x0 - band, y0 + slot0,
+                x0 - 2, y0 + slot1);
+    canvas.text(labels[t], x0 + at + text_offset, y0 - 4, 1, true, kText, x0 + slot0, y0 - band, x0 + slot1, y0 - 2);
+    if (k > 1) {  // thinned: a tick in the gap points at the labelled row and column
+      canvas.fill_rect(x0 - 3, y0 + at + s / 2, x0 - 1, y0 + at + s / 2 + 1, kText);
+      canvas.fill_rect(x0 + at + s / 2, y0 - 3, x0 + at + s / 2 + 1, y0 - 1, kText);
+    }
+  }
+}
+
+// One head's heatmap (weights `map` [T,T]) at (x0, y0), its frame, and the outlines of the expected cells.
+void draw_heatmap(Canvas& canvas, const GridLayout& g, const float* map, long T, const std::vector<long>& expected,
+                  int x0, int y0) {
+  const int s = static_cast<int>(g.s), heat = static_cast<int>(g.heat);
+  canvas.fill_rect(x0 - 1, y0 - 1, x0 + heat + 1, y0 + heat + 1, kFrame);  // frame one pixel outside the heatmap
+  for (long q = 0; q < T; ++q)
+    for (long k = 0; k < T; ++k) {
+      const int cx = x0 + static_cast<int>(k) * s, cy = y0 + static_cast<int>(q) * s;
+      canvas.fill_rect(cx, cy, cx + s, cy + s, attention_color(map[q * T + k]));
+    }
+  const int thickness = std::max(1, s / 8);
+  for (std::size_t q = 0; q < expected.size(); ++q)
+    if (expected[q] >= 0) {
+      const int cx = x0 + static_cast<int>(expected[q]) * s, cy = y0 + static_cast<int>(q) * s;
+      canvas.outline(cx, cy, cx + s, cy + s, thickness, kOutline);
+    }
+}
+
+}  // namespace
+
+AttentionGridImage render_attention_grid(const Array<float>& weights, const std::vector<std::string>& tokens,
+                                         const std::string& title, const std::vector<long>& expected) {
+  const AttentionDims d = check_attention_weights(weights, tokens.size(), "render_attention_grid");
+  check_expected_keys(expected, d.tokens);
+  std::vector<std::string> labels;
+  long longest = 0;
+  for (const auto& t : tokens) {
+    labels.push_back(printable_ascii(t, kMaxLabelChars, true));
+    longest = std::max(longest, static_cast<long>(labels.back().size()));
+  }
+  const std::string title_text = printable_ascii(title, kMaxTitleChars, false);
+  const bool outlines = !expected.empty();
+  const long title_w = 2 * kMargin + 2 * kCharWidth * static_cast<long>(title_text.size()) + kGap + kColorBarWidth +
+                       (outlines ? kGap + kOutlineLegendWidth : 0);
+  const GridLayout g = choose_layout(d, labels.empty() ? 0 : std::max(longest, 1L), !labels.empty() || outlines, title_w);
+
+  AttentionGridImage img;
+  img.width = static_cast<int>(g.width);
+  img.height = static_cast<int>(g.height);
+  img.rgb.assign(static_cast<std::size_t>(g.width * g.height * 3), 255);
+  img.dims = d;
+  img.pixels_per_token = static_cast<int>(g.s);
+  img.labels = !labels.empty();
+  img.label_every = static_cast<int>(g.label_every);
+  img.outlines = outlines;
+  for (std::size_t h = 0; h < d.heads; ++h)
+    img.column_x.push_back(static_cast<int>(kMargin + static_cast<long>(h) * (g.block_w + kGap) + g.band));
+  for (std::size_t l = 0; l < d.layers; ++l)
+    img.row_y.push_back(
+        static_cast<int>(kMargin + kTitleBand + static_cast<long>(l) * (g.block_h + kGap) + kCaptionBand + g.band));
+  Canvas canvas{img.width, img.height, img.rgb};
+  draw_title_line(canvas, title_text, outlines);
 
   // weights [L,H,T,T], row-major: element (l, h, q, k) at ((l*H + h)*T + q)*T + k.
-  const float* w = weights.data();
-  const int text_offset = static_cast<int>((s - kGlyphHeight) / 2);  // centers a glyph in an s px row
-  for (long l = 0; l < L; ++l)
-    for (long h = 0; h < H; ++h) {
-      const int x0 = img.column_x[static_cast<std::size_t>(h)], y0 = img.row_y[static_cast<std::size_t>(l)];
-      const int block_x = x0 - static_cast<int>(band), block_y = y0 - static_cast<int>(band) - kCaptionBand;
-      canvas.text(fmt::format("L{} H{}", l, h), x0, block_y + 2, 1, kText);
-      // frame one pixel outside the heatmap
-      canvas.fill_rect(x0 - 1, y0 - 1, x0 + static_cast<int>(heat) + 1, y0 + static_cast<int>(heat) + 1, kFrame);
-      const float* map = w + (l * H + h) * T * T;
-      for (long q = 0; q < T; ++q)
-        for (long k = 0; k < T; ++k) {
-          const int cx = x0 + static_cast<int>(k * s), cy = y0 + static_cast<int>(q * s);
-          canvas.fill_rect(cx, cy, cx + static_cast<int>(s), cy + static_cast<int>(s), attention_color(map[q * T + k]));
-        }
-      if (!draw_labels) continue;
-      for (long t = 0; t < T; ++t) {
-        const std::string& label = labels[static_cast<std::size_t>(t)];
-        const int row = y0 + static_cast<int>(t * s), col = x0 + static_cast<int>(t * s);
-        // query t: right-aligned left of row t, clipped to the row
-        const int label_w = kCharWidth * static_cast<int>(label.size());
-        canvas.text(label, x0 - 4 - label_w + 1, row + text_offset, 1, false, kText, block_x, row, x0 - 2,
-                    row + static_cast<int>(s));
-        // key t: vertical above column t, reading upwards from just above the heatmap, clipped to the column
-        canvas.text(label, col + text_offset, y0 - 4, 1, true, kText, col, block_y + kCaptionBand, col + static_cast<int>(s),
-                    y0 - 2);
-      }
+  const long T = static_cast<long>(d.tokens);
+  for (std::size_t l = 0; l < d.layers; ++l)
+    for (std::size_t h = 0; h < d.heads; ++h) {
+      const int x0 = img.column_x[h], y0 = img.row_y[l];
+      canvas.text(fmt::format("L{} H{}", l, h), x0, y0 - static_cast<int>(g.band) - kCaptionBand + 2, 1, kText);
+      draw_heatmap(canvas, g, weights.data() + (l * d.heads + h) * T * T, T, expected, x0, y0);
+      if (img.labels) draw_labels(canvas, g, labels, x0, y0);
     }
   return img;
 }
@@ -251,8 +363,9 @@ std::string encode_png_rgb(int width, int height, const std::vector<std::uint8_t
 }
 
 void write_attention_grid_png(const std::string& path, const Array<float>& weights,
-                              const std::vector<std::string>& tokens, const std::string& title) {
-  const AttentionGridImage img = render_attention_grid(weights, tokens, title);
+                              const std::vector<std::string>& tokens, const std::string& title,
+                              const std::vector<long>& expected) {
+  const AttentionGridImage img = render_attention_grid(weights, tokens, title, expected);
   const std::string png = encode_png_rgb(img.width, img.height, img.rgb);
   write_file_atomic(path, png.data(), png.size());
 }

@@ -1,11 +1,32 @@
 #pragma once
-// A training run as one self-contained HTML page: no network, no external scripts, styles or fonts.
-//  - the config (YAML text) in a <pre>;
-//  - line charts as inline SVG, drawn here: loss (train, and val where given; log scale when the values are
-//    positive and span more than a factor 10), accuracy (when any row has it) and learning rate;
-//  - the attention snapshots: every layer x head as a T x T heatmap with token labels, drawn by inline
-//    JavaScript onto <canvas> from JSON embedded in the page, with a slider (input type=range) and a step label
-//    to move through the snapshots (it starts at the last one); hovering a cell shows query, key and weight.
+// A training run as one self-contained HTML page: no network, no external scripts, styles or fonts; the only
+// script is inline. Every section appears only when it has data (an empty ReportData gives a title and nothing
+// else):
+//  - a one-line summary and "Training curves" (metrics given): line charts as inline SVG, drawn here. Loss (train,
+//    and val where given; log scale when the values are positive and span more than a factor 10), accuracy,
+//    learning rate, gradient norm and attention entropy (one line per layer, the mean over its heads), each chart
+//    only when some row has its value. All charts share one step axis (the steps of the metrics and snapshots),
+//    with the same width and margins, so their x positions line up. A point with no neighbour on its line (a
+//    one-point validation series, or a point between gaps) is drawn as a large ringed marker; series of at most 60
+//    points also mark every point.
+//  - "Heads" (per-head scores or roles given): the expected pattern in one sentence, a table layer x head of the
+//    expected-pattern scores (the latest MetricsRow::attention_score, else the latest AttentionSnapshot::scores) with
+//    the best head highlighted and each head's role under its score, and a chart of the best head's score over the
+//    steps, on the same step axis as the loss chart (placed at the same left edge, so it sits right under it).
+//  - "Attention maps" (snapshots given): every layer x head as a T x T heatmap with token labels on both axes
+//    (every k-th token when rows are too dense for a label each; spaces shown as U+2423, newline "\n", tab "\t",
+//    other control characters "\xNN"), the expected key of each query outlined in orange when the snapshot has
+//    expected keys, and the head's score in its caption. Drawn by inline JavaScript onto <canvas> from JSON
+//    embedded in the page, with a slider (input#snapshot) and a step label to move through the snapshots (it
+//    starts at the last one); hovering a cell shows query, key and weight.
+//  - "Head view" (snapshots given), in the manner of bertviz: a layer selector (select#hv-layer), one checkbox per
+//    head (input#hv-head-<h>.hv-head, each head in its own colour), the tokens as queries on the left
+//    (.hv-query[data-index]) and as keys on the right (.hv-key[data-index]). Hovering a query shows its attention to
+//    every key as lines (svg#hv-lines line.hv-line[data-head][data-key], opacity = weight) and tints each key in the
+//    colour of the head that gives it the most weight; a click pins the query (a second click releases it). The
+//    expected key is outlined (.hv-expected) and #hv-readout lists each shown head's strongest key
+//    (.hv-read[data-head][data-key][data-weight]). #head-view carries data-layer and data-query (-1: none).
+//  - "Config" (config text given) in a <pre>.
 // Weights are embedded rounded to 3 decimals, as integers in thousandths ("w":[0,1000,523,...]; NaN as -1),
 // so a [2,4,32,32] snapshot costs about 30 KB. The colormap is attention_color (io/heatmap_png.hpp).
 #include <optional>
@@ -16,13 +37,19 @@
 
 namespace tf::io {
 
-// One logged step. Non-finite values are left out of the charts.
+// A table of one number per head: [L][H] (layers, heads).
+using HeadTable = std::vector<std::vector<double>>;
+
+// One logged step. Non-finite values are left out of the charts; empty tables mean "not logged".
 struct MetricsRow {
   long step = 0;
   double train_loss = 0.0;
   std::optional<double> val_loss;
   std::optional<double> accuracy;  // a fraction in [0, 1] or a percentage: plotted as given
   double lr = 0.0;
+  std::optional<double> grad_norm;  // gradient norm of the step (plotted as given)
+  HeadTable attention_entropy;      // [L][H] mean attention-row entropy in nats, or [[mean]] for one number
+  HeadTable attention_score;        // [L][H] expected-pattern score of each head (analysis/heads.hpp), in [0, 1]
 };
 
 // Attention weights of one batch row at one step.
@@ -30,6 +57,8 @@ struct AttentionSnapshot {
   long step = 0;
   std::vector<std::string> tokens;  // T labels (UTF-8), or empty
   Array<float> weights;             // [L,H,T,T] (layers, heads, queries, keys)
+  std::vector<long> expected;       // [T] the expected key of each query, -1 for none; or empty (no outlines)
+  HeadTable scores;                 // [L][H] expected-pattern score of each head at this step, or empty
 };
 
 struct ReportData {
@@ -37,10 +66,13 @@ struct ReportData {
   std::string config_yaml;
   std::vector<MetricsRow> metrics;            // in step order
   std::vector<AttentionSnapshot> attention;   // in step order; each may have its own L, H, T
+  std::string expected_pattern;               // one sentence: which key each answer query should attend to, or ""
+  std::vector<std::vector<std::string>> head_roles;  // [L][H] a short role per head ("previous_token 0.93"), or empty
 };
 
 // The page as a string. Throws std::invalid_argument naming the snapshot (index and step) when its weights are
-// not [L,H,T,T] or its token count is neither 0 nor T.
+// not [L,H,T,T], its token count is neither 0 nor T, its expected keys are neither empty nor T values in [-1, T),
+// or its scores are neither empty nor [L][H].
 std::string render_html_report(const ReportData& data);
 
 // render_html_report, written atomically to `path` (io/atomic_file.hpp): a reader sees the old file or the
