@@ -1,8 +1,12 @@
 """The GPT architecture of tinyformer in PyTorch, with nanoGPT's parameter names.
 
-Used by compare_with_pytorch.py (parity of losses and gradients) and bench_vs_pytorch.py (speed).
+GPT(cfg) takes tinyformer's model section as a dict: what a checkpoint stores as JSON in its "tinyformer.model"
+metadata (vocab_size, context, d_model, n_head, n_layer, mlp_ratio, dropout, bias, tie_weights, norm, mlp,
+position; see docs/config.md), so GPT(json.loads(meta["tinyformer.model"])) rebuilds a trained model. nanoGPT's
+names for two of them (n_embd, block_size) are accepted too. Keys that are missing take tinyformer's defaults.
+Used by compare_with_pytorch.py (parity), bench_vs_pytorch.py (speed) and export_nanogpt.py.
 Pre-LayerNorm blocks, learned positions, GELU (tanh approximation), causal attention, optional tied head.
-Options read from the cfg dict, each default keeping the architecture above:
+Options, each default keeping the architecture above:
   norm      "layernorm" | "rmsnorm"   RMSNorm: x * rsqrt(mean(x^2) + 1e-5) * weight, no bias (parameter `weight`)
   mlp       "gelu" | "swiglu"         SwiGLU: c_fc [2*hidden, C] (gate rows first, then up), silu(gate) * up,
                                       c_proj [C, hidden], hidden = swiglu_hidden(C, mlp_ratio)
@@ -13,6 +17,22 @@ import math
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+
+DEFAULTS = dict(mlp_ratio=4, dropout=0.0, bias=True, tie_weights=False, norm="layernorm", mlp="gelu",
+                position="learned")
+NANOGPT_NAMES = {"n_embd": "d_model", "block_size": "context"}
+
+
+def model_config(cfg):
+    """The model section with tinyformer's names and every default filled in."""
+    out = dict(DEFAULTS)
+    for key, value in cfg.items():
+        out[NANOGPT_NAMES.get(key, key)] = value
+    for key in ("vocab_size", "context", "d_model", "n_head", "n_layer"):
+        if out.get(key) is None:
+            raise ValueError(f"model config needs {key} (got {cfg})")
+    return out
 
 
 def swiglu_hidden(d_model, mlp_ratio):
@@ -39,10 +59,10 @@ def rotary(x, base=10000.0):
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, n_embd, n_head, bias, dropout, rope=False):
+    def __init__(self, d_model, n_head, bias, dropout, rope=False):
         super().__init__()
-        self.c_attn = nn.Linear(n_embd, 3 * n_embd, bias=bias)
-        self.c_proj = nn.Linear(n_embd, n_embd, bias=bias)
+        self.c_attn = nn.Linear(d_model, 3 * d_model, bias=bias)
+        self.c_proj = nn.Linear(d_model, d_model, bias=bias)
         self.n_head = n_head
         self.dropout = dropout
         self.rope = rope
@@ -63,15 +83,15 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, n_embd, ratio, bias, dropout, kind="gelu"):
+    def __init__(self, d_model, ratio, bias, dropout, kind="gelu"):
         super().__init__()
         if kind not in ("gelu", "swiglu"):
             raise ValueError(f"mlp must be gelu or swiglu, got {kind!r}")
         self.kind = kind
-        hidden = ratio * n_embd if kind == "gelu" else swiglu_hidden(n_embd, ratio)
+        hidden = ratio * d_model if kind == "gelu" else swiglu_hidden(d_model, ratio)
         fc_out = hidden if kind == "gelu" else 2 * hidden  # swiglu: gate rows, then up rows
-        self.c_fc = nn.Linear(n_embd, fc_out, bias=bias)
-        self.c_proj = nn.Linear(hidden, n_embd, bias=bias)
+        self.c_fc = nn.Linear(d_model, fc_out, bias=bias)
+        self.c_proj = nn.Linear(hidden, d_model, bias=bias)
         self.dropout = dropout
 
     def forward(self, x):
@@ -108,9 +128,9 @@ class RMSNorm(nn.Module):
 def make_norm(cfg):
     kind = cfg.get("norm", "layernorm")
     if kind == "layernorm":
-        return LayerNorm(cfg["n_embd"], cfg["bias"])
+        return LayerNorm(cfg["d_model"], cfg["bias"])
     if kind == "rmsnorm":
-        return RMSNorm(cfg["n_embd"])
+        return RMSNorm(cfg["d_model"])
     raise ValueError(f"norm must be layernorm or rmsnorm, got {kind!r}")
 
 
@@ -125,10 +145,10 @@ class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.ln_1 = make_norm(cfg)
-        self.attn = CausalSelfAttention(cfg["n_embd"], cfg["n_head"], cfg["bias"], cfg["dropout"],
+        self.attn = CausalSelfAttention(cfg["d_model"], cfg["n_head"], cfg["bias"], cfg["dropout"],
                                         rope=position_kind(cfg) == "rope")
         self.ln_2 = make_norm(cfg)
-        self.mlp = MLP(cfg["n_embd"], cfg["mlp_ratio"], cfg["bias"], cfg["dropout"], cfg.get("mlp", "gelu"))
+        self.mlp = MLP(cfg["d_model"], cfg["mlp_ratio"], cfg["bias"], cfg["dropout"], cfg.get("mlp", "gelu"))
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -138,14 +158,15 @@ class Block(nn.Module):
 class GPT(nn.Module):
     def __init__(self, cfg):
         super().__init__()
+        cfg = model_config(cfg)
         self.cfg = cfg
-        modules = dict(wte=nn.Embedding(cfg["vocab_size"], cfg["n_embd"]))
+        modules = dict(wte=nn.Embedding(cfg["vocab_size"], cfg["d_model"]))
         if position_kind(cfg) == "learned":
-            modules["wpe"] = nn.Embedding(cfg["block_size"], cfg["n_embd"])
+            modules["wpe"] = nn.Embedding(cfg["context"], cfg["d_model"])
         modules["h"] = nn.ModuleList([Block(cfg) for _ in range(cfg["n_layer"])])
         modules["ln_f"] = make_norm(cfg)
         self.transformer = nn.ModuleDict(modules)
-        self.lm_head = nn.Linear(cfg["n_embd"], cfg["vocab_size"], bias=False)
+        self.lm_head = nn.Linear(cfg["d_model"], cfg["vocab_size"], bias=False)
         if cfg.get("tie_weights"):
             self.lm_head.weight = self.transformer.wte.weight
 

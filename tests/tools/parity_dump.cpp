@@ -1,81 +1,91 @@
 // Writes what scripts/compare_with_pytorch.py compares against PyTorch, into DIR:
-//   config.json         the architecture and the AdamW settings
+//   config.json         {"model": the model section as in a checkpoint, "optimizer": name, lr, weight_decay,
+//                        betas, eps, momentum, nesterov, decay_rule, "steps": N}
 //   init.safetensors    the initial weights (nanoGPT names)
 //   inputs.npy, targets.npy   int32 [steps, B, T] (targets -1 are ignored)
 //   grads.safetensors   the gradient of every parameter at the first step
-//   losses.npy          float64 [steps]: the loss before each AdamW step
+//   losses.npy          float64 [steps]: the loss before each optimizer step
+// Usage: parity_dump DIR [--set key.path=value ...]: the model and optimizer come from the run config below with
+// the overrides applied (model.norm=rmsnorm, optimizer.name=adam, ...), built by the code training uses
+// (nn::GPT, optim::make_optimizer).
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tinyformer/config/config.hpp"
 #include "tinyformer/io/npy.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
-#include "tinyformer/optim/adam.hpp"
-#include "tinyformer/optim/param_groups.hpp"
+#include "tinyformer/optim/make_optimizer.hpp"
 
 using namespace tf;
 
+namespace {
+
+const char* const kBaseConfig = R"(model: {vocab_size: 11, context: 8, n_layer: 2, n_head: 2, d_model: 16}
+optimizer: {name: adamw, lr: 3.0e-3, weight_decay: 0.1, betas: [0.9, 0.95], eps: 1.0e-8}
+schedule: {name: constant}
+training: {batch_size: 4, steps: 50}
+)";
+
+void write_weights(const std::filesystem::path& path, const nn::GPT<float>& model, bool grads) {
+  io::SafetensorsWriter w;
+  for (auto& [name, p] : model.named_parameters()) w.add(name, grads ? p.grad() : p.value());
+  w.write_atomic(path.string());
+}
+
+nlohmann::json describe(const config::RunConfig& cfg) {
+  const config::OptimizerConfig& o = cfg.optimizer;
+  return {{"model", nlohmann::json::parse(config::model_json(cfg.model))},
+          {"optimizer",
+           {{"name", config::to_string(o.name)}, {"lr", o.lr}, {"weight_decay", o.weight_decay},
+            {"betas", {o.betas[0], o.betas[1]}}, {"eps", o.eps}, {"momentum", o.momentum},
+            {"nesterov", o.nesterov}, {"decay_rule", config::to_string(o.decay_rule)}}},
+          {"steps", cfg.training.steps}};
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: parity_dump DIR\n");
+  std::vector<std::string> overrides;
+  for (int i = 2; i + 1 < argc && std::strcmp(argv[i], "--set") == 0; i += 2) overrides.push_back(argv[i + 1]);
+  if (argc < 2 || argc != 2 + 2 * static_cast<int>(overrides.size())) {
+    std::fprintf(stderr, "usage: parity_dump DIR [--set key.path=value ...]\n");
     return 2;
   }
   const std::filesystem::path dir = argv[1];
   std::filesystem::create_directories(dir);
-  config::ModelConfig cfg;
-  cfg.vocab_size = 11;
-  cfg.context = 8;
-  cfg.n_layer = 2;
-  cfg.n_head = 2;
-  cfg.d_model = 16;
-  const std::size_t B = 4, T = 8, steps = 50;
-  const double lr = 3e-3, wd = 0.1, beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+  const config::RunConfig cfg = config::load_config_text(kBaseConfig, "parity", overrides);
+  const std::size_t B = cfg.training.batch_size, T = *cfg.model.context, steps = cfg.training.steps;
 
-  nn::GPT<float> model(cfg, 5);
-  {
-    io::SafetensorsWriter w;
-    for (auto& [name, p] : model.named_parameters()) w.add(name, p.value());
-    w.write_atomic((dir / "init.safetensors").string());
-  }
+  nn::GPT<float> model(cfg.model, 5);
+  write_weights(dir / "init.safetensors", model, false);
   Rng rng(9);
   IndexArray inputs = IndexArray::from_shape({steps, B, T}), targets = inputs;
-  for (auto& v : inputs) v = static_cast<Index>(rng.below(*cfg.vocab_size));
-  for (auto& v : targets) v = rng.uniform() < 0.1 ? -1 : static_cast<Index>(rng.below(*cfg.vocab_size));
+  for (auto& v : inputs) v = static_cast<Index>(rng.below(*cfg.model.vocab_size));
+  for (auto& v : targets) v = rng.uniform() < 0.1 ? -1 : static_cast<Index>(rng.below(*cfg.model.vocab_size));
   io::write_npy((dir / "inputs.npy").string(), inputs);
   io::write_npy((dir / "targets.npy").string(), targets);
 
-  optim::AdamOptions a;
-  a.beta1 = beta1;
-  a.beta2 = beta2;
-  a.eps = eps;
-  optim::AdamW<float> opt(optim::make_param_groups(model.named_parameters(), wd), lr, a);
+  const auto opt = optim::make_optimizer(cfg.optimizer, model.named_parameters());
   Array<double> losses = Array<double>::from_shape({steps});
   for (std::size_t s = 0; s < steps; ++s) {
     IndexArray x = IndexArray::from_shape({B, T}), y = x;
     std::copy(inputs.data() + s * B * T, inputs.data() + (s + 1) * B * T, x.data());
     std::copy(targets.data() + s * B * T, targets.data() + (s + 1) * B * T, y.data());
-    opt.zero_grad();
+    opt->zero_grad();
     const Var<float> loss = model.loss(x, y);
     loss.backward();
     losses(s) = loss.item();
-    if (s == 0) {
-      io::SafetensorsWriter w;
-      for (auto& [name, p] : model.named_parameters()) w.add(name, p.grad());
-      w.write_atomic((dir / "grads.safetensors").string());
-    }
-    opt.step();
+    if (s == 0) write_weights(dir / "grads.safetensors", model, true);
+    opt->step();
   }
   io::write_npy((dir / "losses.npy").string(), losses);
-  nlohmann::json j = {{"vocab_size", *cfg.vocab_size}, {"block_size", *cfg.context}, {"n_layer", cfg.n_layer},
-                      {"n_head", cfg.n_head}, {"n_embd", cfg.d_model}, {"mlp_ratio", cfg.mlp_ratio},
-                      {"bias", cfg.bias}, {"dropout", 0.0}, {"tie_weights", cfg.tie_weights},
-                      {"lr", lr}, {"weight_decay", wd}, {"betas", {beta1, beta2}}, {"eps", eps},
-                      {"decay_rule", "matrices_no_embeddings"}, {"steps", steps}};
-  std::ofstream(dir / "config.json") << j.dump(2) << "\n";
+  std::ofstream(dir / "config.json") << describe(cfg).dump(2) << "\n";
   fmt::print("parity_dump: wrote {}\n", dir.string());
   return 0;
 }

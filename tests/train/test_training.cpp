@@ -170,3 +170,30 @@ TEST_CASE("train: a run writes config, metrics, attention snapshots, checkpoint 
   CHECK(ckpt.has("optimizer.exp_avg.transformer.wte.weight"));
   CHECK(ckpt.metadata().at("tinyformer.step") == "10");
 }
+
+TEST_CASE("train: every combination of model.norm, model.mlp and model.position learns reverse to accuracy 0.99",
+          "[train][slow]") {
+  for (const char* norm : {"layernorm", "rmsnorm"})
+    for (const char* mlp : {"gelu", "swiglu"})
+      for (const char* position : {"learned", "rope"}) {
+        INFO(norm << " " << mlp << " " << position);
+        train::TrainOptions opts;
+        opts.config_path = config_path("reverse");
+        opts.overrides = {std::string("model.norm=") + norm, std::string("model.mlp=") + mlp,
+                          std::string("model.position=") + position, "logging.attention_interval=0"};
+        opts.out_dir = fresh_dir("options");
+        opts.progress = false;
+        const train::TrainResult r = train::train(opts);
+        REQUIRE(r.last_accuracy.has_value());
+        CHECK(*r.last_accuracy >= 0.99);
+        // The checkpoint says which model it holds, and a model built from that takes its weights.
+        const auto file = io::SafetensorsFile::load((fs::path(*opts.out_dir) / "checkpoint.safetensors").string());
+        const config::ModelConfig saved = train::read_model_config(file);
+        CHECK(config::to_string(saved.norm) == norm);
+        CHECK(config::to_string(saved.mlp) == mlp);
+        CHECK(config::to_string(saved.position) == position);
+        CHECK(file.has("transformer.wpe.weight") == (saved.position == config::Position::learned));
+        nn::GPT<float> reloaded(saved, 0);
+        CHECK_NOTHROW(train::load_model_weights(file, reloaded));
+      }
+}
