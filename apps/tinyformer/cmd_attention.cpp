@@ -32,10 +32,17 @@ void add_attention_command(CLI::App& app) {
       std::error_code ec;
       std::filesystem::create_directories(o->out, ec);
       if (ec) throw std::runtime_error(fmt::format("cannot create --out {}: {}", o->out, ec.message()));
-      train::write_attention_files(o->out, "attention", 0, weights, labels, "attention for the prompt");
+      train::AttentionMap map;
+      map.weights = weights;
+      map.labels = labels;
+      map.title = "attention for the prompt";
+      train::write_attention_files(o->out, "attention", map);
       io::ReportData report;
       report.title = fmt::format("attention of {}", o->checkpoint);
-      report.attention.push_back({0, labels, weights});
+      io::AttentionSnapshot snap;
+      snap.tokens = labels;
+      snap.weights = weights;
+      report.attention.push_back(snap);
       io::write_html_report((std::filesystem::path(o->out) / "report.html").string(), report);
       fmt::print("wrote {0}/attention.npy [L,H,T,T] = [{1}, {2}, {3}, {3}], {0}/attention.json, {0}/attention.png, "
                  "{0}/report.html\n",

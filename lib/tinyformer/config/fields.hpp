@@ -30,6 +30,7 @@ TF_CONFIG_ENUM(OptimizerName, sgd, adam, adamw)
 TF_CONFIG_ENUM(DecayRule, matrices_no_embeddings, matrices, all, none)
 TF_CONFIG_ENUM(ScheduleName, constant, warmup, cosine)
 TF_CONFIG_ENUM(NonFinitePolicy, stop, skip)
+TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
 
 // X(key, type, default, check, on resume, doc)
 // clang-format off
@@ -140,7 +141,10 @@ TF_CONFIG_ENUM(NonFinitePolicy, stop, skip)
   X(log_interval, std::size_t, 10, Check::at_least(1), OnResume::free,                                                 \
     "steps between log lines")                                                                                         \
   X(attention_interval, std::size_t, 100, Check::any(), OnResume::free,                                                \
-    "steps between attention snapshots; `0` = off")                                                                    \
+    "steps between attention snapshots; `0` = off (no snapshots at all)")                                              \
+  X(attention_schedule, SnapshotSchedule, SnapshotSchedule::log, Check::any(), OnResume::free,                         \
+    "`log`: also snapshot before the first step and at steps 1, 2, 5, 10, 20, 50, 100, 200, 500, ..., so the "        \
+    "report shows the pattern form; `interval`: only every `attention_interval` steps (and the last)")                 \
   X(checkpoint_interval, std::size_t, 500, Check::any(), OnResume::free,                                               \
     "steps between checkpoints; `0` = only the final one")                                                             \
   X(probe, std::string, "", Check::any(), OnResume::free,                                                              \

@@ -51,6 +51,8 @@ class DataSource {
   // One sentence: which key each answer query should attend to ("" when the data has no known pattern: text,
   // tokens).
   virtual std::string expected_pattern() const { return ""; }
+  // The expected key in a few words ("the mirrored source token"), or "".
+  virtual std::string expected_key() const { return ""; }
   // seq: an input x of shape [T]. For each query position q of x, the key position of x that the task says
   // q should attend to, or -1 (not an answer query, or no single key). Without a known pattern: all -1.
   virtual std::vector<long> expected_attention(const IndexArray& seq) const;

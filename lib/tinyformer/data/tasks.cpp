@@ -164,6 +164,17 @@ class TaskSource final : public DataSource {
     return x;
   }
 
+  std::string expected_key() const override {
+    switch (kind_) {
+      case Task::copy: return "the source token it copies";
+      case Task::reverse: return "the mirrored source token";
+      case Task::sort: return "the first source position holding the value";
+      case Task::add: return "a's digit of the same place value";
+      case Task::induction: return "the token after the earlier occurrence of the current token";
+      default: return "";
+    }
+  }
+
   std::string expected_pattern() const override {
     switch (kind_) {
       case Task::copy:

@@ -3,6 +3,7 @@
 #include "tinyformer/io/html_report.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -253,15 +254,17 @@ std::string score_table_html(const ReportData& data, const std::optional<ScoreSo
   return html;
 }
 
-// The score of head (l, h) over the steps: from the metrics rows that have scores, else from the snapshots.
+// The score of head (l, h) over the steps: from the metrics rows and the snapshots that have scores (both are
+// measured on the held-out data; the snapshots add the early steps before the first evaluation), one point a step.
 Series best_head_series(const ReportData& data, std::size_t l, std::size_t h) {
-  Series s{fmt::format("L{} H{}", l, h), "#1f77b4", {}};
+  std::map<long, double> by_step;
   auto add = [&](long step, const HeadTable& t) {
-    if (l < t.size() && h < t[l].size()) s.points.emplace_back(static_cast<double>(step), t[l][h]);
+    if (l < t.size() && h < t[l].size()) by_step.emplace(step, t[l][h]);
   };
   for (const auto& m : data.metrics) add(m.step, m.attention_score);
-  if (s.points.empty())
-    for (const auto& snap : data.attention) add(snap.step, snap.scores);
+  for (const auto& snap : data.attention) add(snap.step, snap.scores);
+  Series s{fmt::format("L{} H{}", l, h), "#1f77b4", {}};
+  for (const auto& [step, v] : by_step) s.points.emplace_back(static_cast<double>(step), v);
   return s;
 }
 

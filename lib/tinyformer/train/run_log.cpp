@@ -40,6 +40,7 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
   if (eval) {
     row["val_loss"] = eval->loss;
     if (eval->accuracy) row["accuracy"] = *eval->accuracy;
+    if (!eval->attention_score.empty()) row["attention_score"] = eval->attention_score;
   }
   run_.metrics << row.dump() << '\n' << std::flush;
   if (!progress_) return;

@@ -16,7 +16,8 @@ class RunLog {
   // Counts a step's tokens towards the next row's tokens/s.
   void count(const StepResult& s) { tokens_since_row_ += static_cast<double>(s.tokens); }
   // The row of step `done`: step, train_loss, lr, grad_norm, tokens_per_s since the last row; attention_entropy
-  // [L][H] when `attention` (per layer [B,H,T,T]) is given; val_loss and accuracy when `eval` is. Written to
+  // [L][H] when `attention` (per layer [B,H,T,T]) is given; val_loss, accuracy and attention_score [L][H] when
+  // `eval` is. Written to
   // metrics.jsonl at once, then the progress line.
   void row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
            const std::optional<EvalResult>& eval);

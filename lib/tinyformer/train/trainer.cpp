@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "tinyformer/infer/heads.hpp"
+#include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/train/run.hpp"
 #include "tinyformer/train/run_log.hpp"
 #include "tinyformer/train/run_report.hpp"
@@ -20,6 +22,47 @@ namespace tf::train {
 namespace {
 
 bool every(long done, std::size_t interval) { return interval > 0 && done % static_cast<long>(interval) == 0; }
+
+// 1, 2, 5, 10, 20, 50, 100, ...
+bool one_two_five(long step) {
+  long decade = 1;
+  while (decade * 10 <= step) decade *= 10;
+  return step == decade || step == 2 * decade || step == 5 * decade;
+}
+
+// logging.attention_interval, the last step, and with the log schedule step 0 and 1, 2, 5, 10, 20, 50, ...
+bool snapshot_due(const config::RunConfig& cfg, long done) {
+  const auto& l = cfg.logging;
+  if (l.attention_interval == 0) return false;
+  if (every(done, l.attention_interval) || done == static_cast<long>(cfg.training.steps)) return true;
+  return l.attention_schedule == config::SnapshotSchedule::log && (done == 0 || one_two_five(done));
+}
+
+// The probe's attention at step `done`, with the held-out attention_score of this step (`eval`'s, or measured now).
+void snapshot(Run& run, long done, const std::optional<EvalResult>& eval) {
+  const config::TrainingConfig& t = run.cfg.training;
+  nn::GPT<float>& model = *run.parts.model;
+  data::DataSource& data = *run.parts.data;
+  io::HeadTable scores;
+  if (eval)
+    scores = eval->attention_score;
+  else if (!data.expected_pattern().empty())
+    scores = infer::score_heads_on_data(model, data, t.batch_size, t.eval_batches).table(analysis::Pattern::expected);
+  write_attention_snapshot(run.out_dir, done, model, data, run.parts.probe, scores);
+}
+
+// heads.json: the head detector on the held-out data; for data with an expected pattern, one line on the best head.
+void report_heads(Run& run, bool progress) {
+  data::DataSource& data = *run.parts.data;
+  const auto scores = infer::score_heads_on_data(*run.parts.model, data, run.cfg.training.batch_size,
+                                                 run.cfg.training.eval_batches);
+  const std::string json = infer::heads_json(scores);
+  io::write_file_atomic((fs::path(run.out_dir) / "heads.json").string(), json.data(), json.size());
+  if (!progress || data.expected_pattern().empty()) return;
+  const analysis::BestHead best = analysis::best_head(scores.table(analysis::Pattern::expected));
+  fmt::print("tinyformer: layer {} head {} puts {:.2f} of its attention on the expected key ({})\n", best.layer,
+             best.head, best.score, data.expected_key());
+}
 
 // training.nonfinite: `stop` throws naming the step and the last good checkpoint; `skip` warns and goes on.
 void handle_nonfinite(Run& run, const StepResult& s, long done) {
@@ -55,6 +98,7 @@ TrainResult train(const TrainOptions& options) {
   TrainResult result;
   result.out_dir = run.out_dir;
   const long total = run.total_steps();
+  if (run.start_step == 0 && snapshot_due(cfg, 0)) snapshot(run, 0, std::nullopt);  // the untrained model
   for (long step = run.start_step; step < total; ++step) {
     const long done = step + 1;
     const bool last = done == total;
@@ -67,16 +111,16 @@ TrainResult train(const TrainOptions& options) {
     record(result, s, done);
     log.count(s);
     const bool eval_now = every(done, cfg.training.eval_interval) || last;
+    std::optional<EvalResult> eval;
     if (log_now || eval_now) {
-      std::optional<EvalResult> eval;
+      const auto attention = log_now ? model.attention_weights() : std::vector<Array<float>>{};
       if (eval_now) eval = evaluate(model, *run.parts.data, cfg.training.batch_size, cfg.training.eval_batches);
       if (eval) result.last_val_loss = eval->loss;
       if (eval && eval->accuracy) result.last_accuracy = eval->accuracy;
-      log.row(done, s, log_now ? model.attention_weights() : std::vector<Array<float>>{}, eval);
+      log.row(done, s, attention, eval);
     }
     model.record_attention(false);
-    if (every(done, cfg.logging.attention_interval) || (last && cfg.logging.attention_interval > 0))
-      write_attention_snapshot(run.out_dir, done, model, *run.parts.data, run.parts.probe);
+    if (snapshot_due(cfg, done)) snapshot(run, done, eval);
     const bool stop_now = options.stop && options.stop->load();
     if (every(done, cfg.logging.checkpoint_interval) || last || stop_now) run.save(done);
     if (stop_now) {
@@ -88,6 +132,7 @@ TrainResult train(const TrainOptions& options) {
     }
   }
   if (total <= run.start_step) run.save(run.start_step);
+  if (!result.interrupted) report_heads(run, options.progress);
   write_run_report(run.out_dir);
   if (options.progress) fmt::print("tinyformer: report written to {}\n", (fs::path(run.out_dir) / "report.html").string());
   return result;
