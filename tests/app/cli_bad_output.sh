@@ -43,7 +43,7 @@ expect_error "out dir holds an earlier run" 1 "$work/run already holds a run ($w
 expect_error "--resume with --overwrite" 2 "--resume excludes --overwrite (see tinyformer train --help)" \
   "$bin" train "$cfg" --out "$work/run" --resume --overwrite
 "$bin" train "$cfg" --out "$work/run" --overwrite --set training.steps=3 --set schedule.warmup_steps=0 \
-  --set logging.attention_interval=3 --quiet || fail "--overwrite"
+  --set logging.attention_interval=3 --set logging.attention_schedule=interval --quiet || fail "--overwrite"
 [ -f "$work/run/attention/step_000003.npy" ] && [ ! -e "$work/run/attention/step_000002.npy" ] \
   || fail "--overwrite kept the earlier run's attention snapshots: $(ls "$work/run/attention")"
 

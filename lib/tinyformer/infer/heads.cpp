@@ -1,6 +1,7 @@
 #include "tinyformer/infer/heads.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
@@ -17,12 +18,13 @@ void add_batch(analysis::HeadPatternAccumulator& acc, const std::vector<Array<fl
   for (std::size_t b = 0; b < B; ++b) {
     for (std::size_t l = 0; l < L; ++l)
       std::copy_n(attention[l].data() + b * H * T * T, H * T * T, one.data() + l * H * T * T);
+    if (!std::all_of(one.begin(), one.end(), [](float w) { return std::isfinite(w); })) continue;
     const IndexArray ids = xt::view(x, b);
     acc.add(one, ids, source.expected_attention(ids));
   }
 }
 
-analysis::HeadScores score_heads_on_data(nn::GPT<float>& model, data::DataSource& source, std::size_t batch_size,
+std::optional<analysis::HeadScores> score_heads_on_data(nn::GPT<float>& model, data::DataSource& source, std::size_t batch_size,
                                          std::size_t max_batches) {
   NoGradGuard no_grad;
   const bool was_training = model.training();
@@ -37,6 +39,7 @@ analysis::HeadScores score_heads_on_data(nn::GPT<float>& model, data::DataSource
   }
   model.record_attention(false);
   model.train(was_training);
+  if (acc.sequences() == 0) return std::nullopt;
   return acc.scores();
 }
 

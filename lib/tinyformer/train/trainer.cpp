@@ -47,7 +47,8 @@ void snapshot(Run& run, long done, const std::optional<EvalResult>& eval) {
   if (eval)
     scores = eval->attention_score;
   else if (!data.expected_pattern().empty())
-    scores = infer::score_heads_on_data(model, data, t.batch_size, t.eval_batches).table(analysis::Pattern::expected);
+    if (const auto heads = infer::score_heads_on_data(model, data, t.batch_size, t.eval_batches))
+      scores = heads->table(analysis::Pattern::expected);
   write_attention_snapshot(run.out_dir, done, model, data, run.parts.probe, scores);
 }
 
@@ -56,10 +57,11 @@ void report_heads(Run& run, bool progress) {
   data::DataSource& data = *run.parts.data;
   const auto scores = infer::score_heads_on_data(*run.parts.model, data, run.cfg.training.batch_size,
                                                  run.cfg.training.eval_batches);
-  const std::string json = infer::heads_json(scores);
+  if (!scores) return;  // a diverged model: no head has finite attention to score
+  const std::string json = infer::heads_json(*scores);
   io::write_file_atomic((fs::path(run.out_dir) / "heads.json").string(), json.data(), json.size());
   if (!progress || data.expected_pattern().empty()) return;
-  const analysis::BestHead best = analysis::best_head(scores.table(analysis::Pattern::expected));
+  const analysis::BestHead best = analysis::best_head(scores->table(analysis::Pattern::expected));
   fmt::print("tinyformer: layer {} head {} puts {:.2f} of its attention on the expected key ({})\n", best.layer,
              best.head, best.score, data.expected_key());
 }
