@@ -15,8 +15,20 @@ LoadedModel load_trained_model(const std::string& checkpoint_path) {
   loaded.model = std::make_unique<nn::GPT<float>>(train::read_model_config(file), 0);  // the weights are loaded next
   train::load_model_weights(file, *loaded.model);
   loaded.model->eval();
-  loaded.vocab = data::Vocabulary::deserialize(train::read_training_state(file).vocab);
+  const train::TrainingState state = train::read_training_state(file);
+  loaded.path = checkpoint_path;
+  loaded.vocab = data::Vocabulary::deserialize(state.vocab);
+  loaded.step = state.step;
+  loaded.config_yaml = state.config_yaml;
   return loaded;
+}
+
+std::unique_ptr<data::DataSource> data_of(const LoadedModel& loaded) {
+  try {
+    return data::make_data_source(config::load_config_text(loaded.config_yaml, loaded.path + " (its config)"));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(fmt::format("{}: the data it was trained on cannot be rebuilt: {}", loaded.path, e.what()));
+  }
 }
 
 std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& prompt) {

@@ -1,20 +1,29 @@
 #pragma once
 // Loading a trained model back from a checkpoint for sample/attention.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tinyformer/data/data.hpp"
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/nn/gpt.hpp"
 
 namespace tf::app {
 
 struct LoadedModel {
-  std::unique_ptr<nn::GPT<float>> model;
+  std::string path;
+  std::unique_ptr<nn::GPT<float>> model;  // in eval mode
   data::Vocabulary vocab;
+  std::int64_t step = 0;                  // optimizer steps the checkpoint had taken
+  std::string config_yaml;                // the run's resolved config (tinyformer.config)
 };
 
 LoadedModel load_trained_model(const std::string& checkpoint_path);
+
+// The run's data source, rebuilt from the checkpoint's config (its task, or its text or tokens file, which must
+// still be there). Throws naming the checkpoint when the config cannot be read or the data cannot be built.
+std::unique_ptr<data::DataSource> data_of(const LoadedModel& loaded);
 
 // Encodes a prompt with clear errors (empty prompt, characters outside the vocabulary are named by Vocabulary);
 // a prompt longer than the context keeps its last `context` tokens, with a warning on stderr (as nanoGPT crops).

@@ -4,11 +4,10 @@
 #include <fstream>
 
 #include <catch2/catch.hpp>
-#include <xtensor/xview.hpp>
 
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/io/safetensors.hpp"
-#include "tinyformer/train/attention_stats.hpp"
+#include "tinyformer/infer/heads.hpp"
 #include "tinyformer/train/checkpoint.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
@@ -44,40 +43,15 @@ Learned train_and_measure(const std::string& config) {
   const train::TrainResult r = train::train(opts);
   REQUIRE(r.last_accuracy.has_value());
 
-  // Reload the trained weights and look at the attention on the held-out set.
+  // Reload the trained weights and score the heads on the held-out set (the expected pattern's table).
   const config::RunConfig cfg = config::load_config(opts.config_path);
   train::RunSetup run = train::make_run(cfg);
   train::load_model_weights(io::SafetensorsFile::load((fs::path(*opts.out_dir) / "checkpoint.safetensors").string()),
                             *run.model);
-  run.model->eval();
-  run.model->record_attention(true);
-  const auto& batches = run.data->eval_batches(cfg.training.batch_size);
-  std::vector<std::vector<double>> mass_sum;  // [layer][head]
-  for (const auto& batch : batches) {
-    NoGradGuard no_grad;
-    run.model->forward(batch.x);
-    std::vector<std::vector<long>> expected;
-    for (std::size_t b = 0; b < batch.x.shape()[0]; ++b) {
-      IndexArray row = xt::view(batch.x, b);
-      expected.push_back(run.data->expected_attention(row));
-    }
-    const auto weights = run.model->attention_weights();
-    mass_sum.resize(weights.size());
-    for (std::size_t l = 0; l < weights.size(); ++l) {
-      const auto m = train::attention_mass_on(weights[l], expected);
-      mass_sum[l].resize(m.size(), 0.0);
-      for (std::size_t h = 0; h < m.size(); ++h) mass_sum[l][h] += m[h] / static_cast<double>(batches.size());
-    }
-  }
-  Learned out;
-  out.accuracy = *r.last_accuracy;
-  for (std::size_t l = 0; l < mass_sum.size(); ++l)
-    for (std::size_t h = 0; h < mass_sum[l].size(); ++h)
-      if (mass_sum[l][h] > out.best_mass) {
-        out.best_mass = mass_sum[l][h];
-        out.best_head = "layer " + std::to_string(l) + " head " + std::to_string(h);
-      }
-  return out;
+  const auto scores = infer::score_heads_on_data(*run.model, *run.data, cfg.training.batch_size, 1000);
+  REQUIRE(scores.has_value());
+  const analysis::BestHead best = analysis::best_head(scores->table(analysis::Pattern::expected));
+  return {*r.last_accuracy, best.score, "layer " + std::to_string(best.layer) + " head " + std::to_string(best.head)};
 }
 
 }  // namespace

@@ -242,6 +242,24 @@ std::string HeadVerdict::label() const {
   return fmt::format("{} {:.2f}", pattern_name(best), score);
 }
 
+std::vector<double> mean_entropy(const Array<float>& weights) {
+  if (weights.dimension() != 4)
+    throw std::invalid_argument(fmt::format("mean_entropy: weights must be [B,H,T,T], got {}",
+                                            shape_str(to_shape(weights.shape()))));
+  const std::size_t B = weights.shape()[0], H = weights.shape()[1], T = weights.shape()[2];
+  std::vector<double> out(H, 0.0);
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t q = 1; q < T; ++q) {
+        const float* row = weights.data() + ((b * H + h) * T + q) * T;
+        double sum = 0.0;
+        for (std::size_t j = 0; j < T; ++j) sum += row[j];
+        out[h] += row_entropy(row, T, sum);
+      }
+  for (auto& v : out) v = T > 1 ? v / static_cast<double>(B * (T - 1)) : 0.0;
+  return out;
+}
+
 std::vector<HeadVerdict> verdicts(const HeadScores& scores, double threshold) {
   if (scores.patterns.empty())
     throw std::invalid_argument("verdicts: the scores have no pattern (no sequence had a counted query)");

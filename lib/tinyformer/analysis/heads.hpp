@@ -105,6 +105,10 @@ class HeadPatternAccumulator {
 // Convenience: the scores of one sequence.
 HeadScores score_heads(const Array<float>& attention, const IndexArray& ids, const std::vector<long>& expected = {});
 
+// The mean row entropy (nats, queries q >= 1 as above) of each head of one layer's batch of weights [B,H,T,T]: [H].
+// (The trainer logs this for the batch it just trained on.) Throws std::invalid_argument for another rank.
+std::vector<double> mean_entropy(const Array<float>& weights);
+
 // A head is named after its best pattern when that pattern scores at least this; otherwise it is "diffuse".
 // 0.4 is well above what a head spread evenly over the visible keys gets for one-key patterns on sequences of
 // 4 tokens or more (the mean of 1/(q+1) over q = 1..T-1: 0.36 at T = 4, 0.21 at T = 10, 0.17 at T = 16), and

@@ -1,6 +1,10 @@
 #include "tinyformer/nn/attention.hpp"
 
 #include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <xtensor/xbuilder.hpp>
 
 #include "tinyformer/ops/ops.hpp"
 
@@ -45,7 +49,45 @@ Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
     y = causal_self_attention(qkv, n_head_, dropout_, this->training(), dropout_rng_, record_ ? &weights_ : nullptr);
   else
     y = attend_composed(qkv);
+  if (record_) head_outputs_ = y.value();
+  if (!ablated_.empty()) y = apply_ablation(y);
   return dropout(c_proj.forward(y), dropout_, this->training(), dropout_rng_);  // residual dropout
+}
+
+template <class S>
+void CausalSelfAttention<S>::ablate_head(std::size_t h, std::optional<Array<S>> replacement) {
+  const std::size_t D = d_model_ / n_head_;
+  if (h >= n_head_)
+    throw std::invalid_argument(fmt::format("ablate_head: head {} of a layer with {} heads", h, n_head_));
+  if (replacement && (replacement->dimension() != 2 || replacement->shape()[1] != D))
+    throw std::invalid_argument(fmt::format("ablate_head: the replacement must be [T,D] with D = {}, got {}", D,
+                                            shape_str(to_shape(replacement->shape()))));
+  ablated_.emplace_back(h, std::move(replacement));
+}
+
+template <class S>
+void CausalSelfAttention<S>::clear_ablation() {
+  ablated_.clear();
+}
+
+// y [B,T,C] -> y * keep + fill: keep [C] is 0 on the ablated heads' columns and 1 elsewhere; fill [T,C] holds the
+// replacements there (zeros for a zero ablation).
+template <class S>
+Var<S> CausalSelfAttention<S>::apply_ablation(const Var<S>& y) const {
+  const std::size_t T = y.size(1), C = d_model_, D = C / n_head_;
+  Array<S> keep = xt::ones<S>({C});
+  Array<S> fill = xt::zeros<S>({T, C});
+  for (const auto& [h, r] : ablated_) {
+    if (r && r->shape()[0] < T)
+      throw std::invalid_argument(fmt::format("ablation of head {}: the replacement has {} rows, the input {}", h,
+                                              r->shape()[0], T));
+    for (std::size_t d = 0; d < D; ++d) {
+      keep(h * D + d) = S(0);
+      if (r)
+        for (std::size_t t = 0; t < T; ++t) fill(t, h * D + d) = (*r)(t, d);
+    }
+  }
+  return add(mul(y, Var<S>(keep)), Var<S>(fill));
 }
 
 template class CausalSelfAttention<float>;

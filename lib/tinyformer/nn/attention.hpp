@@ -5,6 +5,10 @@
 // Two implementations of the middle step: the fused op with a hand-written backward (default, fast) and
 // the composition of primitive ops (split, reshape, permute, matmul, scale, causal_mask, softmax,
 // dropout), kept as the readable reference. Tests show the two agree.
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/nn/layers.hpp"
 
@@ -17,14 +21,23 @@ class CausalSelfAttention : public Module<S> {
   CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
   Var<S> forward(const Var<S>& x);  // x [B,T,C] -> [B,T,C]
 
-  // When on, forward() keeps the attention weights (before dropout) of its last call: [B,H,T,T].
+  // When on, forward() keeps the attention weights (before dropout) of its last call, [B,H,T,T], and the heads'
+  // outputs before c_proj, [B,T,C] (head h in columns h*D..h*D+D-1).
   void record_weights(bool on) { record_ = on; }
   const Array<S>& last_weights() const { return weights_; }
+  const Array<S>& last_head_outputs() const { return head_outputs_; }
+
+  // Head ablation, for asking whether a head matters: forward() replaces head h's output before c_proj by
+  // `replacement` [T,D] (its mean over some data, the same for every sequence), or by zeros without one.
+  // Takes effect in every later forward until clear_ablation().
+  void ablate_head(std::size_t h, std::optional<Array<S>> replacement = std::nullopt);
+  void clear_ablation();
 
   Linear<S> c_attn, c_proj;
 
  private:
   Var<S> attend_composed(const Var<S>& qkv);
+  Var<S> apply_ablation(const Var<S>& y) const;  // y [B,T,C]
 
   std::size_t d_model_, n_head_;
   S dropout_;
@@ -32,7 +45,8 @@ class CausalSelfAttention : public Module<S> {
   config::AttentionImpl impl_;
   bool rope_;  // model.position: rope
   bool record_ = false;
-  Array<S> weights_;
+  Array<S> weights_, head_outputs_;
+  std::vector<std::pair<std::size_t, std::optional<Array<S>>>> ablated_;  // (head, replacement [T,D] or zeros)
 };
 
 extern template class CausalSelfAttention<float>;

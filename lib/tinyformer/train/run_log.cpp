@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tinyformer/train/attention_stats.hpp"
+#include "tinyformer/analysis/heads.hpp"
 
 namespace tf::train {
 
@@ -24,7 +24,7 @@ RunLog::RunLog(Run& run, bool progress)
     : run_(run), progress_(progress), tty_(progress && isatty(STDOUT_FILENO)), t0_(Clock::now()), t_row_(t0_) {}
 
 void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
-                 const std::optional<EvalResult>& eval) {
+                 const std::optional<infer::EvalResult>& eval) {
   nlohmann::json row = {{"step", done}, {"train_loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}};
   const auto now = Clock::now();
   const double secs = std::chrono::duration<double>(now - t_row_).count();
@@ -34,7 +34,7 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
   tokens_since_row_ = 0;
   if (!attention.empty()) {
     nlohmann::json entropy = nlohmann::json::array();
-    for (const auto& w : attention) entropy.push_back(attention_entropy(w));
+    for (const auto& w : attention) entropy.push_back(analysis::mean_entropy(w));
     row["attention_entropy"] = entropy;
   }
   if (eval) {

@@ -20,7 +20,7 @@ class RunLog {
   // `eval` is. Written to
   // metrics.jsonl at once, then the progress line.
   void row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
-           const std::optional<EvalResult>& eval);
+           const std::optional<infer::EvalResult>& eval);
 
  private:
   using Clock = std::chrono::steady_clock;

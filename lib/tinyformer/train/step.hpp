@@ -1,10 +1,11 @@
 #pragma once
-// One training step and one evaluation, the two things the loop repeats.
+// One training step, the thing the loop repeats (the evaluation is infer::evaluate).
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tinyformer/infer/evaluate.hpp"
 #include "tinyformer/train/run.hpp"
 
 namespace tf::train {
@@ -25,17 +26,5 @@ struct StepResult {
 // and, when loss and gradients are finite, applies the optimizer. With `record_attention` the model keeps this
 // step's attention weights (for the logged entropy).
 StepResult train_step(Run& run, long step, bool record_attention);
-
-struct EvalResult {
-  double loss = 0;
-  std::optional<double> accuracy;  // exact-match, for the synthetic tasks
-  // [L][H] for data with an expected pattern: the fraction of each head's attention that the answer queries of the
-  // held-out batches put on their expected key (analysis::Pattern::expected); empty otherwise.
-  std::vector<std::vector<double>> attention_score;
-};
-
-// Mean loss over the first `max_batches` held-out batches of size `batch_size` (no grad, eval mode), and the
-// heads' attention_score in the same pass.
-EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t batch_size, std::size_t max_batches);
 
 }  // namespace tf::train

@@ -39,7 +39,7 @@ bool snapshot_due(const config::RunConfig& cfg, long done) {
 }
 
 // The probe's attention at step `done`, with the held-out attention_score of this step (`eval`'s, or measured now).
-void snapshot(Run& run, long done, const std::optional<EvalResult>& eval) {
+void snapshot(Run& run, long done, const std::optional<infer::EvalResult>& eval) {
   const config::TrainingConfig& t = run.cfg.training;
   nn::GPT<float>& model = *run.parts.model;
   data::DataSource& data = *run.parts.data;
@@ -113,10 +113,10 @@ TrainResult train(const TrainOptions& options) {
     record(result, s, done);
     log.count(s);
     const bool eval_now = every(done, cfg.training.eval_interval) || last;
-    std::optional<EvalResult> eval;
+    std::optional<infer::EvalResult> eval;
     if (log_now || eval_now) {
       const auto attention = log_now ? model.attention_weights() : std::vector<Array<float>>{};
-      if (eval_now) eval = evaluate(model, *run.parts.data, cfg.training.batch_size, cfg.training.eval_batches);
+      if (eval_now) eval = infer::evaluate(model, *run.parts.data, cfg.training.batch_size, cfg.training.eval_batches);
       if (eval) result.last_val_loss = eval->loss;
       if (eval && eval->accuracy) result.last_accuracy = eval->accuracy;
       log.row(done, s, attention, eval);
