@@ -31,7 +31,7 @@ std::unique_ptr<data::DataSource> data_of(const LoadedModel& loaded) {
   }
 }
 
-std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& prompt) {
+std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& prompt, bool* cropped) {
   if (prompt.empty()) throw std::invalid_argument("--prompt is empty; give at least one token");
   std::vector<Index> ids;
   try {
@@ -41,6 +41,7 @@ std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& p
   }
   if (ids.empty()) throw std::invalid_argument("--prompt has no tokens; give at least one");
   const std::size_t context = loaded.model->context();
+  if (cropped) *cropped = ids.size() > context;
   if (ids.size() > context) {
     fmt::print(stderr, "tinyformer: warning: the prompt has {} tokens, the context is {}: keeping the last {}\n",
                ids.size(), context, context);

@@ -26,7 +26,8 @@ LoadedModel load_trained_model(const std::string& checkpoint_path);
 std::unique_ptr<data::DataSource> data_of(const LoadedModel& loaded);
 
 // Encodes a prompt with clear errors (empty prompt, characters outside the vocabulary are named by Vocabulary);
-// a prompt longer than the context keeps its last `context` tokens, with a warning on stderr (as nanoGPT crops).
-std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& prompt);
+// a prompt longer than the context keeps its last `context` tokens, with a warning on stderr (as nanoGPT crops), and
+// sets *cropped.
+std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& prompt, bool* cropped = nullptr);
 
 }  // namespace tf::app

@@ -51,4 +51,25 @@ PY
 "$bin" heads "$work/reverse/checkpoint.safetensors" --ablate --ablate-mode mean > "$work/ablate_mean.txt" \
   || fail "heads --ablate --ablate-mode mean"
 grep -q "ablation (mean" "$work/ablate_mean.txt" || fail "mean ablation not reported"
+# attention for a prompt: the checkpoint's step, its config, expected keys and scores when the prompt fits the task;
+# a prompt of another shape is accepted with a one-line warning saying what was trained, and gets no expected keys
+"$bin" attention "$work/reverse/checkpoint.safetensors" --prompt "12345678|8765" --out "$work/maps" 2> "$work/att_err.txt" \
+  || fail "attention"
+[ ! -s "$work/att_err.txt" ] || fail "attention warned about a prompt of the trained shape: $(cat "$work/att_err.txt")"
+"$py" - "$work/maps/attention.json" "$work/maps/report.html" <<'PY' || fail "attention files lack the step, expected keys or scores"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["step"] == 400, j["step"]
+assert j["expected"][8:] == [7, 6, 5, 4, 3], j["expected"]
+assert len(j["attention_score"]) == 2 and max(j["attention_score"][0]) >= 0.8
+html = open(sys.argv[2]).read()
+assert "(step 400)" in html and "task: reverse" in html and "No metrics were logged" not in html
+assert "chart-loss" not in html  # no training curves without metrics
+PY
+"$bin" attention "$work/reverse/checkpoint.safetensors" --prompt "1234|" --out "$work/maps_short" 2> "$work/att_err.txt" \
+  || fail "attention with a short prompt"
+[ "$(wc -l < "$work/att_err.txt")" -eq 1 ] && grep -q "warning: the model was trained on 8 symbols | the same 8 symbols reversed (T = 16); the prompt has '|' at position 4" "$work/att_err.txt" \
+  || fail "a prompt of another shape: $(cat "$work/att_err.txt")"
+"$py" -c "import json,sys; j=json.load(open(sys.argv[1])); assert 'expected' not in j" "$work/maps_short/attention.json" \
+  || fail "expected keys drawn for a prompt of another shape"
 echo "cli_heads: ok"

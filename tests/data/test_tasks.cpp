@@ -383,3 +383,21 @@ TEST_CASE("data: a perfect predictor of the task reaches exact-match accuracy 1 
     CHECK(acc.exact() == 1.0);
   }
 }
+
+TEST_CASE("data: a prompt of another shape than the task's sequences is named, a prefix of one is not", "[data]") {
+  auto reverse = make_data_source(task_spec("reverse", 8, 10));
+  const Vocabulary& v = reverse->vocab();
+  CHECK(reverse->prompt_mismatch(v.encode("12345678|87")).empty());
+  CHECK(reverse->prompt_mismatch(v.encode("1234")).empty());
+  CHECK(reverse->prompt_mismatch(v.encode("1234|")) ==
+        "the model was trained on 8 symbols | the same 8 symbols reversed (T = 16); the prompt has '|' at position 4");
+  CHECK_THAT(reverse->prompt_mismatch(v.encode("12345678|87654321")), Catch::Contains("the prompt has 17 tokens"));
+  auto add = make_data_source(task_spec("add"));
+  CHECK(add->prompt_mismatch(add->vocab().encode("123+456=")).empty());
+  CHECK_THAT(add->prompt_mismatch(add->vocab().encode("12+3456=")), Catch::Contains("'+' at position 2"));
+  // expected keys of a prefix: the answer queries it holds
+  IndexArray prefix = IndexArray::from_shape({11});
+  const auto ids = v.encode("12345678|87");
+  std::copy(ids.begin(), ids.end(), prefix.begin());
+  CHECK(reverse->expected_attention(prefix) == std::vector<long>{-1, -1, -1, -1, -1, -1, -1, -1, 7, 6, 5});
+}

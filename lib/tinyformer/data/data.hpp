@@ -53,9 +53,14 @@ class DataSource {
   virtual std::string expected_pattern() const { return ""; }
   // The expected key in a few words ("the mirrored source token"), or "".
   virtual std::string expected_key() const { return ""; }
-  // seq: an input x of shape [T]. For each query position q of x, the key position of x that the task says
-  // q should attend to, or -1 (not an answer query, or no single key). Without a known pattern: all -1.
+  // seq: an input x of shape [T], or a prompt that is a prefix of one. For each query position q of seq, the key
+  // position that the task says q should attend to, or -1 (not an answer query, or no single key). Without a known
+  // pattern: all -1.
   virtual std::vector<long> expected_attention(const IndexArray& seq) const;
+  // "" when a prompt has the shape of the start of a training sequence (synthetic tasks: symbols and separators
+  // where the task puts them, at most T tokens); otherwise one sentence saying what was trained and where the
+  // prompt differs. Text and tokens: always "".
+  virtual std::string prompt_mismatch(const std::vector<Index>& ids) const;
 };
 
 // The source the run config asks for: data.* with model.context, model.vocab_size (tokens) and training.seed (the

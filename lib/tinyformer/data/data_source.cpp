@@ -43,6 +43,8 @@ std::vector<long> DataSource::expected_attention(const IndexArray& seq) const {
   return std::vector<long>(seq.size(), -1);
 }
 
+std::string DataSource::prompt_mismatch(const std::vector<Index>&) const { return ""; }
+
 Accuracy& Accuracy::operator+=(const Accuracy& o) {
   correct_sequences += o.correct_sequences;
   sequences += o.sequences;

@@ -136,25 +136,28 @@ class TaskSource final : public DataSource {
     return it->second;
   }
 
-  std::string describe() const override {
-    std::string layout;
+  // The sequences in words: "8 symbols | the same 8 symbols reversed".
+  std::string layout() const {
     switch (kind_) {
-      case Task::copy: layout = fmt::format("{} symbols | the same {} symbols", n_, n_); break;
-      case Task::reverse: layout = fmt::format("{} symbols | the same {} symbols reversed", n_, n_); break;
-      case Task::sort: layout = fmt::format("{} symbols | the same {} symbols sorted", n_, n_); break;
-      case Task::induction: layout = fmt::format("{} symbols then the same {} symbols again", n_, n_); break;
+      case Task::copy: return fmt::format("{} symbols | the same {} symbols", n_, n_);
+      case Task::reverse: return fmt::format("{} symbols | the same {} symbols reversed", n_, n_);
+      case Task::sort: return fmt::format("{} symbols | the same {} symbols sorted", n_, n_);
+      case Task::induction: return fmt::format("{} symbols then the same {} symbols again", n_, n_);
       case Task::add:
-        layout = fmt::format("a + b = c with {}-digit a, b and c = a+b written as {} digits, least significant first",
-                             d_, d_ + 1);
-        break;
+        return fmt::format("a + b = c with {}-digit a, b and c = a+b written as {} digits, least significant first", d_,
+                           d_ + 1);
+      default: return "";
     }
+  }
+
+  std::string describe() const override {
     const std::string symbols =
         kind_ == Task::add ? std::string("digits 0-9") : fmt::format("alphabet of {} symbols", alphabet_);
     const std::string held_out =
         disjoint_ ? fmt::format("{} held-out sequences, never drawn for training", eval_size_)
                   : fmt::format("{} held-out sequences, which overlap training (only {} distinct sources)",
                                 eval_size_, space_);
-    return fmt::format("task '{}': {} ({}); T = {}, V = {}, {} answer tokens scored; {}", config::to_string(kind_), layout,
+    return fmt::format("task '{}': {} ({}); T = {}, V = {}, {} answer tokens scored; {}", config::to_string(kind_), layout(),
                        symbols, L_ - 1, vocab_.size(), answer_len_, held_out);
   }
 
@@ -200,17 +203,32 @@ class TaskSource final : public DataSource {
     return "";
   }
 
+  std::string prompt_mismatch(const std::vector<Index>& ids) const override {
+    const std::size_t T = L_ - 1;
+    std::size_t bad = ids.size();  // the first position whose token is not the kind the format has there
+    for (std::size_t i = 0; i < ids.size() && bad == ids.size(); ++i) {
+      const Index sep = separator_at(i);
+      if (sep >= 0 ? ids[i] != sep : is_separator(ids[i])) bad = i;
+    }
+    if (ids.size() <= T && bad == ids.size()) return "";
+    const std::string trained = fmt::format("the model was trained on {} (T = {})", layout(), T);
+    if (ids.size() > T) return fmt::format("{}; the prompt has {} tokens", trained, ids.size());
+    return fmt::format("{}; the prompt has '{}' at position {}", trained, vocab_.token(ids[bad]), bad);
+  }
+
   std::vector<long> expected_attention(const IndexArray& seq) const override {
     const std::size_t T = L_ - 1;
-    if (seq.dimension() != 1 || seq.size() != T)
-      throw std::invalid_argument(fmt::format("task '{}': expected_attention needs one input sequence of shape [{}], "
-                                              "got {}", config::to_string(kind_), T, shape_str(to_shape(seq.shape()))));
-    for (std::size_t i = 0; i < T; ++i)
+    if (seq.dimension() != 1 || seq.size() > T || seq.size() == 0)
+      throw std::invalid_argument(fmt::format("task '{}': expected_attention needs one input sequence of at most {} "
+                                              "tokens, got {}", config::to_string(kind_), T,
+                                              shape_str(to_shape(seq.shape()))));
+    for (std::size_t i = 0; i < seq.size(); ++i)
       if (seq(i) < 0 || static_cast<std::size_t>(seq(i)) >= vocab_.size())
         throw std::invalid_argument(fmt::format("task '{}': expected_attention: token id {} at position {} is not "
                                                 "in [0, {})", config::to_string(kind_), seq(i), i, vocab_.size()));
-    std::vector<long> expected(T, -1);
+    std::vector<long> expected(seq.size(), -1);
     const std::size_t q0 = first_answer_query();
+    if (seq.size() <= q0) return expected;  // a prompt that stops before the answer has no answer queries
     std::vector<Index> sorted;
     if (kind_ == Task::sort) {
       sorted.assign(seq.begin(), seq.begin() + static_cast<long>(n_));
@@ -231,12 +249,19 @@ class TaskSource final : public DataSource {
         case Task::add: key = k < d_ ? static_cast<long>(d_ - 1 - k) : -1; break;
         case Task::induction: key = static_cast<long>(q0 + k) - static_cast<long>(n_) + 1; break;
       }
-      expected[q0 + k] = key;
+      if (q0 + k < seq.size()) expected[q0 + k] = key;
     }
     return expected;
   }
 
  private:
+  // The separator the format has at position i of a sequence ('|', '+', '='), or -1 for a symbol there.
+  Index separator_at(std::size_t i) const {
+    if (kind_ == Task::add) return i == d_ ? plus_ : i == 2 * d_ + 1 ? equals_ : Index(-1);
+    return kind_ != Task::induction && i == n_ ? sep_ : Index(-1);
+  }
+  bool is_separator(Index id) const { return id >= 0 && (id == sep_ || id == plus_ || id == equals_); }
+
   // Query position of x that predicts answer token 0.
   std::size_t first_answer_query() const { return L_ - answer_len_ - 1; }
   bool scored(std::size_t q) const { return q >= first_answer_query(); }

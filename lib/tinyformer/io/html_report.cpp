@@ -277,8 +277,8 @@ std::string heads_html(const ReportData& data, const StepAxis& axis) {
             html_escape(data.expected_pattern) + "</p>\n";
   if (scores || !data.head_roles.empty()) html += score_table_html(data, scores);
   const auto best = scores ? best_of(scores->table) : std::nullopt;
-  if (best) {
-    const Series s = best_head_series(data, best->first, best->second);
+  const Series s = best ? best_head_series(data, best->first, best->second) : Series{};
+  if (s.points.size() >= 2) {  // a chart over steps needs at least two of them
     html += "<div class=\"charts\">" +
             report::svg_line_chart("chart-best-score",
                                    fmt::format("Expected-pattern score of {} (best head)", s.name), {s}, axis, false) +

@@ -11,8 +11,8 @@
 //    points also mark every point.
 //  - "Heads" (per-head scores or roles given): the expected pattern in one sentence, a table layer x head of the
 //    expected-pattern scores (the latest MetricsRow::attention_score, else the latest AttentionSnapshot::scores) with
-//    the best head highlighted and each head's role under its score, and a chart of the best head's score over the
-//    steps, on the same step axis as the loss chart (placed at the same left edge, so it sits right under it).
+//    the best head highlighted and each head's role under its score, and (given scores at two steps or more) a chart
+//    of the best head's score over the steps, on the same step axis as the loss chart (placed at the same left edge, so it sits right under it).
 //  - "Attention maps" (snapshots given): every layer x head as a T x T heatmap with token labels on both axes
 //    (every k-th token when rows are too dense for a label each; spaces shown as U+2423, newline "\n", tab "\t",
 //    other control characters "\xNN"), the expected key of each query outlined in orange when the snapshot has
