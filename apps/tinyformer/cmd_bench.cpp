@@ -14,6 +14,8 @@ void add_bench_command(CLI::App& app) {
     std::size_t steps = 20, warmup = 3;
     bool gemm = false;
     bool profile = false;
+    bool sample = false;
+    std::size_t new_tokens = 256;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape");
@@ -23,6 +25,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
   cmd->add_flag("--gemm", o->gemm, "Print the measured SGEMM GFLOP/s at 1 and 2 threads instead");
+  cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
+  cmd->add_option("--new-tokens", o->new_tokens, "Tokens to sample with --sample")->capture_default_str()->check(whole_number(1));
   cmd->callback([o] {
     select_action([o] {
       if (o->gemm) {
@@ -36,6 +40,11 @@ void add_bench_command(CLI::App& app) {
       else
         shapes.push_back(bench::bench_shape(o->shape));
       for (const auto& s : shapes) {
+        if (o->sample) {
+          fmt::print("{}\n", bench::to_json_line(bench::bench_sampling(s, o->threads, o->new_tokens)));
+          std::fflush(stdout);
+          continue;
+        }
         const bench::BenchResult r = bench::bench_training(s, o->threads, o->steps, o->warmup, o->profile);
         fmt::print("{}\n", bench::to_json_line(r));
         if (o->profile) fmt::print("{}\n", bench::profile_table(r, o->steps));

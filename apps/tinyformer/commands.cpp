@@ -1,5 +1,8 @@
 #include "commands.hpp"
 
+#include <cmath>
+#include <cstdlib>
+
 #include <CLI/CLI.hpp>
 
 namespace tf::app {
@@ -20,6 +23,18 @@ CLI::Validator whole_number(std::size_t min) {
         return {};
       },
       "INT>=" + std::to_string(min));
+}
+
+CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0)
+          return "must be a number >= 0, got '" + text + "'";
+        return {};
+      },
+      "REAL>=0");
 }
 
 void select_action(std::function<int()> action) { selected() = std::move(action); }

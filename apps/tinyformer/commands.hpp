@@ -23,6 +23,8 @@ void add_heads_command(CLI::App& app);
 // Option checks with one-line messages: "--tokens: must be a whole number >= 0, got '-3'" (CLI11's own number
 // validators would otherwise let "-3" wrap around in an unsigned option, or print the range's limits in full).
 CLI::Validator whole_number(std::size_t min);
+// A finite real number >= 0: "--temperature: must be a number >= 0, got '-1'".
+CLI::Validator non_negative_number();
 
 // Called by a subcommand's callback with what it should do; run_selected() runs it and returns its exit code.
 void select_action(std::function<int()> action);

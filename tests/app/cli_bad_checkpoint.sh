@@ -83,6 +83,6 @@ grep -q "keeping the last 16" "$work/err.txt" || fail "no crop warning"
 [ "${#out}" -eq 19 ] || fail "sample printed '$out', expected the last 16 prompt characters + 3"
 expect_error "negative --tokens" 2 "--tokens: must be a whole number >= 0, got '-3' (see tinyformer sample --help)" \
   "$bin" sample "$good" --prompt 12 --tokens -3
-expect_error "temperature 0" 1 "temperature must be > 0, got 0 (use --top-k 1 for greedy)" \
-  "$bin" sample "$good" --prompt 12 --temperature 0
+expect_error "negative temperature" 2 "--temperature: must be a number >= 0, got '-1' (see tinyformer sample --help)" \
+  "$bin" sample "$good" --prompt 12 --temperature -1
 echo "PASS: damaged and mismatching checkpoints and bad prompts refused; nothing written or changed"

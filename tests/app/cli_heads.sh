@@ -72,4 +72,13 @@ PY
   || fail "a prompt of another shape: $(cat "$work/att_err.txt")"
 "$py" -c "import json,sys; j=json.load(open(sys.argv[1])); assert 'expected' not in j" "$work/maps_short/attention.json" \
   || fail "expected keys drawn for a prompt of another shape"
+# sampling a task checkpoint: by default the sequence is completed to its answer's end; temperature 0 is greedy;
+# the KV cache writes what the full recomputation writes
+out=$("$bin" sample "$work/reverse/checkpoint.safetensors" --prompt "12345678|" --temperature 0) || fail "sample --temperature 0"
+[ "$out" = "12345678|87654321" ] || fail "sample wrote '$out', expected the reversed source and nothing more"
+out_nc=$("$bin" sample "$work/reverse/checkpoint.safetensors" --prompt "12345678|" --temperature 0 --no-cache) \
+  || fail "sample --no-cache"
+[ "$out_nc" = "$out" ] || fail "sample --no-cache wrote '$out_nc', with the cache '$out'"
+out=$("$bin" sample "$work/reverse/checkpoint.safetensors" --prompt "12345678|876" --temperature 0) || fail "sample"
+[ "$out" = "12345678|87654321" ] || fail "sample of a started answer wrote '$out'"
 echo "cli_heads: ok"

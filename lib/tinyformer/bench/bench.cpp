@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tinyformer/infer/sample.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/optim/adam.hpp"
 #include "tinyformer/optim/param_groups.hpp"
@@ -124,6 +125,48 @@ std::string profile_table(const BenchResult& r, std::size_t steps) {
     out += fmt::format("{:<26} {:>7.0f} {:>11.3f} {:>11.3f} {:>6.1f}%\n", t.name, static_cast<double>(t.calls) / n,
                        t.forward_ms / n, t.backward_ms / n, 100.0 * (t.forward_ms + t.backward_ms) / total);
   return out;
+}
+
+SampleBenchResult bench_sampling(const BenchShape& shape, int threads, std::size_t new_tokens) {
+  set_num_threads(threads);
+  config::ModelConfig cfg;
+  cfg.vocab_size = shape.vocab;
+  cfg.context = shape.context;
+  cfg.d_model = shape.d_model;
+  cfg.n_head = shape.heads;
+  cfg.n_layer = shape.layers;
+  nn::GPT<float> model(cfg, 1);
+  SampleBenchResult r{shape.name, threads, new_tokens};
+  std::vector<Index> tokens[2];
+  {  // untimed: the first products allocate BLAS's buffers and fault in fresh pages
+    infer::SampleOptions warmup;
+    warmup.new_tokens = 8;
+    Rng rng(3);
+    infer::generate(model, {0}, warmup, rng);
+  }
+  for (int cached = 1; cached >= 0; --cached) {
+    infer::SampleOptions options;
+    options.new_tokens = new_tokens;
+    options.use_cache = cached == 1;
+    Rng rng(3);
+    const auto t0 = Clock::now();
+    tokens[cached] = infer::generate(model, {0}, options, rng);
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    (cached ? r.cached_tokens_per_s : r.uncached_tokens_per_s) = static_cast<double>(new_tokens) / secs;
+  }
+  r.identical = tokens[0] == tokens[1];
+  return r;
+}
+
+std::string to_json_line(const SampleBenchResult& r) {
+  nlohmann::json j = {{"shape", r.shape},
+                      {"threads", r.threads},
+                      {"new_tokens", r.new_tokens},
+                      {"cached_tokens_per_s", std::round(r.cached_tokens_per_s * 10) / 10},
+                      {"uncached_tokens_per_s", std::round(r.uncached_tokens_per_s * 10) / 10},
+                      {"speedup", std::round(r.cached_tokens_per_s / r.uncached_tokens_per_s * 100) / 100},
+                      {"identical_tokens", r.identical}};
+  return j.dump();
 }
 
 double measure_sgemm_gflops(int threads) {

@@ -36,6 +36,18 @@ std::string to_json_line(const BenchResult& r);
 // A table of the profile: op, calls per step, forward and backward ms per step, share of the step.
 std::string profile_table(const BenchResult& r, std::size_t steps);
 
+// Sampling speed: `new_tokens` tokens from a 1-token prompt with a randomly initialised GPT of the shape, with the
+// KV cache and without it (the whole sequence recomputed per token), at temperature 1 from the same seed.
+struct SampleBenchResult {
+  std::string shape;
+  int threads = 1;
+  std::size_t new_tokens = 0;
+  double cached_tokens_per_s = 0, uncached_tokens_per_s = 0;
+  bool identical = false;  // both produced the same tokens
+};
+SampleBenchResult bench_sampling(const BenchShape& shape, int threads, std::size_t new_tokens);
+std::string to_json_line(const SampleBenchResult& r);
+
 // Median SGEMM GFLOP/s on transformer-shaped products ([4096,256] x [256,768] and 1024^3) with `threads` BLAS threads.
 double measure_sgemm_gflops(int threads);
 

@@ -44,6 +44,8 @@ class DataSource {
   virtual const std::vector<Batch>& eval_batches(std::size_t B) = 0;
   // True for the synthetic tasks, whose answers have one right value (report exact-match accuracy).
   virtual bool is_task() const = 0;
+  // The synthetic tasks: the number of answer tokens at the end of each sequence (0 for text and tokens).
+  virtual std::size_t answer_length() const { return 0; }
   // One line for the log: task, sizes, split.
   virtual std::string describe() const = 0;
   // [T] a default input for attention maps.

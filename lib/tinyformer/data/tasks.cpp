@@ -112,6 +112,7 @@ class TaskSource final : public DataSource {
   const Vocabulary& vocab() const override { return vocab_; }
   std::size_t seq_len() const override { return L_ - 1; }
   bool is_task() const override { return true; }
+  std::size_t answer_length() const override { return answer_len_; }
 
   Batch train_batch(std::size_t B, Rng& rng) override {
     check_batch_size(B, "train_batch");

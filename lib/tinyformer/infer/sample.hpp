@@ -1,7 +1,10 @@
 #pragma once
-// Autoregressive sampling from a GPT, as nanoGPT's generate(): the context is cropped to the last
-// block_size tokens, logits of the last position are divided by the temperature, optionally restricted
-// to the top k, and a token is drawn from the softmax with the seeded generator. Nothing is recorded.
+// Autoregressive sampling from a GPT, as nanoGPT's generate(): the logits of the last position are divided by the
+// temperature, optionally restricted to the top k, and a token is drawn from the softmax with the seeded generator;
+// temperature 0 takes the most likely token (the first on ties). Nothing is recorded for backward.
+// With the KV cache (the default) each new token costs one position's forward: the keys and values of earlier
+// positions are kept (nn::KVCache). Without it every token recomputes the whole (cropped) sequence, as nanoGPT does.
+// Past the context, both keep the last `context` tokens (nanoGPT's crop): the cache is rebuilt from them each step.
 #include <vector>
 
 #include "tinyformer/nn/gpt.hpp"
@@ -10,8 +13,9 @@ namespace tf::infer {
 
 struct SampleOptions {
   std::size_t new_tokens = 32;
-  double temperature = 1.0;  // > 0; 0 is not allowed (use top_k = 1 for greedy decoding)
+  double temperature = 1.0;  // >= 0; 0 = greedy
   std::size_t top_k = 0;     // 0 = no restriction
+  bool use_cache = true;     // false: recompute the whole sequence for every token
 };
 
 // prompt: token ids (at least one). Returns prompt + new_tokens ids.
@@ -21,5 +25,9 @@ std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& pro
 // The next-token distribution (probabilities over V) from the last position's logits [V], at the given
 // temperature (> 0) and top_k (0 = all).
 std::vector<double> next_token_probs(const Array<float>& last_logits, double temperature, std::size_t top_k);
+
+// The token drawn from last_logits [V]: argmax at temperature 0, else an inverse-CDF draw from next_token_probs
+// with one rng.uniform().
+Index choose_token(const Array<float>& last_logits, const SampleOptions& options, Rng& rng);
 
 }  // namespace tf::infer

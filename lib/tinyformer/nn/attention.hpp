@@ -14,12 +14,26 @@
 
 namespace tf::nn {
 
+// The keys and values of the positions a decoder has seen, for one layer: k and v [H, capacity, D] (the rotated
+// keys with rope), the first `length` positions filled.
+template <class S>
+struct KVCache {
+  Array<S> k, v;
+  std::size_t length = 0;
+};
+
 template <class S>
 class CausalSelfAttention : public Module<S> {
  public:
   // Uses d_model, n_head, bias, dropout, init, attention (fused or composed) and position of `cfg`.
   CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
   Var<S> forward(const Var<S>& x);  // x [B,T,C] -> [B,T,C]
+  // Decoding with a cache (no grad, eval mode: no dropout, no ablation): x [1,n,C] holds positions cache.length ..
+  // cache.length + n - 1; their keys and values are appended to the cache (capacity permitting: std::length_error
+  // otherwise) and each new query attends to every cached position up to its own. The maths of forward(), computed
+  // for the new rows only.
+  Var<S> forward_cached(const Var<S>& x, KVCache<S>& cache);
+  KVCache<S> make_cache(std::size_t capacity) const;
 
   // When on, forward() keeps the attention weights (before dropout) of its last call, [B,H,T,T], and the heads'
   // outputs before c_proj, [B,T,C] (head h in columns h*D..h*D+D-1).

@@ -53,6 +53,12 @@ Var<S> Block<S>::forward(const Var<S>& x) {
 }
 
 template <class S>
+Var<S> Block<S>::forward_cached(const Var<S>& x, KVCache<S>& cache) {
+  const Var<S> h = add(x, attn.forward_cached(ln_1.forward(x), cache));
+  return add(h, mlp.forward(ln_2.forward(h)));
+}
+
+template <class S>
 GPT<S>::Trunk::Trunk(const config::ModelConfig& cfg, Rng& rng)
     : wte(*cfg.vocab_size, cfg.d_model, rng), ln_f(cfg) {
   this->register_module("wte", wte);
@@ -113,6 +119,34 @@ Var<S> GPT<S>::forward(const IndexArray& ids) {
   x = transformer_->ln_f.forward(x);
   if (lm_head_) return lm_head_->forward(x);
   return matmul(x, transformer_->wte.weight(), false, true);  // tied: [B,T,C] x [V,C]^T
+}
+
+template <class S>
+std::vector<KVCache<S>> GPT<S>::make_cache() const {
+  std::vector<KVCache<S>> cache;
+  for (const auto& block : blocks_) cache.push_back(block->attn.make_cache(context()));
+  return cache;
+}
+
+template <class S>
+Var<S> GPT<S>::forward_cached(const IndexArray& ids, std::vector<KVCache<S>>& cache) {
+  if (ids.dimension() != 2 || ids.shape()[0] != 1 || cache.size() != blocks_.size())
+    throw std::invalid_argument(fmt::format("GPT::forward_cached: token ids must be [1,n] and the cache one per layer, "
+                                            "got ids {} and {} caches", shape_str(to_shape(ids.shape())), cache.size()));
+  const std::size_t n = ids.shape()[1], p0 = cache.front().length;
+  if (p0 + n > context())
+    throw std::length_error(fmt::format("GPT::forward_cached: positions {}..{} pass the context length {}", p0,
+                                        p0 + n - 1, context()));
+  Var<S> x = transformer_->wte.forward(ids);  // [1,n,C]
+  if (transformer_->wpe) {
+    IndexArray positions = IndexArray::from_shape({n});
+    for (std::size_t t = 0; t < n; ++t) positions(t) = static_cast<Index>(p0 + t);
+    x = add(x, transformer_->wpe->forward(positions));
+  }
+  for (std::size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward_cached(x, cache[l]);
+  x = transformer_->ln_f.forward(x);
+  if (lm_head_) return lm_head_->forward(x);
+  return matmul(x, transformer_->wte.weight(), false, true);
 }
 
 template <class S>

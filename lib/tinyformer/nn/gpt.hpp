@@ -38,6 +38,7 @@ class Block : public Module<S> {
  public:
   Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
   Var<S> forward(const Var<S>& x);  // [B,T,C] -> [B,T,C]
+  Var<S> forward_cached(const Var<S>& x, KVCache<S>& cache);  // [1,n,C] -> [1,n,C], see CausalSelfAttention
   Norm<S> ln_1;
   CausalSelfAttention<S> attn;
   Norm<S> ln_2;
@@ -56,6 +57,13 @@ class GPT : public Module<S> {
   Var<S> forward(const IndexArray& ids);
   // Mean cross-entropy of the next-token logits against targets [B,T] (entries -1 are ignored).
   Var<S> loss(const IndexArray& ids, const IndexArray& targets);
+
+  // Decoding with a cache of keys and values (a KV cache), for sampling: one KVCache per layer, room for the whole
+  // context. forward_cached(ids [1,n], cache) gives the logits [1,n,V] of the n tokens that follow the cached
+  // positions, which it adds to the cache; in eval mode and without grad it equals the last n rows of forward() on
+  // the whole sequence (up to rounding). std::length_error when the positions would pass the context.
+  std::vector<KVCache<S>> make_cache() const;
+  Var<S> forward_cached(const IndexArray& ids, std::vector<KVCache<S>>& cache);
 
   const config::ModelConfig& config() const { return cfg_; }
   std::size_t vocab_size() const { return *cfg_.vocab_size; }

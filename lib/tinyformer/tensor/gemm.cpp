@@ -12,8 +12,19 @@ namespace {
 
 int as_int(std::size_t v) { return static_cast<int>(v); }
 
+// One row of C (m == 1: decoding one token) is a matrix-vector product: GEMM would pack all of op(B) for it.
+//   c [1,n] = alpha a [1,k] op(B) + beta c   ==   c^T = alpha op(B)^T a^T + beta c^T
+// a's k values are a row (stride 1) or, transposed, a column (stride lda).
 void call_blas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::size_t lda, const float* b,
                std::size_t ldb, float beta, float* c, std::size_t ldc) {
+  if (s.m == 1) {
+    const int inc_a = ta ? as_int(lda) : 1;
+    if (tb)  // op(B)^T = B [n,k]
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, as_int(s.n), as_int(s.k), alpha, b, as_int(ldb), a, inc_a, beta, c, 1);
+    else     // op(B)^T = B^T, B [k,n]
+      cblas_sgemv(CblasRowMajor, CblasTrans, as_int(s.k), as_int(s.n), alpha, b, as_int(ldb), a, inc_a, beta, c, 1);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, as_int(s.m), as_int(s.n),
               as_int(s.k), alpha, a, as_int(lda), b, as_int(ldb), beta, c, as_int(ldc));
 }
