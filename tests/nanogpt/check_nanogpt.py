@@ -8,7 +8,8 @@ roundtrip    export -> import keeps every tensor byte for byte; a second export 
 logits       the export in scripts/torch_gpt.py gives tinyformer's logits within 1e-5
 nanogpt      nanoGPT's loading path (tests/tools/nanogpt_model.py) takes the export strictly: model, mask buffers,
              AdamW state, meta.pkl; its exact-GELU logits are within NANOGPT_LOGITS_BOUND of tinyformer's
-refusals     what nanoGPT cannot hold is refused with one line naming the option; bad imports likewise
+refusals     what nanoGPT cannot hold is refused with one line naming the option; bad imports likewise; token-id
+             vocabularies get no meta.pkl
 init-from    a checkpoint written by nanoGPT's code, imported, starts `tinyformer train --init-from` at exactly its
              weights (tied and untied), and `tinyformer sample` reads it with --meta
 Each stage prints its measurements and exits 1 on the first failed check.
@@ -275,6 +276,20 @@ def stage_refusals(a):
     c = torch.load(out)
     ok &= check(c["optimizer"] is None and "'optimizer' is None" in p.stdout,
                 "SGD checkpoint: exported with optimizer None and a note saying so")
+
+    # token-id data (a spaced vocabulary): exported without meta.pkl, and saying so
+    d = os.path.join(a.work_dir, STAGE, "tokens")
+    os.makedirs(d)
+    np.save(os.path.join(d, "rows.npy"), np.random.default_rng(0).integers(0, 9, size=(20, 9)).astype(np.int32))
+    with open(os.path.join(d, "tokens.yaml"), "w") as f:
+        f.write("model: {d_model: 16, n_head: 2, n_layer: 1, tie_weights: true}\n"
+                "data: {task: tokens, path: rows.npy}\nschedule: {warmup_steps: 0}\ntraining: {steps: 0}\n"
+                "logging: {attention_interval: 0}\n")
+    run([a.app, "train", os.path.join(d, "tokens.yaml"), "--out", os.path.join(d, "run")])
+    out = os.path.join(d, "ckpt.pt")
+    p = run_script(EXPORT, [os.path.join(d, "run", "checkpoint.safetensors"), out])
+    ok &= check(os.path.exists(out) and not os.path.exists(os.path.join(d, "meta.pkl")) and "no meta.pkl" in p.stdout,
+                "tokens checkpoint (spaced vocabulary): exported without meta.pkl, with a note")
 
     # imports that are not nanoGPT's GPT of their model_args
     _, good = export(a.work_dir, "reverse_tied")
