@@ -1,4 +1,4 @@
-// tinyformer: one executable, subcommands train | sample | attention | gradcheck | bench | config | heads.
+// tinyformer: one executable, subcommands train | sample | attention | gradcheck | bench | config | heads | compare.
 // Every error reaches the user as one line on stderr and a non-zero exit.
 #include <cstdio>
 #include <exception>
@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   tf::app::add_bench_command(app);
   tf::app::add_config_command(app);
   tf::app::add_heads_command(app);
+  tf::app::add_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -57,7 +57,7 @@ io::HeadTable head_table(const nlohmann::json& j, const char* key) {
   return j.contains(key) ? j[key].get<io::HeadTable>() : io::HeadTable{};
 }
 
-std::vector<io::MetricsRow> read_metrics(const fs::path& path) {
+std::vector<io::MetricsRow> read_metrics_file(const fs::path& path) {
   std::vector<io::MetricsRow> rows;
   std::ifstream metrics(path);
   std::string line;
@@ -106,11 +106,15 @@ std::vector<io::AttentionSnapshot> read_snapshots(const fs::path& dir, std::stri
 
 }  // namespace
 
+std::vector<io::MetricsRow> read_run_metrics(const std::string& out) {
+  return read_metrics_file(fs::path(out) / "metrics.jsonl");
+}
+
 void write_run_report(const std::string& out) {
   io::ReportData report;
   report.title = fmt::format("tinyformer run: {}", fs::path(out).filename().string());
   report.config_yaml = read_text(fs::path(out) / "config.yaml");
-  report.metrics = read_metrics(fs::path(out) / "metrics.jsonl");
+  report.metrics = read_run_metrics(out);
   report.attention = read_snapshots(fs::path(out) / "attention", report.expected_pattern);
   const auto heads = nlohmann::json::parse(read_text(fs::path(out) / "heads.json"), nullptr, false);
   if (!heads.is_discarded() && heads.contains("verdicts"))

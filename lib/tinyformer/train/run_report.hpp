@@ -27,6 +27,8 @@ void write_attention_files(const std::string& dir, const std::string& stem, cons
 // The snapshot of step `step` in <out>/attention/step_NNNNNN.*: the probe's attention, with `scores` (held-out).
 void write_attention_snapshot(const std::string& out, long step, nn::GPT<float>& model, const data::DataSource& source,
                               const IndexArray& probe, const io::HeadTable& scores);
+// The rows of <out>/metrics.jsonl (lines that are not JSON objects with a step are passed over).
+std::vector<io::MetricsRow> read_run_metrics(const std::string& out);
 // <out>/report.html from <out>/config.yaml, <out>/metrics.jsonl, every <out>/attention/step_*.npy/json and
 // <out>/heads.json (the head detector's verdicts) when present.
 void write_run_report(const std::string& out);
