@@ -75,9 +75,9 @@ int run_attention(const AttentionOptions& o) {
 void add_attention_command(CLI::App& app) {
   auto o = std::make_shared<AttentionOptions>();
   CLI::App* cmd = app.add_subcommand("attention", "Write the attention maps of a prompt (npy, json, png, html)");
-  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(CLI::ExistingFile);
+  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(readable_file());
   cmd->add_option("--prompt", o->prompt, "Input text")->required();
-  cmd->add_option("--out", o->out, "Output directory")->capture_default_str();
+  cmd->add_option("--out", o->out, "Output directory")->capture_default_str()->check(non_empty_path());
   cmd->callback([o] { select_action([o] { return run_attention(*o); }); });
 }
 

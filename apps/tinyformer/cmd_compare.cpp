@@ -68,7 +68,7 @@ void add_compare_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("compare", "One HTML page with several runs' curves overlaid and their config "
                                                 "differences");
   cmd->add_option("runs", *dirs, "Run directories (two or more)")->required()->expected(2, -1);
-  cmd->add_option("--out", *out, "The HTML file to write")->capture_default_str();
+  cmd->add_option("--out", *out, "The HTML file to write")->capture_default_str()->check(non_empty_path());
   cmd->callback([dirs, out] { select_action([dirs, out] { return run_compare(*dirs, *out); }); });
 }
 

@@ -114,7 +114,7 @@ void add_heads_command(CLI::App& app) {
   auto o = std::make_shared<HeadsOptions>();
   CLI::App* cmd = app.add_subcommand("heads", "What each attention head does (pattern scores, verdicts) and, with "
                                               "--ablate, how much the model needs it");
-  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(CLI::ExistingFile);
+  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(readable_file());
   CLI::Option* prompt = cmd->add_option("--prompt", o->prompt, "Score the heads on this text only");
   cmd->add_flag("--data", o->data, "Score the heads on the run's held-out data (the default)")->excludes(prompt);
   cmd->add_option("--batches", o->batches, "Held-out batches to use")->capture_default_str()->check(whole_number(1));

@@ -42,7 +42,7 @@ void add_sample_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("sample", "Generate text from a checkpoint");
-  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(CLI::ExistingFile);
+  cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(readable_file());
   cmd->add_option("--prompt", o->prompt, "Text to continue")->required();
   cmd->add_option("--tokens", o->tokens,
                   "New tokens to generate (default: a task's checkpoint completes the sequence, to its answer's "

@@ -31,11 +31,12 @@ void add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "Train a GPT from a YAML config; writes the run dir (see README)");
   cmd->add_option("config", opts->config_path, "YAML config file (configs/*.yaml)")->required();
   cmd->add_option("--set", opts->overrides, "Override a config key: --set training.steps=200 (repeatable)");
-  cmd->add_option("--out", *out, "Run directory (default: logging.out_dir)");
+  cmd->add_option("--out", *out, "Run directory (default: logging.out_dir)")->check(non_empty_path());
   CLI::Option* resume = cmd->add_flag("--resume", opts->resume, "Continue from <out>/checkpoint.safetensors");
   cmd->add_flag("--overwrite", opts->overwrite, "Start afresh in an out dir that holds an earlier run (replaces it)")
       ->excludes(resume);
-  cmd->add_option("--init-from", opts->init_from, "Start from these weights (safetensors, nanoGPT names)");
+  cmd->add_option("--init-from", opts->init_from, "Start from these weights (safetensors, nanoGPT names)")
+      ->check(readable_file());
   cmd->add_flag("--quiet", *quiet, "No progress lines");
   cmd->callback([opts, out, quiet] {
     select_action([opts, out, quiet] {

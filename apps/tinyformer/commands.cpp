@@ -3,7 +3,11 @@
 #include <cmath>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+
+#include "tinyformer/tensor/files.hpp"
 
 namespace tf::app {
 
@@ -23,6 +27,24 @@ CLI::Validator whole_number(std::size_t min) {
         return {};
       },
       "INT>=" + std::to_string(min));
+}
+
+CLI::Validator non_empty_path() {
+  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "must not be empty (give a path)" : ""; },
+                        "PATH");
+}
+
+CLI::Validator readable_file() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          ::close(open_regular_file(text));
+        } catch (const std::runtime_error& e) {
+          return e.what();
+        }
+        return {};
+      },
+      "FILE");
 }
 
 CLI::Validator non_negative_number() {

@@ -24,6 +24,11 @@ void add_compare_command(CLI::App& app);
 // Option checks with one-line messages: "--tokens: must be a whole number >= 0, got '-3'" (CLI11's own number
 // validators would otherwise let "-3" wrap around in an unsigned option, or print the range's limits in full).
 CLI::Validator whole_number(std::size_t min);
+// A path that is given must not be empty: "--out: must not be empty (give a path)".
+CLI::Validator non_empty_path();
+// A file to read: a regular file, else "<path>: no such file" / "is a directory" / "is a FIFO ..." / "a loop of
+// symbolic links" (tensor/files.hpp).
+CLI::Validator readable_file();
 // A finite real number >= 0: "--temperature: must be a number >= 0, got '-1'".
 CLI::Validator non_negative_number();
 

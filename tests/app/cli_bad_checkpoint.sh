@@ -30,8 +30,29 @@ done
 : > "$work/empty.safetensors"
 expect_error "checkpoint empty" 1 "empty.safetensors: not a safetensors file: it is 0 bytes long" \
   "$bin" sample "$work/empty.safetensors" --prompt 12
-expect_error "checkpoint missing" 2 "checkpoint: File does not exist: $work/none.safetensors (see tinyformer sample --help)" \
+expect_error "checkpoint missing" 2 "checkpoint: $work/none.safetensors: no such file (see tinyformer sample --help)" \
   "$bin" sample "$work/none.safetensors" --prompt 12
+expect_error "checkpoint is a directory" 2 "checkpoint: $work/good: is a directory (see tinyformer sample --help)" \
+  "$bin" sample "$work/good" --prompt 12
+ln -s "$work/loop_b.safetensors" "$work/loop_a.safetensors"; ln -s "$work/loop_a.safetensors" "$work/loop_b.safetensors"
+expect_error "checkpoint is a symlink loop" 2 "checkpoint: $work/loop_a.safetensors: a loop of symbolic links" \
+  "$bin" attention "$work/loop_a.safetensors" --prompt 12 --out "$work/maps_loop"
+nothing_written "$work/maps_loop"
+mkfifo "$work/fifo.safetensors"
+expect_error "checkpoint is a FIFO (no hang)" 2 "checkpoint: $work/fifo.safetensors: is a FIFO (named pipe), not a regular file" \
+  timeout 10 "$bin" heads "$work/fifo.safetensors"
+"$bad_files" checkpoint nan_weight "$good" "$work/nan_weight.safetensors" || fail "bad_files checkpoint nan_weight"
+expect_error "weights holding NaN (sample)" 1 "nan_weight.safetensors: tensor transformer.h.0.mlp.c_fc.weight holds nan at [3, 17] (and 1 more values that are not finite), which no model can compute with" \
+  "$bin" sample "$work/nan_weight.safetensors" --prompt 12
+expect_error "weights holding NaN (--init-from)" 1 "nan_weight.safetensors: tensor transformer.h.0.mlp.c_fc.weight holds nan at [3, 17]" \
+  "$bin" train "$cfg" --init-from "$work/nan_weight.safetensors" --out "$work/init_nan"
+nothing_written "$work/init_nan"
+cp -r "$work/good" "$work/nan_run"
+"$bad_files" checkpoint nan_optimizer_state "$good" "$work/nan_run/checkpoint.safetensors" || fail "bad_files nan_optimizer_state"
+nan_before=$(fingerprint "$work/nan_run")
+expect_error "optimizer state holding NaN (--resume)" 1 "checkpoint.safetensors: optimizer state: tensor optimizer.exp_avg_sq.lm_head.weight holds nan at [0, 0]" \
+  "$bin" train "$cfg" --out "$work/nan_run" --resume "${short[@]}"
+[ "$(fingerprint "$work/nan_run")" = "$nan_before" ] || fail "a refused --resume changed the run dir"
 "$bad_files" checkpoint dtype_i32 "$good" "$work/dtype_i32.safetensors"
 expect_listing "checkpoint with the wrong dtype" 1 "transformer.wte.weight: dtype I32 in the file, F32 needed" \
   "$bin" sample "$work/dtype_i32.safetensors" --prompt 12

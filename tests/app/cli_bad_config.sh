@@ -11,7 +11,26 @@ out="$work/run"  # every refused command gets --out "$out"; none may create it
 yaml() { printf '%b' "$2" > "$work/$1"; echo "$work/$1"; }
 
 refused_train "config file missing" "missing.yaml: cannot read the config file: no such file" "$work/missing.yaml"
-refused_train "config is a directory" "cannot read the config file: it is a directory" "$work"
+refused_train "config is a directory" "cannot read the config file: is a directory" "$work"
+ln -s "$work/loop_b.yaml" "$work/loop_a.yaml"; ln -s "$work/loop_a.yaml" "$work/loop_b.yaml"
+refused_train "config is a symlink loop" "loop_a.yaml: cannot read the config file: a loop of symbolic links" "$work/loop_a.yaml"
+mkfifo "$work/fifo.yaml"
+refused_train "config is a FIFO (no hang)" "fifo.yaml: cannot read the config file: is a FIFO (named pipe), not a regular file" \
+  "$work/fifo.yaml"
+chmod 000 "$(yaml secret.yaml 'model:\n  d_model: 64\n')"
+if [ "$(id -u)" -ne 0 ]; then  # root reads anything
+  refused_train "config not readable" "secret.yaml: cannot read the config file: not readable (permission denied)" "$work/secret.yaml"
+fi
+refused_train "config name empty" "the config file name is empty; give a YAML file" ""
+refused_train "config with a NUL byte" "nul.yaml: holds a NUL byte at line 2, column 13 (byte offset 19); a config is text" \
+  "$(yaml nul.yaml 'model:\n  d_model: 6\x004\n')"
+deep=$(printf '[%.0s' $(seq 1 40))
+refused_train "config nested too deeply" "deep.yaml: nests more than 32 levels of [ ] or { } at line 2, column 44" \
+  "$(yaml deep.yaml "model:\n  d_model: $deep\n")"
+refused_train "config indented too deeply" "indent.yaml: line 3 is indented more than 64 columns" \
+  "$(yaml indent.yaml "model:\n  d_model: 4\n$(printf ' %.0s' $(seq 1 70))x: 1\n")"
+head -c 1100000 /dev/zero | tr '\0' '#' > "$work/huge.yaml"
+refused_train "config over 1 MiB" "huge.yaml: is 1100000 bytes; a config is at most 1048576 bytes (1 MiB)" "$work/huge.yaml"
 refused_train "not YAML (unclosed list)" "broken.yaml: not valid YAML at line 3, column 1" \
   "$(yaml broken.yaml 'model:\n  d_model: [1, 2\n')"
 refused_train "not YAML (tab indentation)" "tabs.yaml: not valid YAML at line 2, column" "$(yaml tabs.yaml 'model:\n\td_model: 3\n')"

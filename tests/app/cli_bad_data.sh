@@ -12,7 +12,7 @@ text() { refused_train "$1" "$2" "$text_cfg" --set "data.path=$3"; }
 tokens() { refused_train "$1" "$2" "$src/configs/reverse.yaml" --set data.task=tokens --set "data.path=$3" "${@:4}"; }
 
 # text
-text "text file missing" "data.path (--set data.path=$work/none.txt): text data '$work/none.txt': cannot open file (No such file or directory)" "$work/none.txt"
+text "text file missing" "data.path (--set data.path=$work/none.txt): text data '$work/none.txt': no such file" "$work/none.txt"
 : > "$work/empty.txt"
 text "text file empty" "text data '$work/empty.txt' is empty (0 bytes); model.context 64 needs at least 65 characters" "$work/empty.txt"
 printf 'hello world\n' > "$work/short.txt"
@@ -23,15 +23,15 @@ text "text too short to split for validation" "each part needs at least model.co
 text "text not UTF-8" "text data '$work/latin1.txt': invalid UTF-8 at line" "$work/latin1.txt"
 grep -q "invalid UTF-8 at line [0-9]*, column 3 (byte offset [0-9]*, byte 0xef); save the file as UTF-8" "$work/err.txt" \
   || { cat "$work/err.txt"; fail "the UTF-8 error does not give line, column and byte"; }
-text "text path is a directory" "text data '$work': is a directory, expected a UTF-8 text file" "$work"
-refused_train "data path relative to the config" "data.path at line 2: text data '$work/cfg/nowhere.txt': cannot open file" \
+text "text path is a directory" "text data '$work': is a directory" "$work"
+refused_train "data path relative to the config" "data.path at line 2: text data '$work/cfg/nowhere.txt': no such file" \
   "$(mkdir -p "$work/cfg" && printf 'data:\n  path: nowhere.txt\n  task: text\nmodel:\n  context: 8\n' > "$work/cfg/t.yaml" && echo "$work/cfg/t.yaml")"
 
 # .npy token rows
 for kind in float32 rank1 rank3 id_19 negative_id rows_of_9 truncated fortran big_endian; do
   "$bad_files" npy "$kind" "$work/$kind.npy" || fail "bad_files npy $kind"
 done
-tokens "npy missing" "data.path (--set data.path=$work/none.npy): $work/none.npy: cannot open: No such file or directory" "$work/none.npy"
+tokens "npy missing" "data.path (--set data.path=$work/none.npy): $work/none.npy: no such file" "$work/none.npy"
 tokens "npy empty" "$work/empty.txt: not a .npy file: it is only 0 bytes long" "$work/empty.txt"
 tokens "npy of text" "$work/short.txt: not a .npy file: it does not start with" "$work/short.txt"
 tokens "npy of wrong dtype (float32)" "$work/float32.npy: dtype '<f4' but an integer array was expected (int32 '<i4', int64 '<i8' or uint8 '|u1')" "$work/float32.npy"

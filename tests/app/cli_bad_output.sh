@@ -11,6 +11,10 @@ short=(--set training.steps=4 --set schedule.warmup_steps=0 --set logging.attent
 
 # --- an out dir that cannot be created or written
 : > "$work/a_file"
+expect_error "--out empty (train)" 2 "--out: must not be empty (give a path) (see tinyformer train --help)" \
+  "$bin" train "$cfg" --out "" "${short[@]}"
+expect_error "--out empty (compare)" 2 "--out: must not be empty (give a path) (see tinyformer compare --help)" \
+  "$bin" compare "$work" "$work" --out ""
 expect_error "out dir below a regular file" 1 "cannot create the out dir $work/a_file/run: Not a directory; choose another --out" \
   "$bin" train "$cfg" --out "$work/a_file/run" "${short[@]}"
 mkdir -p "$work/ro"
@@ -36,6 +40,8 @@ fi
 
 # --- an out dir that holds an earlier run: refused unless --resume or --overwrite
 "$bin" train "$cfg" --out "$work/run" "${short[@]}" || fail "first run"
+expect_error "--out empty (attention)" 2 "--out: must not be empty (give a path) (see tinyformer attention --help)" \
+  "$bin" attention "$work/run/checkpoint.safetensors" --prompt 12 --out ""
 before=$(fingerprint "$work/run")
 expect_error "out dir holds an earlier run" 1 "$work/run already holds a run ($work/run/checkpoint.safetensors): continue it with --resume, start over with --overwrite, or choose another --out" \
   "$bin" train "$cfg" --out "$work/run" "${short[@]}"

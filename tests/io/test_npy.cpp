@@ -137,7 +137,7 @@ TEST_CASE("io: npy missing file names the file and the OS error", "[io]") {
   TempDir dir;
   const std::string path = dir.file("tokens.npy");
   CHECK_THAT(runtime_error_of([&] { read_npy_index(path); }),
-             Contains(path) && Contains("cannot open") && Contains("No such file or directory"));
+             Contains(path + ": no such file"));
 }
 
 TEST_CASE("io: npy refuses a file without the magic string or with an unknown version", "[io]") {

@@ -129,11 +129,11 @@ TEST_CASE("io: safetensors writer output matches a hand-built file byte for byte
   CHECK(read_bytes(dir.file("w.safetensors")) == expected);
 }
 
-TEST_CASE("io: safetensors load of a missing file names the file and the OS error", "[io]") {
+TEST_CASE("io: safetensors load of a missing file names the file and says it is missing", "[io]") {
   TempDir dir;
   const std::string path = dir.file("absent.safetensors");
   const std::string msg = runtime_error_of([&] { SafetensorsFile::load(path); });
-  CHECK_THAT(msg, Contains(path) && Contains("cannot open") && Contains("No such file or directory"));
+  CHECK_THAT(msg, Contains(path + ": no such file"));
 }
 
 TEST_CASE("io: safetensors load refuses a file shorter than the 8-byte length field", "[io]") {

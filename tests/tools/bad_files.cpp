@@ -12,7 +12,11 @@
 //   dtype_i32               transformer.wte.weight claims dtype I32 (same size, wrong kind)
 //   huge_model              the metadata claims d_model 2^40 (must be refused before anything is allocated)
 //   no_metadata             no "__metadata__" (a plain safetensors file, not a tinyformer checkpoint)
+//   nan_weight              transformer.h.0.mlp.c_fc.weight holds a NaN at [3, 17] and an infinity at [4, 1]
+//   nan_optimizer_state     optimizer.exp_avg_sq.lm_head.weight holds a NaN at [0, 0]
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -128,6 +132,16 @@ int write_bad_checkpoint(int argc, char** argv) {
     model["d_model"] = std::uint64_t{1} << 40;
     header["__metadata__"]["tinyformer.model"] = model.dump();
     out = with_header(header, data);
+  } else if (kind == "nan_weight" || kind == "nan_optimizer_state") {
+    const bool weight = kind == "nan_weight";
+    const std::string name = weight ? "transformer.h.0.mlp.c_fc.weight" : "optimizer.exp_avg_sq.lm_head.weight";
+    const std::size_t cols = header[name]["shape"][1].get<std::size_t>();
+    const std::size_t begin = header[name]["data_offsets"][0].get<std::size_t>();
+    std::string patched = data;
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::memcpy(&patched[begin + 4 * (weight ? 3 * cols + 17 : 0)], &nan, 4);
+    if (weight) std::memcpy(&patched[begin + 4 * (4 * cols + 1)], &inf, 4);
+    out = with_header(header, patched);
   } else if (kind == "no_metadata") {
     header.erase("__metadata__");
     out = with_header(header, data);

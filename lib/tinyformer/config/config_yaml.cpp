@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/utf8.hpp"
 
 namespace tf::config {
@@ -190,29 +191,71 @@ void parse_value(const YAML::Node& n, E& out) {
   }
 }
 
+// Limits checked before the YAML parser sees the text (it recurses per level and would report "bad file"): a config
+// is at most 1 MiB (checked first), holds no NUL byte, and nests at most kMaxDepth levels of [ ] / { } or indents at most 64
+// columns (a config needs two levels: sections and their keys). "" when the text is within them.
+constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
+constexpr int kMaxDepth = 32;
+
+std::string shape_problem(const std::string& text) {
+  std::size_t line = 1, column = 1, indent = 0;
+  int depth = 0;
+  char quote = 0;
+  bool comment = false, line_start = true;
+  for (std::size_t i = 0; i < text.size(); ++i, ++column) {
+    const char c = text[i];
+    if (c == '\0')
+      return fmt::format("holds a NUL byte at line {}, column {} (byte offset {}); a config is text", line, column, i);
+    if (c == '\n') {
+      ++line, column = 0, indent = 0, comment = false, line_start = true;
+      continue;
+    }
+    if (line_start && c == ' ' && ++indent > 64)
+      return fmt::format("line {} is indented more than 64 columns; a config nests two levels (sections and keys)",
+                         line);
+    line_start = line_start && c == ' ';
+    if (comment) continue;
+    if (quote) {
+      if (c == quote) quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '#') {
+      comment = true;
+    } else if ((c == '[' || c == '{') && ++depth > kMaxDepth) {
+      return fmt::format("nests more than {} levels of [ ] or {{ }} at line {}, column {}; a config needs at most 2",
+                         kMaxDepth, line, column);
+    } else if (c == ']' || c == '}') {
+      depth = std::max(0, depth - 1);
+    }
+  }
+  return "";
+}
+
 // Collects the entries of the file and the overrides, then reads them into a RunConfig.
 class Loader {
  public:
   explicit Loader(std::string file) : file_(std::move(file)) {}
 
   void read_file() {
-    std::error_code ec;
-    if (!fs::exists(file_, ec)) fail_file("cannot read the config file: no such file");
-    if (fs::is_directory(file_, ec)) fail_file("cannot read the config file: it is a directory");
-    std::ifstream in(file_, std::ios::binary);
-    if (!in) fail_file("cannot read the config file: opening it failed");
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) fail_file("cannot read the config file: reading it failed");
-    parse_text(text.str());
+    if (file_.empty()) throw ConfigError("the config file name is empty; give a YAML file (configs/*.yaml)");
+    std::string text;
+    try {
+      text = read_regular_file(file_);
+    } catch (const FileError& e) {  // is a directory, no such file, ...
+      fail_file("cannot read the config file: " + e.why());
+    }
+    parse_text(text);
   }
 
   // The YAML text of the file: UTF-8 (yaml-cpp would guess UTF-16 or 32 from a few bytes instead), a mapping
   // of sections, each a mapping of known keys, none twice.
   void parse_text(const std::string& text) {
+    if (text.size() > kMaxConfigBytes)
+      fail_file(fmt::format("is {} bytes; a config is at most {} bytes (1 MiB)", text.size(), kMaxConfigBytes));
     std::vector<std::string> chars;
     if (const std::size_t bad = utf8_split(text, chars); bad != std::string::npos)
       fail_file(fmt::format("not UTF-8 text: invalid byte at {}; save the config as UTF-8", byte_position_str(text, bad)));
+    if (const std::string problem = shape_problem(text); !problem.empty()) fail_file(problem);
 
     YAML::Node root;
     try {

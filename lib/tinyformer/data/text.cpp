@@ -16,21 +16,18 @@
 #include <fmt/format.h>
 
 #include "tinyformer/data/sources.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 namespace tf::data {
 
 namespace {
 
 std::string read_file_bytes(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw std::runtime_error(fmt::format("text data '{}': is a directory, expected a UTF-8 text file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error(fmt::format("text data '{}': cannot open file ({})", path, std::strerror(errno)));
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::runtime_error(fmt::format("text data '{}': read error", path));
-  return bytes;
+  try {
+    return read_regular_file(path);
+  } catch (const FileError& e) {
+    throw std::runtime_error(fmt::format("text data '{}': {}", path, e.why()));
+  }
 }
 
 class TextSource final : public DataSource {

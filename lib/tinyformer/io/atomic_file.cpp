@@ -1,5 +1,7 @@
 #include "tinyformer/io/atomic_file.hpp"
 
+#include "tinyformer/tensor/files.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -129,21 +131,9 @@ std::vector<std::string> remove_stale_temporaries(const std::string& path) {
 }
 
 InputFile::InputFile(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) {
-    const int err = errno;
-    throw std::runtime_error(fmt::format("{}: cannot open: {}", path_, std::strerror(err)));
-  }
+  fd_ = open_regular_file(path_);
   struct stat st {};
-  if (::fstat(fd_, &st) != 0) {
-    const int err = errno;
-    ::close(fd_);
-    throw std::runtime_error(fmt::format("{}: cannot stat: {}", path_, std::strerror(err)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    throw std::runtime_error(fmt::format("{}: cannot open: not a regular file", path_));
-  }
+  ::fstat(fd_, &st);
   size_ = static_cast<std::uint64_t>(st.st_size);
 }
 

@@ -51,7 +51,7 @@ std::vector<std::string> remove_stale_temporaries(const std::string& path);
 
 class InputFile {
  public:
-  // Throws std::runtime_error "<path>: cannot open: <strerror>" (also for a directory).
+  // Throws std::runtime_error "<path>: <why>" for what is not a readable regular file (tensor/files.hpp).
   explicit InputFile(std::string path);
   ~InputFile();
   InputFile(const InputFile&) = delete;

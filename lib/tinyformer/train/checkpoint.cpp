@@ -1,5 +1,6 @@
 #include "tinyformer/train/checkpoint.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -64,6 +65,18 @@ std::string with_current_model_names(const std::string& text) {
       j.erase(old_name);
     }
   return j.dump();
+}
+
+// "tensor X holds NaN at [i, j] (and N more values that are not finite)", or "" when every value is finite.
+std::string nonfinite_in(const io::SafetensorsFile& file, const std::string& name) {
+  const Array<float> values = file.get_f32(name);
+  std::size_t count = 0, first = 0;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values.data()[i]) && count++ == 0) first = i;
+  if (count == 0) return "";
+  return fmt::format("tensor {} holds {} at {}{}, which no model can compute with (weights of a run that diverged?)",
+                     name, values.data()[first], position_str(first, file.shape(name)),
+                     count > 1 ? fmt::format(" (and {} more values that are not finite)", count - 1) : "");
 }
 
 }  // namespace
@@ -144,6 +157,10 @@ void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& mode
     if (!known && !(name == "lm_head.weight" && file.has("transformer.wte.weight")))
       problems.push_back(fmt::format("unexpected tensor {} {}", name, shape_str(file.shape(name))));
   }
+  if (problems.empty())
+    for (const auto& name : expected)
+      if (const std::string bad = nonfinite_in(file, name); !bad.empty())
+        throw std::invalid_argument(fmt::format("{}: {}", file.path(), bad));
   if (!problems.empty()) {
     std::string msg = fmt::format("{}: the weights do not match the model ({} problem{}):", file.path(), problems.size(),
                                   problems.size() == 1 ? "" : "s");
@@ -161,8 +178,11 @@ void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<floa
                                             name_it->second, optimizer.name()));
   optim::NamedArrays<float> tensors;
   for (const auto& name : file.names())
-    if (name.rfind(kOptimizerPrefix, 0) == 0)
+    if (name.rfind(kOptimizerPrefix, 0) == 0) {
+      if (const std::string bad = nonfinite_in(file, name); !bad.empty())
+        throw std::invalid_argument(fmt::format("{}: optimizer state: {}", file.path(), bad));
       tensors.emplace_back(name.substr(kOptimizerPrefix.size()), file.get_f32(name));
+    }
   std::int64_t count = 0;
   auto it = md.find("tinyformer.optimizer.step_count");
   if (it != md.end()) count = count_metadata(file, it->first, it->second);

@@ -39,9 +39,10 @@ TrainingState read_training_state(const io::SafetensorsFile& file);
 void check_same_architecture(const io::SafetensorsFile& file, const config::ModelConfig& model);
 
 // Copies every weight from the file into `model`. Throws std::invalid_argument listing each mismatch
-// (missing tensor, unexpected tensor, shape or dtype differences) before changing anything.
+// (missing tensor, unexpected tensor, shape or dtype differences), or naming the first tensor that holds a NaN or an
+// infinity and where, before changing anything.
 void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& model);
-// Restores the optimizer's state and step count from the "optimizer." tensors.
+// Restores the optimizer's state and step count from the "optimizer." tensors (refusing non-finite values, as above).
 void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<float>& optimizer);
 
 }  // namespace tf::train
