@@ -18,6 +18,19 @@ std::function<int()>& selected() {
 }
 }  // namespace
 
+void add_commands(CLI::App& app) {
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tinyformer 0.1.0");
+  add_train_command(app);
+  add_sample_command(app);
+  add_attention_command(app);
+  add_gradcheck_command(app);
+  add_bench_command(app);
+  add_config_command(app);
+  add_heads_command(app);
+  add_compare_command(app);
+}
+
 CLI::Validator whole_number(std::size_t min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {

@@ -12,6 +12,9 @@ class Validator;
 
 namespace tf::app {
 
+// Every subcommand below, and the app's own options (--version, one subcommand required).
+void add_commands(CLI::App& app);
+
 void add_train_command(CLI::App& app);
 void add_sample_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
@@ -33,7 +36,7 @@ CLI::Validator readable_file();
 CLI::Validator non_negative_number();
 
 // Called by a subcommand's callback with what it should do; run_selected() runs it and returns its exit code.
-void select_action(std::function<int()> action);
+void select_action(std::function<int()> action);  // an empty function clears the choice
 int run_selected(CLI::App& app);
 
 }  // namespace tf::app

@@ -12,16 +12,7 @@
 int main(int argc, char** argv) {
   tf::keep_freed_memory_in_process();
   CLI::App app{"tinyformer: train tiny transformers with reverse-mode autodiff, and look at their attention"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "tinyformer 0.1.0");
-  tf::app::add_train_command(app);
-  tf::app::add_sample_command(app);
-  tf::app::add_attention_command(app);
-  tf::app::add_gradcheck_command(app);
-  tf::app::add_bench_command(app);
-  tf::app::add_config_command(app);
-  tf::app::add_heads_command(app);
-  tf::app::add_compare_command(app);
+  tf::app::add_commands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
