@@ -69,20 +69,6 @@ TEST_CASE("nn: attention weights are causal and rows sum to one", "[nn]") {
       }
 }
 
-TEST_CASE("gradcheck: fused causal self-attention op on qkv [B,T,3C]", "[gradcheck][ops]") {
-  Rng rng(1);
-  REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return causal_self_attention(in[0], 2, 0.0, false, rng); },
-                              {random_array({2, 4, 12}, 5, -2.0, 2.0)}, {}, {"qkv"}));
-}
-
-TEST_CASE("gradcheck: fused causal self-attention with dropout (fixed mask)", "[gradcheck][ops]") {
-  auto f = [](const Inputs& in) {
-    Rng rng(5);  // same mask on every call
-    return causal_self_attention(in[0], 2, 0.25, true, rng);
-  };
-  REQUIRE_GRADCHECK(gradcheck(f, {random_array({1, 6, 12}, 6, -2.0, 2.0)}, {}, {"qkv"}));
-}
-
 TEST_CASE("gradcheck: CausalSelfAttention module, composed and fused, every parameter", "[gradcheck][nn]") {
   for (AttentionImpl impl : {AttentionImpl::composed, AttentionImpl::fused}) {
     INFO((impl == AttentionImpl::fused ? "fused" : "composed"));

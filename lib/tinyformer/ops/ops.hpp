@@ -105,6 +105,11 @@ template <class S> Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng)
 template <class S>
 Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p, bool training, Rng& rng,
                              Array<S>* weights = nullptr);
+// The op keeps P [B,H,T,T] for its backward when that takes at most this many bytes (default 32 MB); above it only
+// the dropout mask is kept (a byte a weight) and the backward computes P again, to the same bits. Returns the old
+// limit; a limit of 0 always recomputes (the tests use that).
+inline constexpr std::size_t kDefaultAttentionKeepBytes = std::size_t{32} << 20;
+std::size_t set_attention_keep_limit(std::size_t bytes);
 
 // ---- rope.cpp: rotary position embedding of the q and k heads of qkv [B,T,3C] (v untouched) -> [B,T,3C].
 // Row t is position pos0 + t; head pairs (x_i, x_{i+D/2}) turn by (pos0 + t) * base^(-2i/D) (rotate_half,
