@@ -20,7 +20,7 @@ TEST_CASE("tensor: read_regular_file reads a file and names a missing one, a dir
     try {
       read_regular_file(path);
     } catch (const FileError& e) {
-      CHECK(std::string(e.what()) == path + ": " + e.why());
+      CHECK(std::string(e.what()) == (path.empty() ? std::string("\"\"") : path) + ": " + e.why());
       return e.why();
     }
     return std::string("read");
