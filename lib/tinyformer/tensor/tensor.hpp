@@ -3,15 +3,50 @@
 // float64 for gradient checks. Every op is written once as a template on the scalar type S.
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
+#include <xsimd/memory/xsimd_aligned_allocator.hpp>
+#include <xsimd/memory/xsimd_alignment.hpp>
 #include <xtensor/xarray.hpp>
 
 namespace tf {
 
+// Every Array's data starts on a 64-byte boundary (a cache line, and the widest SIMD register, AVX-512),
+// whatever instruction set a translation unit is compiled for. xtensor's default allocator with
+// XTENSOR_USE_XSIMD aligns to the compiling TU's SIMD width instead (16 bytes for SSE2, 32 for AVX2, 64 for
+// AVX-512), so the type Array<S> would differ between the library (-march=native) and a program compiled
+// without -march flags, and the two would not link. With this allocator the type, and therefore every public
+// signature, is the same for any -march.
+inline constexpr std::size_t kArrayAlignment = 64;
+
+template <class T>
+class ArrayAllocator {
+ public:
+  using value_type = T;
+  static constexpr std::size_t alignment = kArrayAlignment;
+
+  ArrayAllocator() noexcept = default;
+  template <class U>
+  ArrayAllocator(const ArrayAllocator<U>&) noexcept {}
+
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
+    void* p = xsimd::aligned_malloc(n * sizeof(T), alignment);  // posix_memalign, as xsimd's own allocator
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) noexcept { xsimd::aligned_free(p); }
+};
+
+template <class T, class U>
+bool operator==(const ArrayAllocator<T>&, const ArrayAllocator<U>&) noexcept { return true; }
+template <class T, class U>
+bool operator!=(const ArrayAllocator<T>&, const ArrayAllocator<U>&) noexcept { return false; }
+
 template <class S>
-using Array = xt::xarray<S, xt::layout_type::row_major>;
+using Array = xt::xarray<S, xt::layout_type::row_major, ArrayAllocator<S>>;
 
 using Shape = std::vector<std::size_t>;
 
@@ -33,6 +68,17 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 std::size_t normalize_axis(long axis, std::size_t rank, const char* op);
 
 }  // namespace tf
+
+// xtensor asks xsimd whether a container's data is aligned for SIMD loads and stores; 64 bytes is enough for
+// every instruction set, so Arrays keep the aligned loads they had with xsimd's default allocator.
+namespace xsimd {
+template <class T>
+struct allocator_alignment<tf::ArrayAllocator<T>> {
+  using type = aligned_mode;
+};
+}  // namespace xsimd
+static_assert(tf::kArrayAlignment % xsimd::default_arch::alignment() == 0,
+              "tf::Array's alignment must cover this instruction set's SIMD registers");
 
 namespace tf {
 // Integer token ids / class targets (embedding lookups, cross-entropy targets).

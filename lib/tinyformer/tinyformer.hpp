@@ -1,0 +1,69 @@
+#pragma once
+// tinyformer's whole public API in one include: #include <tinyformer/tinyformer.hpp>
+// Each header below also compiles on its own; docs/api.md has a line on each and the rules of the API.
+// Namespaces: tf (tensor, autograd, ops), tf::nn, tf::optim, tf::config, tf::data, tf::io, tf::infer, tf::train,
+// tf::analysis, tf::bench, tf::profile.
+
+// tensor: Array<S> (xtensor, 64-byte aligned), shapes, the seeded Rng, the thread pool, memory settings, files
+#include "tinyformer/tensor/files.hpp"
+#include "tinyformer/tensor/memory.hpp"
+#include "tinyformer/tensor/parallel.hpp"
+#include "tinyformer/tensor/random.hpp"
+#include "tinyformer/tensor/tensor.hpp"
+#include "tinyformer/tensor/utf8.hpp"
+
+// autograd: Var, make_result, backward, NoGradGuard, gradcheck, per-op timing
+#include "tinyformer/autograd/gradcheck.hpp"
+#include "tinyformer/autograd/profile.hpp"
+#include "tinyformer/autograd/variable.hpp"
+
+// ops: every differentiable op, forward and backward
+#include "tinyformer/ops/ops.hpp"
+
+// config: the run config (the model section configures nn::GPT and nn::CausalSelfAttention)
+#include "tinyformer/config/config.hpp"
+#include "tinyformer/config/field.hpp"
+#include "tinyformer/config/fields.hpp"
+
+// nn: Module, Linear, Embedding, Norm, CausalSelfAttention, MLP, Block, GPT
+#include "tinyformer/nn/attention.hpp"
+#include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/nn/init.hpp"
+#include "tinyformer/nn/layers.hpp"
+#include "tinyformer/nn/module.hpp"
+
+// optim: SGD, Adam, AdamW, weight-decay groups, clipping, schedules
+#include "tinyformer/optim/adam.hpp"
+#include "tinyformer/optim/clip.hpp"
+#include "tinyformer/optim/make_optimizer.hpp"
+#include "tinyformer/optim/optimizer.hpp"
+#include "tinyformer/optim/param_groups.hpp"
+#include "tinyformer/optim/schedule.hpp"
+#include "tinyformer/optim/sgd.hpp"
+
+// data: synthetic tasks, text, token files; the vocabulary
+#include "tinyformer/data/data.hpp"
+#include "tinyformer/data/vocabulary.hpp"
+
+// io: safetensors, .npy, PNG heatmaps, the HTML report and the comparison page, atomic files
+#include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/io/compare_report.hpp"
+#include "tinyformer/io/heatmap_png.hpp"
+#include "tinyformer/io/html_report.hpp"
+#include "tinyformer/io/npy.hpp"
+#include "tinyformer/io/safetensors.hpp"
+
+// infer, analysis: sampling (KV cache), attention of a prompt, evaluation, what each head does and whether it matters
+#include "tinyformer/analysis/heads.hpp"
+#include "tinyformer/infer/ablation.hpp"
+#include "tinyformer/infer/attention.hpp"
+#include "tinyformer/infer/evaluate.hpp"
+#include "tinyformer/infer/heads.hpp"
+#include "tinyformer/infer/sample.hpp"
+
+// train, bench: the training loop behind `tinyformer train`, checkpoints, run files, the speed benchmark
+#include "tinyformer/bench/bench.hpp"
+#include "tinyformer/train/checkpoint.hpp"
+#include "tinyformer/train/run_report.hpp"
+#include "tinyformer/train/setup.hpp"
+#include "tinyformer/train/trainer.hpp"

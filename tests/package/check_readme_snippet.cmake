@@ -1,0 +1,27 @@
+cmake_minimum_required(VERSION 3.19)
+# cmake -DSOURCE_DIR=... -P check_readme_snippet.cmake
+# The first ```cpp block of the README's section "## Using the library" is examples/readme_snippet/main.cpp, byte for
+# byte, so the snippet a reader copies is the one the suite builds and runs.
+file(READ ${SOURCE_DIR}/README.md readme)
+file(READ ${SOURCE_DIR}/examples/readme_snippet/main.cpp snippet)
+string(FIND "${readme}" "\n## Using the library\n" section)
+if(section EQUAL -1)
+  message(FATAL_ERROR "README.md has no section '## Using the library'")
+endif()
+string(SUBSTRING "${readme}" ${section} -1 readme)
+string(FIND "${readme}" "\n```cpp\n" begin)
+if(begin EQUAL -1)
+  message(FATAL_ERROR "the README's section 'Using the library' has no ```cpp block")
+endif()
+math(EXPR begin "${begin} + 8")
+string(SUBSTRING "${readme}" ${begin} -1 readme)
+string(FIND "${readme}" "```\n" end)
+string(SUBSTRING "${readme}" 0 ${end} block)
+if(NOT block STREQUAL snippet)
+  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/readme_block.cpp "${block}")
+  message(FATAL_ERROR "the README's snippet differs from examples/readme_snippet/main.cpp; the README's block is in "
+                      "${CMAKE_CURRENT_BINARY_DIR}/readme_block.cpp (diff the two)")
+endif()
+string(REGEX MATCHALL "\n" lines "${block}")
+list(LENGTH lines n)
+message(STATUS "the README's snippet (${n} lines) is examples/readme_snippet/main.cpp")
