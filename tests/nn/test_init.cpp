@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include <catch2/catch.hpp>
+
+#include "support/configs.hpp"
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xsort.hpp>
 
@@ -57,13 +59,7 @@ TEST_CASE("init: seed notebook 003's Xavier limit for a (4, 2) weight is 1", "[i
 
 TEST_CASE("init: GPT defaults are Xavier-uniform Linear weights, zero biases, unit LayerNorm, N(0,0.02) embeddings",
           "[init]") {
-  config::ModelConfig cfg;
-  cfg.vocab_size = 64;
-  cfg.context = 64;
-  cfg.d_model = 64;
-  cfg.n_head = 4;
-  cfg.n_layer = 1;
-  GPT<double> model(cfg, 1337);
+  GPT<double> model(test::model(64, 64, 64, 4, 1), 1337);
   for (auto& [name, p] : model.named_parameters()) {
     INFO(name);
     const Array<double>& v = p.value();

@@ -2,6 +2,7 @@
 // (gemm blocks, attention heads, elementwise ranges, column sums) leaves each value's arithmetic unchanged.
 #include <catch2/catch.hpp>
 
+#include "support/configs.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/optim/adam.hpp"
 #include "tinyformer/optim/clip.hpp"
@@ -20,12 +21,7 @@ struct Trace {
 // Five AdamW steps of a GPT with dropout on random tokens; big enough that every kernel splits.
 Trace train_steps(int threads) {
   set_num_threads(threads);
-  config::ModelConfig cfg;
-  cfg.vocab_size = 17;
-  cfg.context = 16;
-  cfg.d_model = 64;
-  cfg.n_head = 4;
-  cfg.n_layer = 2;
+  config::ModelConfig cfg = test::model(17, 16, 64, 4, 2);
   cfg.dropout = 0.1;
   nn::GPT<float> model(cfg, 5);
   optim::AdamW<float> opt(optim::make_param_groups(model.named_parameters(), 0.01), 1e-3);

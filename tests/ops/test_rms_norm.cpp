@@ -15,6 +15,8 @@
 
 using namespace tf;
 using test::random_array;
+using test::bit_identical;
+using test::max_abs_diff;
 
 namespace {
 using Inputs = std::vector<Var<double>>;
@@ -41,19 +43,6 @@ Run<S> run(F f, const Array<S>& x, const Array<S>& w, const Array<S>& seed) {
   return {y.value(), vx.grad(), vw.grad()};
 }
 
-template <class S>
-double max_abs_diff(const Array<S>& a, const Array<S>& b) {
-  REQUIRE(a.shape() == b.shape());
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(double(a.flat(i)) - double(b.flat(i))));
-  return m;
-}
-
-// Same shape and the same bytes (so -0 differs from 0 and a NaN equals itself).
-template <class S>
-bool bit_identical(const Array<S>& a, const Array<S>& b) {
-  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(S)) == 0;
-}
 }  // namespace
 
 TEST_CASE("ops: rms norm and its gradients match torch's x * rsqrt(mean(x^2) + eps) * w", "[ops]") {

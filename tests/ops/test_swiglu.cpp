@@ -16,37 +16,13 @@
 
 using namespace tf;
 using test::random_array;
+using test::bit_identical;
+using test::max_abs_diff;
+using test::run;
+using test::Run;
 
 namespace {
 using Inputs = std::vector<Var<double>>;
-
-template <class S>
-struct Run {
-  Array<S> y, dx;
-};
-
-// y = f(x) and the gradient of sum(y * seed).
-template <class S, class F>
-Run<S> run(F f, const Array<S>& x, const Array<S>& seed) {
-  Var<S> vx(x, true);
-  const Var<S> y = f(vx);
-  y.backward(seed);
-  return {y.value(), vx.grad()};
-}
-
-template <class S>
-double max_abs_diff(const Array<S>& a, const Array<S>& b) {
-  REQUIRE(a.shape() == b.shape());
-  double m = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(double(a.flat(i)) - double(b.flat(i))));
-  return m;
-}
-
-// Same shape and the same bytes (so -0 differs from 0 and a NaN equals itself).
-template <class S>
-bool bit_identical(const Array<S>& a, const Array<S>& b) {
-  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(S)) == 0;
-}
 
 // silu(a) = a / (1 + e^-a) from primitive ops
 template <class S>

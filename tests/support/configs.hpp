@@ -7,15 +7,18 @@
 
 namespace tf::test {
 
-inline config::ModelConfig tiny_model() {
+// A model of V tokens, context T, width C, H heads and L layers (the other keys their defaults).
+inline config::ModelConfig model(std::size_t V, std::size_t T, std::size_t C, std::size_t H, std::size_t L) {
   config::ModelConfig cfg;
-  cfg.vocab_size = 7;
-  cfg.context = 5;
-  cfg.d_model = 8;
-  cfg.n_head = 2;
-  cfg.n_layer = 2;
+  cfg.vocab_size = V;
+  cfg.context = T;
+  cfg.d_model = C;
+  cfg.n_head = H;
+  cfg.n_layer = L;
   return cfg;
 }
+
+inline config::ModelConfig tiny_model() { return model(7, 5, 8, 2, 2); }
 
 // data.task `task` (a YAML name; an unknown one throws config::ConfigError) with source length `length`, `alphabet`
 // symbols, 3 digits for add, 100 held-out examples, model.context auto and training.seed 7.

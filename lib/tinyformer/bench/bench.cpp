@@ -52,16 +52,20 @@ const BenchShape& bench_shape(const std::string& name) {
   throw std::invalid_argument(fmt::format("unknown bench shape '{}': expected tiny, small, medium or all", name));
 }
 
-BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup,
-                           bool with_profile) {
-  set_num_threads(threads);
+config::ModelConfig model_config(const BenchShape& shape) {
   config::ModelConfig cfg;
   cfg.vocab_size = shape.vocab;
   cfg.context = shape.context;
   cfg.d_model = shape.d_model;
   cfg.n_head = shape.heads;
   cfg.n_layer = shape.layers;
-  nn::GPT<float> model(cfg, 1);
+  return cfg;
+}
+
+BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup,
+                           bool with_profile) {
+  set_num_threads(threads);
+  nn::GPT<float> model(model_config(shape), 1);
   optim::AdamW<float> opt(optim::make_param_groups(model.named_parameters(), 0.01), 3e-4);
   Rng rng(2);
   IndexArray x = IndexArray::from_shape({shape.batch, shape.context}), y = x;
@@ -129,13 +133,7 @@ std::string profile_table(const BenchResult& r, std::size_t steps) {
 
 SampleBenchResult bench_sampling(const BenchShape& shape, int threads, std::size_t new_tokens) {
   set_num_threads(threads);
-  config::ModelConfig cfg;
-  cfg.vocab_size = shape.vocab;
-  cfg.context = shape.context;
-  cfg.d_model = shape.d_model;
-  cfg.n_head = shape.heads;
-  cfg.n_layer = shape.layers;
-  nn::GPT<float> model(cfg, 1);
+  nn::GPT<float> model(model_config(shape), 1);
   SampleBenchResult r{shape.name, threads, new_tokens};
   std::vector<Index> tokens[2];
   {  // untimed: the first products allocate BLAS's buffers and fault in fresh pages

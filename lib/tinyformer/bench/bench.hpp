@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tinyformer/autograd/profile.hpp"
+#include "tinyformer/config/config.hpp"
 
 namespace tf::bench {
 
@@ -15,6 +16,8 @@ struct BenchShape {
 // tiny (64, 32, 64, 4, 2, 32) · small (96, 128, 128, 4, 4, 16) · medium (256, 256, 256, 8, 6, 8)
 const std::vector<BenchShape>& bench_shapes();
 const BenchShape& bench_shape(const std::string& name);  // throws std::invalid_argument listing the names
+// The GPT of a shape: untied head, biases, dropout 0, LayerNorm, GELU, learned positions (the model section's defaults).
+config::ModelConfig model_config(const BenchShape& shape);
 
 struct BenchResult {
   std::string shape;
