@@ -189,9 +189,11 @@ def stage_nanogpt(a):
                     "above 1e-6: the GELUs do differ)")
         ok &= check(d_tanh <= LOGITS_BOUND, f"{name}: nanoGPT's model with its GELU set to tanh vs tinyformer: "
                                             f"{d_tanh:.2e} (bound {LOGITS_BOUND:g}): the GELU is the only difference")
+        # the same float32 sums in products of other shapes: 9.5e-7 measured on text_tied here, above 1e-6 on CI
         d_last = max_abs(last[:, 0], exact[:, -1])
-        ok &= check(last.shape[1] == 1 and d_last <= 1e-6, f"{name}: nanoGPT's forward without targets gives the "
-                                                           f"last position's logits ({d_last:.1e})")
+        ok &= check(last.shape[1] == 1 and d_last <= LOGITS_BOUND, f"{name}: nanoGPT's forward without targets gives "
+                                                                   f"the last position's logits ({d_last:.1e}, bound "
+                                                                   f"{LOGITS_BOUND:g})")
 
         # train.py's resume: the optimizer from configure_optimizers loads the AdamW state, which is tinyformer's
         conf = checkpoint["config"]
@@ -255,7 +257,8 @@ def stage_nanogpt(a):
     model, _ = nanogpt_model.load_nanogpt_checkpoint(with_mask)
     with torch.no_grad():
         manual = model.eval()(torch.from_numpy(ids), torch.from_numpy(ids))[0].numpy()
-    ok &= check(max_abs(flash, manual) <= 1e-6, f"both attention paths give the same logits ({max_abs(flash, manual):.1e})")
+    ok &= check(max_abs(flash, manual) <= LOGITS_BOUND,
+                f"both attention paths give the same logits ({max_abs(flash, manual):.1e}, bound {LOGITS_BOUND:g})")
     return ok
 
 
