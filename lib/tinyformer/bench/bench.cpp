@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <xtensor/xview.hpp>
 
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/dist/gradients.hpp"
@@ -55,15 +56,6 @@ const BenchShape& bench_shape(const std::string& name) {
 
 namespace {
 
-// This process's rows [first, first + count) of a [B,T] batch (all of it with one process).
-IndexArray rows_of(const IndexArray& a, std::size_t first, std::size_t count) {
-  if (first == 0 && count == a.shape(0)) return a;
-  const std::size_t T = a.shape(1);
-  IndexArray out = IndexArray::from_shape({count, T});
-  std::copy_n(a.data() + first * T, count * T, out.data());
-  return out;
-}
-
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -99,7 +91,8 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
   for (std::size_t i = 0; i < warmup + steps; ++i) {
     for (auto& v : x) v = static_cast<Index>(rng.below(shape.vocab));  // the same global batch on every process
     for (auto& v : y) v = static_cast<Index>(rng.below(shape.vocab));
-    const IndexArray xs = rows_of(x, first, B), ys = rows_of(y, first, B);
+    const IndexArray xs = xt::view(x, xt::range(first, first + B), xt::all());  // this process's rows
+    const IndexArray ys = xt::view(y, xt::range(first, first + B), xt::all());
     profile::set_enabled(with_profile && i >= warmup);
     const auto t0 = Clock::now();
     opt.zero_grad();

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <xtensor/xview.hpp>
 
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/infer/heads.hpp"
@@ -29,11 +30,8 @@ namespace {
 
 // Rows [first, first + count) of a batch.
 data::Batch rows_of(const data::Batch& batch, std::size_t first, std::size_t count) {
-  const std::size_t T = batch.x.shape(1);
-  data::Batch out{IndexArray::from_shape({count, T}), IndexArray::from_shape({count, T})};
-  std::copy_n(batch.x.data() + first * T, count * T, out.x.data());
-  std::copy_n(batch.y.data() + first * T, count * T, out.y.data());
-  return out;
+  return {xt::view(batch.x, xt::range(first, first + count), xt::all()),
+          xt::view(batch.y, xt::range(first, first + count), xt::all())};
 }
 
 // Forward and backward of each micro-batch; the gradients add up in the parameters' .grad. A micro-batch whose loss
@@ -93,11 +91,6 @@ StepResult train_step(Run& run, long step, bool record_attention) {
 
 namespace {
 
-// Targets of a batch that are scored (not data::kIgnore).
-double scored_targets(const IndexArray& y) {
-  return static_cast<double>(std::count_if(y.begin(), y.end(), [](Index v) { return v != data::kIgnore; }));
-}
-
 // What an evaluation adds up: per held-out batch the loss sum and its weight, the accuracy counts, and for data
 // with an expected pattern each head's expected-pattern score times its counted queries.
 struct EvalSums {
@@ -152,11 +145,12 @@ EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t
     for (std::size_t first = mine; first < std::min(rows, mine + share); first += batch_size) {
       const data::Batch chunk = global == batch_size ? batches[i] : rows_of(batches[i], first, std::min(batch_size, rows - first));
       const Var<float> logits = model.forward(chunk.x);
+      const data::Accuracy acc = data::accuracy_from_logits(logits.value(), chunk.y);
       // one chunk per batch: its mean as it is; several: means weighted by their scored targets
-      const double weight = global == batch_size ? 1.0 : scored_targets(chunk.y);
+      const double weight = global == batch_size ? 1.0 : static_cast<double>(acc.tokens);
       if (weight > 0) e.loss[i] += cross_entropy(logits, chunk.y).item() * weight;
       e.weight[i] += weight;
-      e.acc += data::accuracy_from_logits(logits.value(), chunk.y);
+      e.acc += acc;
       if (score_heads) infer::add_batch(e.heads, model.attention_weights(), chunk.x, source);
     }
   }
