@@ -7,6 +7,14 @@
 #   P/lib/pkgconfig/tinyformer.pc             for builds without CMake
 include(CMakePackageConfigHelpers)
 
+# A library built with MPI (dist/dist_mpi.cpp) needs MPI at its users' link: ompi-c is OpenMPI's C module.
+set(TINYFORMER_PC_MPI "")
+set(TINYFORMER_WITH_MPI_PACKAGE OFF)
+if(MPI_C_FOUND)
+  set(TINYFORMER_PC_MPI " ompi-c")
+  set(TINYFORMER_WITH_MPI_PACKAGE ON)
+endif()
+
 foreach(header IN LISTS TINYFORMER_PUBLIC_HEADERS)
   get_filename_component(dir "${header}" DIRECTORY)
   install(FILES ${PROJECT_SOURCE_DIR}/lib/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})

@@ -3,11 +3,12 @@
 # when everything is there). Run as root. Usage: install_deps.sh [build|test]
 set -euo pipefail
 want="${1:-build}"
+# libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (the build works without them: one process)
 packages=(cmake g++ make pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
-          libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev)
+          libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libopenmpi-dev openmpi-bin)
 if [ "$want" = test ]; then
-  # the PyTorch parity test, the report's browser check, and clang for the sanitizer build and libFuzzer
-  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux)
+  # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests)
+  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -1,9 +1,11 @@
 // tinyformer bench [--shape tiny|small|medium|all] [--threads N] [--steps N] [--warmup N] [--profile] [--gemm]
+// Under mpirun -np N the processes train the shape data-parallel (bench.hpp); rank 0 prints.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "tinyformer/bench/bench.hpp"
+#include "tinyformer/dist/dist.hpp"
 
 namespace tf::app {
 
@@ -18,7 +20,7 @@ void add_bench_command(CLI::App& app) {
     std::size_t new_tokens = 256;
   };
   auto o = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape");
+  CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape; under mpirun, data-parallel");
   cmd->add_option("--shape", o->shape, "tiny | small | medium | all")->capture_default_str();
   cmd->add_option("--threads", o->threads, "Kernel threads (BLAS runs single-threaded inside them)")->capture_default_str()->check(CLI::Range(1, 64));
   cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100000));
@@ -30,8 +32,10 @@ void add_bench_command(CLI::App& app) {
   cmd->callback([o] {
     select_action([o] {
       if (o->gemm) {
-        for (int t : {1, 2})
-          fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}}}\n", bench::measure_sgemm_gflops(t), t);
+        for (int t : {1, 2}) {
+          const double gflops = bench::measure_sgemm_gflops(t);
+          if (dist::is_root()) fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}}}\n", gflops, t);
+        }
         return 0;
       }
       std::vector<bench::BenchShape> shapes;
@@ -46,6 +50,7 @@ void add_bench_command(CLI::App& app) {
           continue;
         }
         const bench::BenchResult r = bench::bench_training(s, o->threads, o->steps, o->warmup, o->profile);
+        if (!dist::is_root()) continue;
         fmt::print("{}\n", bench::to_json_line(r));
         if (o->profile) fmt::print("{}\n", bench::profile_table(r, o->steps));
         std::fflush(stdout);

@@ -14,8 +14,10 @@ namespace tf::app {
 
 namespace {
 std::atomic<bool> g_stop{false};
-// The first SIGINT/SIGTERM asks the loop to finish the step, save and stop; a second one stops at once
+// The first SIGINT/SIGTERM/SIGUSR1 asks the loop to finish the step, save and stop; a second one stops at once
 // (checkpoints are written atomically, so the last one stays whole). Only async-signal-safe calls here.
+// Under mpirun: Ctrl-C makes mpirun send SIGTERM to every rank (after odls_base_sigkill_timeout seconds, and SIGKILL
+// as long again after it); SIGUSR1 sent to mpirun is forwarded to every rank at once.
 extern "C" void request_stop(int) {
   if (!g_stop.exchange(true)) return;
   static const char msg[] = "\ntinyformer: second interrupt: stopping now without saving (the last checkpoint is intact)\n";
@@ -45,6 +47,7 @@ void add_train_command(CLI::App& app) {
       opts->stop = &g_stop;
       std::signal(SIGINT, request_stop);  // finish the step, checkpoint, exit 130
       std::signal(SIGTERM, request_stop);
+      std::signal(SIGUSR1, request_stop);
       const train::TrainResult r = train::train(*opts);
       return r.interrupted ? 130 : 0;
     });

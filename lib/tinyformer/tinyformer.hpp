@@ -17,6 +17,10 @@
 #include "tinyformer/autograd/profile.hpp"
 #include "tinyformer/autograd/variable.hpp"
 
+// dist: the processes of an MPI job (rank, size, all-reduce; one process without a launcher), gradients summed
+#include "tinyformer/dist/dist.hpp"
+#include "tinyformer/dist/gradients.hpp"
+
 // ops: every differentiable op, forward and backward
 #include "tinyformer/ops/ops.hpp"
 

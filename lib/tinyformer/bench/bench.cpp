@@ -9,7 +9,10 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <xtensor/xview.hpp>
 
+#include "tinyformer/dist/dist.hpp"
+#include "tinyformer/dist/gradients.hpp"
 #include "tinyformer/infer/sample.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/optim/adam.hpp"
@@ -52,6 +55,14 @@ const BenchShape& bench_shape(const std::string& name) {
   throw std::invalid_argument(fmt::format("unknown bench shape '{}': expected tiny, small, medium or all", name));
 }
 
+namespace {
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
 config::ModelConfig model_config(const BenchShape& shape) {
   config::ModelConfig cfg;
   cfg.vocab_size = shape.vocab;
@@ -64,31 +75,50 @@ config::ModelConfig model_config(const BenchShape& shape) {
 
 BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup,
                            bool with_profile) {
+  const auto N = static_cast<std::size_t>(dist::size());
+  if (shape.batch % N != 0)  // the same on every process: they stop together
+    throw dist::CollectiveError(fmt::format("bench --shape {}: its batch of {} sequences is split between the {} "
+                                            "processes; use a number of processes that divides {}",
+                                            shape.name, shape.batch, N, shape.batch));
+  const std::size_t B = shape.batch / N, first = B * static_cast<std::size_t>(dist::rank());
   set_num_threads(threads);
   nn::GPT<float> model(model_config(shape), 1);
   optim::AdamW<float> opt(optim::make_param_groups(model.named_parameters(), 0.01), 3e-4);
+  dist::GradientAllReduce allreduce;
   Rng rng(2);
   IndexArray x = IndexArray::from_shape({shape.batch, shape.context}), y = x;
   BenchResult r;
   r.shape = shape.name;
   r.threads = threads;
+  r.processes = static_cast<int>(N);
   r.params = model.num_parameters();
-  std::vector<double> ms;
+  std::vector<double> ms, allreduce_ms;
   for (std::size_t i = 0; i < warmup + steps; ++i) {
-    for (auto& v : x) v = static_cast<Index>(rng.below(shape.vocab));
+    for (auto& v : x) v = static_cast<Index>(rng.below(shape.vocab));  // the same global batch on every process
     for (auto& v : y) v = static_cast<Index>(rng.below(shape.vocab));
+    const IndexArray xs = xt::view(x, xt::range(first, first + B), xt::all());  // this process's rows
+    const IndexArray ys = xt::view(y, xt::range(first, first + B), xt::all());
     profile::set_enabled(with_profile && i >= warmup);
     const auto t0 = Clock::now();
     opt.zero_grad();
     profile::begin_forward();
-    const Var<float> loss = model.loss(x, y);
+    const Var<float> loss = model.loss(xs, ys);
     loss.backward();
+    if (N > 1) {  // the all-reduce starts when the slowest process arrives: that wait is timed apart
+      const auto t_wait = Clock::now();
+      dist::barrier();
+      profile::add_phase("waiting for the other processes", ms_since(t_wait));
+    }
+    const double reduce_ms = allreduce(model.parameters(), 1.0f / static_cast<float>(N));
+    if (N > 1) profile::add_phase("gradient all-reduce", reduce_ms);
     const auto t_step = Clock::now();
     opt.step();
-    const auto t1 = Clock::now();
-    profile::add_phase("optimizer step (AdamW)", std::chrono::duration<double, std::milli>(t1 - t_step).count());
-    r.losses.push_back(loss.item());
-    if (i >= warmup) ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    profile::add_phase("optimizer step (AdamW)", ms_since(t_step));
+    if (i >= warmup) ms.push_back(ms_since(t0));
+    if (i >= warmup) allreduce_ms.push_back(reduce_ms);
+    double l = loss.item();
+    dist::allreduce_sum(&l, 1);  // the global batch's loss (the mean of the processes' means)
+    r.losses.push_back(l / static_cast<double>(N));
   }
   profile::set_enabled(false);
   if (with_profile) {
@@ -98,6 +128,8 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
   const double tokens = static_cast<double>(shape.batch * shape.context);
   r.ms_per_step = median(ms);
   r.tokens_per_s = tokens / (r.ms_per_step / 1e3);
+  r.allreduce_ms = median(allreduce_ms);
+  r.allreduce_bytes = N > 1 ? allreduce.bytes() : 0;
   const double flops = 6.0 * static_cast<double>(r.params) * tokens +
                        12.0 * static_cast<double>(shape.layers * shape.context * shape.d_model) * tokens;
   r.gflops = flops / (r.ms_per_step / 1e3) / 1e9;
@@ -108,6 +140,7 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
 std::string to_json_line(const BenchResult& r) {
   nlohmann::json j = {{"shape", r.shape},
                       {"threads", r.threads},
+                      {"processes", r.processes},
                       {"params", r.params},
                       {"ms_per_step", std::round(r.ms_per_step * 1000) / 1000},
                       {"tokens_per_s", std::round(r.tokens_per_s)},
@@ -115,6 +148,10 @@ std::string to_json_line(const BenchResult& r) {
                       {"peak_rss_mb", std::round(r.peak_rss_mb * 10) / 10},
                       // the last step's loss, exactly (hex float), to compare runs bit for bit
                       {"final_loss", r.losses.empty() ? std::string() : fmt::format("{:a}", r.losses.back())}};
+  if (r.processes > 1) {
+    j["allreduce_ms"] = std::round(r.allreduce_ms * 1000) / 1000;
+    j["allreduce_bytes"] = r.allreduce_bytes;
+  }
   return j.dump();
 }
 
@@ -122,8 +159,11 @@ std::string profile_table(const BenchResult& r, std::size_t steps) {
   const double n = static_cast<double>(steps);
   double total = 0;
   for (const auto& t : r.profile) total += t.forward_ms + t.backward_ms;
-  std::string out = fmt::format("profile of {} ({} threads), per step: {:.3f} ms timed by the hooks, {:.3f} ms median step\n",
-                                r.shape, r.threads, total / n, r.ms_per_step);
+  std::string out = fmt::format("profile of {} ({} threads{}), per step: {:.3f} ms timed by the hooks, {:.3f} ms median "
+                                "step\n",
+                                r.shape, r.threads,
+                                r.processes > 1 ? fmt::format(" x {} processes, rank 0's times", r.processes) : "",
+                                total / n, r.ms_per_step);
   out += fmt::format("{:<26} {:>7} {:>11} {:>11} {:>7}\n", "op", "calls", "forward ms", "backward ms", "share");
   for (const auto& t : r.profile)
     out += fmt::format("{:<26} {:>7.0f} {:>11.3f} {:>11.3f} {:>6.1f}%\n", t.name, static_cast<double>(t.calls) / n,

@@ -119,7 +119,12 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
 
 #define TF_TRAINING_FIELDS(X)                                                                                          \
   X(batch_size, std::size_t, 32, Check::at_least(1), OnResume::exact,                                                  \
-    "B, sequences per step")                                                                                           \
+    "B, sequences per batch (per process; a step takes `grad_accum` of them on each process)")                        \
+  X(grad_accum, std::size_t, 1, Check::at_least(1), OnResume::exact,                                                   \
+    "K, micro-batches of `batch_size` per optimizer step (gradient accumulation): the step uses the mean of their "    \
+    "losses and gradients (nanoGPT's loss / K; every sequence of the built-in data has the same number of scored "    \
+    "targets, so this is the mean over all K x B sequences). Under MPI each of N processes takes K: a step sees "      \
+    "N x K x B sequences. Schedule, clipping and metrics count optimizer steps")                                       \
   X(steps, std::size_t, 2000, Check::any(), OnResume::free,                                                            \
     "optimizer steps")                                                                                                 \
   X(grad_clip, double, 1.0, Check::at_least(0), OnResume::exact,                                                       \
@@ -127,9 +132,10 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
   X(eval_interval, std::size_t, 100, Check::at_least(1), OnResume::free,                                               \
     "steps between evaluations on held-out data")                                                                      \
   X(eval_batches, std::size_t, 8, Check::at_least(1), OnResume::free,                                                  \
-    "batches per evaluation")                                                                                          \
+    "held-out batches per evaluation, each of N x grad_accum x batch_size sequences (the step's global batch)")      \
   X(threads, std::size_t, 1, Check::at_least(1), OnResume::free,                                                       \
-    "threads for the kernels (BLAS runs single-threaded inside them); losses are bit-identical for any value")         \
+    "threads for the kernels of each process (BLAS runs single-threaded inside them); losses are bit-identical for "  \
+    "any value")                                                                                                       \
   X(seed, std::uint64_t, 1337, Check::any(), OnResume::exact,                                                          \
     "seeds data generation, initialisation and dropout")                                                               \
   X(nonfinite, NonFinitePolicy, NonFinitePolicy::stop, Check::any(), OnResume::free,                                   \

@@ -30,6 +30,9 @@ struct Batch {
   IndexArray y;  // [B,T] target ids, kIgnore (-1) where not scored
 };
 
+// Rows [first, first + count) of a batch (a micro-batch, or one process's share of a global batch).
+Batch rows_of(const Batch& batch, std::size_t first, std::size_t count);
+
 class DataSource {
  public:
   virtual ~DataSource() = default;

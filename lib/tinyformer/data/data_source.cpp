@@ -1,11 +1,17 @@
-// make_data_source and the accuracy helpers.
+// make_data_source, rows_of and the accuracy helpers.
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <xtensor/xview.hpp>
 
 #include "tinyformer/data/sources.hpp"
 
 namespace tf::data {
+
+Batch rows_of(const Batch& batch, std::size_t first, std::size_t count) {
+  return {xt::view(batch.x, xt::range(first, first + count), xt::all()),
+          xt::view(batch.y, xt::range(first, first + count), xt::all())};
+}
 
 void check_batch_size(std::size_t B, const char* who) {
   if (B == 0) throw std::invalid_argument(fmt::format("DataSource::{}: batch size must be >= 1, got 0", who));

@@ -1,34 +1,94 @@
 #include "tinyformer/infer/evaluate.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include "tinyformer/dist/dist.hpp"
 #include "tinyformer/infer/heads.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf::infer {
 
-EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t batch_size, std::size_t max_batches) {
+namespace {
+
+// What an evaluation adds up: per held-out batch the loss sum and its weight, the accuracy counts, and for data
+// with an expected pattern each head's expected-pattern score times its counted queries.
+struct EvalSums {
+  std::vector<double> loss, weight;  // [batches]
+  data::Accuracy acc;
+  analysis::HeadPatternAccumulator heads;
+};
+
+// Under MPI: every rank's sums added up in rank order (dist::allreduce_sum); the expected-pattern scores of the
+// ranks are merged weighted by their counted queries into `scores` [L][H] (left empty when no query counted).
+void add_up_ranks(EvalSums& e, const nn::GPT<float>& model, std::vector<std::vector<double>>& scores) {
+  const std::size_t L = model.config().n_layer, H = model.config().n_head, n = e.loss.size();
+  std::vector<double> sums(e.loss);
+  sums.insert(sums.end(), e.weight.begin(), e.weight.end());
+  for (std::size_t c : {e.acc.correct_sequences, e.acc.sequences, e.acc.correct_tokens, e.acc.tokens, std::size_t{0}})
+    sums.push_back(static_cast<double>(c));
+  sums.resize(2 * n + 5 + L * H, 0.0);
+  double* counted = &sums[2 * n + 4];
+  if (e.heads.sequences() > 0) {
+    const analysis::HeadScores s = e.heads.scores();
+    if (const auto p = s.index_of(analysis::Pattern::expected)) {
+      *counted = static_cast<double>(s.counted[*p]);
+      for (std::size_t lh = 0; lh < L * H; ++lh) counted[1 + lh] = s.at(*p, lh / H, lh % H) * *counted;
+    }
+  }
+  dist::allreduce_sum(sums.data(), sums.size());
+  std::copy_n(sums.begin(), n, e.loss.begin());
+  std::copy_n(sums.begin() + static_cast<long>(n), n, e.weight.begin());
+  const double* a = &sums[2 * n];
+  e.acc = {std::size_t(a[0]), std::size_t(a[1]), std::size_t(a[2]), std::size_t(a[3])};
+  counted = &sums[2 * n + 4];
+  scores.clear();
+  if (*counted == 0) return;
+  scores.assign(L, std::vector<double>(H));
+  for (std::size_t lh = 0; lh < L * H; ++lh) scores[lh / H][lh % H] = counted[1 + lh] / *counted;
+}
+
+// This rank's rows of held-out batch `i`, in pieces of `batch_size`, added to the sums.
+void evaluate_share(nn::GPT<float>& model, data::DataSource& source, const data::Batch& batch, std::size_t i,
+                    std::size_t batch_size, std::size_t share, std::size_t global, EvalSums& e) {
+  const std::size_t rows = batch.x.shape(0), mine = share * static_cast<std::size_t>(dist::rank());
+  for (std::size_t first = mine; first < std::min(rows, mine + share); first += batch_size) {
+    const data::Batch chunk = global == batch_size ? batch : data::rows_of(batch, first, std::min(batch_size, rows - first));
+    const Var<float> logits = model.forward(chunk.x);
+    const data::Accuracy acc = data::accuracy_from_logits(logits.value(), chunk.y);
+    // one piece per batch: its mean as it is; several: means weighted by their scored targets
+    const double weight = global == batch_size ? 1.0 : static_cast<double>(acc.tokens);
+    if (weight > 0) e.loss[i] += cross_entropy(logits, chunk.y).item() * weight;
+    e.weight[i] += weight;
+    e.acc += acc;
+    if (!source.expected_pattern().empty()) add_batch(e.heads, model.attention_weights(), chunk.x, source);
+  }
+}
+
+}  // namespace
+
+EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t batch_size, std::size_t max_batches,
+                    std::size_t grad_accum) {
   NoGradGuard no_grad;
   const bool was_training = model.training();
   model.eval();
-  const bool score_heads = !source.expected_pattern().empty();
-  model.record_attention(score_heads);
-  analysis::HeadPatternAccumulator heads;
-  data::Accuracy acc;
-  double total = 0;
-  std::size_t n = 0;
-  for (const auto& batch : source.eval_batches(batch_size)) {
-    if (n == max_batches) break;
-    const Var<float> logits = model.forward(batch.x);
-    total += cross_entropy(logits, batch.y).item();
-    acc += data::accuracy_from_logits(logits.value(), batch.y);
-    if (score_heads) infer::add_batch(heads, model.attention_weights(), batch.x, source);
-    ++n;
-  }
+  model.record_attention(!source.expected_pattern().empty());
+  const std::size_t share = grad_accum * batch_size, global = share * static_cast<std::size_t>(dist::size());
+  const auto& batches = source.eval_batches(global);
+  const std::size_t n = std::min(batches.size(), max_batches);
+  EvalSums e{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0), {}, {}};
+  for (std::size_t i = 0; i < n; ++i) evaluate_share(model, source, batches[i], i, batch_size, share, global, e);
   model.record_attention(false);
   model.train(was_training);
   EvalResult r;
+  if (dist::size() > 1)
+    add_up_ranks(e, model, r.attention_score);
+  else if (e.heads.sequences() > 0)
+    r.attention_score = e.heads.scores().table(analysis::Pattern::expected);
+  double total = 0;
+  for (std::size_t i = 0; i < n; ++i) total += e.weight[i] > 0 ? e.loss[i] / e.weight[i] : NAN;
   r.loss = n ? total / static_cast<double>(n) : 0.0;
-  if (source.is_task()) r.accuracy = acc.exact();
-  if (heads.sequences() > 0) r.attention_score = heads.scores().table(analysis::Pattern::expected);
+  if (source.is_task()) r.accuracy = e.acc.exact();
   return r;
 }
 

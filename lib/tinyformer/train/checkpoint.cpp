@@ -111,6 +111,10 @@ TrainingState read_training_state(const io::SafetensorsFile& file) {
   st.vocab = metadata_or_throw(file, "tinyformer.vocab");
   st.data_rng = metadata_or_throw(file, "tinyformer.rng.data");
   st.dropout_rng = metadata_or_throw(file, "tinyformer.rng.dropout");
+  const auto& md = file.metadata();
+  if (auto it = md.find("tinyformer.sequences_per_step"); it != md.end())
+    st.sequences_per_step = count_metadata(file, it->first, it->second);
+  if (auto it = md.find("tinyformer.processes"); it != md.end()) st.processes = count_metadata(file, it->first, it->second);
   return st;
 }
 
@@ -130,6 +134,8 @@ void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const
   writer.set_metadata("tinyformer.vocab", state.vocab);
   writer.set_metadata("tinyformer.rng.data", state.data_rng);
   writer.set_metadata("tinyformer.rng.dropout", state.dropout_rng);
+  writer.set_metadata("tinyformer.sequences_per_step", std::to_string(state.sequences_per_step));
+  writer.set_metadata("tinyformer.processes", std::to_string(state.processes));
   writer.write_atomic(path);
 }
 

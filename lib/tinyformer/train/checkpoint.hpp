@@ -6,7 +6,9 @@
 //             vocab_size and context resolved); "tinyformer.config": the resolved
 //             run config (YAML); "tinyformer.step"; "tinyformer.vocab" (data::Vocabulary::serialize);
 //             "tinyformer.optimizer" and "tinyformer.optimizer.step_count"; "tinyformer.rng.data" and
-//             "tinyformer.rng.dropout" (generator states, so a resumed run continues bit for bit).
+//             "tinyformer.rng.dropout" (generator states, so a resumed run continues bit for bit);
+//             "tinyformer.sequences_per_step" (N x grad_accum x batch_size, the global batch) and
+//             "tinyformer.processes" (N), absent in checkpoints written before data-parallel training.
 // A PyTorch user loads the weights by keeping the names that do not start with "optimizer.".
 #include <cstdint>
 #include <string>
@@ -23,6 +25,8 @@ struct TrainingState {
   std::string vocab;       // serialized vocabulary
   std::string data_rng;    // Rng::state()
   std::string dropout_rng;
+  std::int64_t sequences_per_step = 0;  // the global batch of the run that wrote it (0: not recorded)
+  std::int64_t processes = 1;           // MPI processes of that run
 };
 
 // Writes atomically (temporary file, fsync, rename): a crash mid-write leaves the previous file intact.

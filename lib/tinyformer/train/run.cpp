@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/train/checkpoint.hpp"
+#include "tinyformer/train/replicas.hpp"
 
 namespace fs = std::filesystem;
 
@@ -22,8 +24,9 @@ void remove_run_files(const std::string& out) {
     if (it->path().filename().string().rfind("step_", 0) == 0) fs::remove(it->path(), ec);
 }
 
-// Restores weights, optimizer state, generators and the data position from <out>/checkpoint.safetensors.
-long resume_from_checkpoint(Run& run) {
+// Restores weights, optimizer state, generators and the data position from <out>/checkpoint.safetensors. Returns
+// the global batch its steps had, by which an in-order data source was advanced.
+std::size_t resume_from_checkpoint(Run& run, std::vector<std::string>& notes) {
   if (!fs::exists(run.checkpoint_path))
     throw std::runtime_error(
         fmt::format("--resume: no checkpoint at {} (train without --resume first)", run.checkpoint_path));
@@ -35,8 +38,16 @@ long resume_from_checkpoint(Run& run) {
   const TrainingState st = read_training_state(file);
   run.parts.data_rng.set_state(st.data_rng);
   model.dropout_rng().set_state(st.dropout_rng);
-  fast_forward_data(run.cfg, *run.parts.data, static_cast<std::size_t>(st.step));
-  return st.step;
+  run.start_step = st.step;
+  const std::size_t now = sequences_per_step(run.cfg);
+  const auto before = st.sequences_per_step > 0 ? static_cast<std::size_t>(st.sequences_per_step) : now;
+  if (before != now)
+    notes.push_back(fmt::format("the checkpoint's steps took {} sequences ({} process(es)), this run's take {} ({} x "
+                                "grad_accum {} x batch_size {}): the run goes on with the new global batch",
+                                before, st.processes, now, dist::size(), run.cfg.training.grad_accum,
+                                run.cfg.training.batch_size));
+  fast_forward_data(run.cfg, *run.parts.data, static_cast<std::size_t>(st.step), before);
+  return before;
 }
 
 // The out dir with attention/, config.yaml and metrics.jsonl (appended to on resume).
@@ -49,7 +60,6 @@ void create_run_files(Run& run, const TrainOptions& options, std::vector<std::st
   if (options.overwrite && !options.resume) remove_run_files(run.out_dir);
   for (const auto& stale : io::remove_stale_temporaries(run.checkpoint_path))
     notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
-  run.config_yaml = config::to_yaml(run.cfg);
   io::write_file_atomic((fs::path(run.out_dir) / "config.yaml").string(), run.config_yaml.data(),
                         run.config_yaml.size());
   const std::string metrics_path = (fs::path(run.out_dir) / "metrics.jsonl").string();
@@ -60,12 +70,16 @@ void create_run_files(Run& run, const TrainOptions& options, std::vector<std::st
 }  // namespace
 
 void Run::save(long step) {
+  check_same_parameters(*this, fmt::format("the weights after step {}", step));
+  if (!dist::is_root()) return;
   TrainingState st;
   st.step = step;
   st.config_yaml = config_yaml;
   st.vocab = parts.data->vocab().serialize();
   st.data_rng = parts.data_rng.state();
   st.dropout_rng = parts.model->dropout_rng().state();
+  st.sequences_per_step = static_cast<std::int64_t>(sequences_per_step(cfg));
+  st.processes = dist::size();
   try {
     save_checkpoint(checkpoint_path, *parts.model, parts.optimizer.get(), st);
   } catch (const std::exception& e) {
@@ -75,24 +89,55 @@ void Run::save(long step) {
   }
 }
 
-Run open_run(const TrainOptions& options, std::vector<std::string>& notes) {
-  Run run;
+namespace {
+
+// What open_run does on each rank before the ranks compare notes (rank 0 alone reads the out dir). Returns the global
+// batch of the resumed checkpoint's steps (0 without --resume).
+std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
+  const bool root = dist::is_root();
   run.cfg = config::load_config(options.config_path, options.overrides);
   if (options.out_dir) run.cfg.logging.out_dir = *options.out_dir;
   run.out_dir = run.cfg.logging.out_dir;
   run.checkpoint_path = (fs::path(run.out_dir) / "checkpoint.safetensors").string();
-  if (!options.resume && !options.overwrite && fs::exists(run.checkpoint_path))
+  if (root && !options.resume && !options.overwrite && fs::exists(run.checkpoint_path))
     throw std::runtime_error(fmt::format("{} already holds a run ({}): continue it with --resume, start over with "
                                          "--overwrite, or choose another --out",
                                          run.out_dir, run.checkpoint_path));
   run.parts = make_run(run.cfg);  // data, model, optimizer, schedule, generators, all from the seed
   run.cfg.model.context = run.parts.model->context();  // config.yaml records the resolved value of 'auto'
   set_num_threads(static_cast<int>(run.cfg.training.threads));
-  if (options.resume)
-    run.start_step = resume_from_checkpoint(run);
-  else if (!options.init_from.empty())
+  run.config_yaml = config::to_yaml(run.cfg);
+  if (options.resume) return root ? resume_from_checkpoint(run, notes) : 0;
+  if (!options.init_from.empty())  // an input, like the config and the data: every rank reads it
     load_model_weights(io::SafetensorsFile::load(options.init_from), *run.parts.model);
-  create_run_files(run, options, notes);
+  return 0;
+}
+
+// Runs `body` on this rank; under MPI a failure on any rank becomes the same dist::CollectiveError on every rank.
+template <class Body>
+void on_every_rank(Body&& body) {
+  if (dist::size() == 1) return body();
+  std::string error;
+  try {
+    body();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  dist::check_no_errors(error);
+}
+
+}  // namespace
+
+Run open_run(const TrainOptions& options, std::vector<std::string>& notes) {
+  Run run;
+  std::size_t resumed_sequences = 0;
+  on_every_rank([&] { resumed_sequences = open_on_this_rank(run, options, notes); });
+  check_same_config_and_data(run);  // before anything is sent: the ranks' models have the same shapes
+  if (options.resume) share_resumed_state(run, resumed_sequences);
+  check_same_parameters(run, "the initial parameters");
+  on_every_rank([&] {
+    if (dist::is_root()) create_run_files(run, options, notes);
+  });
   return run;
 }
 

@@ -2,10 +2,16 @@
 // An open run: the resolved config, the objects it trains, its out dir with config.yaml and metrics.jsonl, and
 // the step it starts from (0, or the checkpoint's with --resume). open_run does every check before the first
 // file is written, so a refused run creates no run directory.
+//
+// Under MPI (dist::size() > 1) every rank opens the run; rank 0 alone touches the out dir (the check for an earlier
+// run, --resume's checkpoint, config.yaml, metrics.jsonl, and later every file the run writes). A rank whose part
+// fails makes every rank refuse the run with its message; the resumed state is sent from rank 0 to the others;
+// then the ranks must agree on the resolved config, the data and a hash of the parameters, before step 1.
 #include <fstream>
 #include <string>
 
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/dist/gradients.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
 
@@ -17,10 +23,12 @@ struct Run {
   std::string out_dir, checkpoint_path, config_yaml;
   std::ofstream metrics;  // metrics.jsonl, appended to on resume
   long start_step = 0;
+  dist::GradientAllReduce reduce_gradients;   // the flat all-reduce buffer, reused every step
 
   long total_steps() const { return static_cast<long>(cfg.training.steps); }
-  // Writes the checkpoint of `step` atomically. Throws std::runtime_error naming the step and saying whether
-  // the previous checkpoint is intact.
+  // Writes the checkpoint of `step` atomically (rank 0). Throws std::runtime_error naming the step and saying
+  // whether the previous checkpoint is intact. Collective under MPI: the ranks first compare a hash of their
+  // weights, which must be the same (dist::CollectiveError otherwise).
   void save(long step);
 };
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tinyformer/analysis/heads.hpp"
+#include "tinyformer/dist/dist.hpp"
 
 namespace tf::train {
 
@@ -21,17 +22,22 @@ std::string format_duration(double seconds) {
 }  // namespace
 
 RunLog::RunLog(Run& run, bool progress)
-    : run_(run), progress_(progress), tty_(progress && isatty(STDOUT_FILENO)), t0_(Clock::now()), t_row_(t0_) {}
+    : run_(run), progress_(progress), tty_(progress && isatty(STDOUT_FILENO) && dist::size() == 1), t0_(Clock::now()),
+      t_row_(t0_) {}  // under mpirun stdout is a pseudo-terminal whatever mpirun's own is: one line per row
 
 void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
                  const std::optional<infer::EvalResult>& eval) {
+  if (!dist::is_root()) return;
   nlohmann::json row = {{"step", done}, {"train_loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}};
   const auto now = Clock::now();
   const double secs = std::chrono::duration<double>(now - t_row_).count();
   const double tokens_per_s = secs > 0 ? tokens_since_row_ / secs : 0.0;
   row["tokens_per_s"] = tokens_per_s;
+  if (dist::size() > 1 && steps_since_row_ > 0)
+    row["allreduce_ms"] = allreduce_ms_since_row_ / static_cast<double>(steps_since_row_);
   t_row_ = now;
-  tokens_since_row_ = 0;
+  tokens_since_row_ = allreduce_ms_since_row_ = 0;
+  steps_since_row_ = 0;
   if (!attention.empty()) {
     nlohmann::json entropy = nlohmann::json::array();
     for (const auto& w : attention) entropy.push_back(analysis::mean_entropy(w));

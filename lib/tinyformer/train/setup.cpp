@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "tinyformer/dist/dist.hpp"
 #include "tinyformer/optim/make_optimizer.hpp"
 
 namespace tf::train {
@@ -51,10 +52,15 @@ RunSetup make_run(const config::RunConfig& cfg) {
   return run;
 }
 
-void fast_forward_data(const config::RunConfig& cfg, data::DataSource& source, std::size_t steps) {
+std::size_t sequences_per_step(const config::RunConfig& cfg) {
+  return static_cast<std::size_t>(dist::size()) * cfg.training.grad_accum * cfg.training.batch_size;
+}
+
+void fast_forward_data(const config::RunConfig& cfg, data::DataSource& source, std::size_t steps,
+                       std::size_t sequences) {
   if (cfg.data.task != config::Task::tokens || cfg.data.shuffle) return;
   Rng unused(0);
-  for (std::size_t i = 0; i < steps; ++i) source.train_batch(cfg.training.batch_size, unused);
+  for (std::size_t i = 0; i < steps; ++i) source.train_batch(sequences, unused);
 }
 
 }  // namespace tf::train

@@ -26,8 +26,13 @@ struct RunSetup {
 config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::DataSource& data);
 RunSetup make_run(const config::RunConfig& cfg);
 
-// Advances a data source that walks its file in order (tokens, shuffle off) by `steps` batches, so a resumed
-// run sees the batches it would have seen. Sources that draw from the generator need nothing: its state is restored.
-void fast_forward_data(const config::RunConfig& cfg, data::DataSource& source, std::size_t steps);
+// The sequences of one optimizer step over all processes: N x grad_accum x batch_size (N = dist::size()).
+std::size_t sequences_per_step(const config::RunConfig& cfg);
+
+// Advances a data source that walks its file in order (tokens, shuffle off) by `steps` steps of `sequences` each, so
+// a resumed run sees the batches it would have seen. Sources that draw from the generator need nothing: its state
+// is restored.
+void fast_forward_data(const config::RunConfig& cfg, data::DataSource& source, std::size_t steps,
+                       std::size_t sequences);
 
 }  // namespace tf::train

@@ -1,9 +1,11 @@
 #include "tinyformer/train/step.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
 
+#include "tinyformer/dist/dist.hpp"
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/optim/clip.hpp"
 
@@ -22,20 +24,51 @@ std::string StepResult::what_is_not_finite(const Run& run) const {
   return what;
 }
 
+namespace {
+
+// Forward and backward of each micro-batch; the gradients add up in the parameters' .grad. A micro-batch whose loss
+// is not finite gets no backward (the step will not be applied). Returns the sum of the micro-batch losses.
+double run_micro_batches(Run& run, const std::vector<data::Batch>& micro, bool record_attention, StepResult& r) {
+  nn::GPT<float>& model = *run.parts.model;
+  double loss_sum = 0;
+  for (std::size_t k = 0; k < micro.size(); ++k) {
+    model.record_attention(record_attention && k + 1 == micro.size());
+    const Var<float> loss = model.loss(micro[k].x, micro[k].y);
+    const double value = loss.item();
+    loss_sum += value;
+    r.tokens += micro[k].x.size();
+    if (std::isfinite(value)) loss.backward();
+  }
+  return loss_sum;
+}
+
+}  // namespace
+
+std::vector<data::Batch> draw_micro_batches(Run& run) {
+  const std::size_t B = run.cfg.training.batch_size, K = run.cfg.training.grad_accum;
+  const auto N = static_cast<std::size_t>(dist::size()), rank = static_cast<std::size_t>(dist::rank());
+  data::Batch global = run.parts.data->train_batch(N * K * B, run.parts.data_rng);
+  if (N * K == 1) return {std::move(global)};
+  std::vector<data::Batch> micro;
+  for (std::size_t k = 0; k < K; ++k) micro.push_back(data::rows_of(global, (rank * K + k) * B, B));
+  return micro;
+}
+
 StepResult train_step(Run& run, long step, bool record_attention) {
   RunSetup& p = run.parts;
   StepResult r;
   r.lr = p.schedule.at(step);
   p.optimizer->set_lr(r.lr);
-  const data::Batch batch = p.data->train_batch(run.cfg.training.batch_size, p.data_rng);
-  r.tokens = batch.x.size();
-  p.model->record_attention(record_attention);
+  const std::vector<data::Batch> micro = draw_micro_batches(run);
   p.optimizer->zero_grad();
-  const Var<float> loss = p.model->loss(batch.x, batch.y);
-  r.loss = loss.item();
+  double loss_sum = run_micro_batches(run, micro, record_attention, r);
+  const auto micro_batches = static_cast<double>(micro.size()) * dist::size();  // N x K
+  dist::allreduce_sum(&loss_sum, 1);  // every rank decides on the same loss
+  r.loss = loss_sum / micro_batches;
+  r.tokens *= static_cast<std::size_t>(dist::size());
   r.grad_norm = NAN;
   if (std::isfinite(r.loss)) {
-    loss.backward();
+    r.allreduce_ms = run.reduce_gradients(p.model->parameters(), static_cast<float>(1.0 / micro_batches));
     const auto params = p.model->named_parameters();
     const double clip = run.cfg.training.grad_clip;
     r.grad_norm = clip > 0 ? optim::clip_grad_norm(params, clip) : optim::grad_norm(params);

@@ -1,6 +1,8 @@
 // The training loop behind `tinyformer train`, as nanoGPT's: open (or resume) the run, then per step: train,
 // stop or skip on a non-finite step, log and evaluate, snapshot the attention, checkpoint; finally the report.
 // Each of these is a named function (run.cpp, step.cpp, run_log.cpp, run_report.cpp).
+// Under MPI every rank runs this loop in lock step (the same collectives at the same steps: the step's all-reduce,
+// the evaluation, the agreed stop, the checkpoint's weight check); rank 0 alone prints and writes files.
 #include "tinyformer/train/trainer.hpp"
 
 #include <filesystem>
@@ -8,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "tinyformer/dist/dist.hpp"
 #include "tinyformer/infer/heads.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/train/run.hpp"
@@ -40,6 +43,7 @@ bool snapshot_due(const config::RunConfig& cfg, long done) {
 
 // The probe's attention at step `done`, with the held-out attention_score of this step (`eval`'s, or measured now).
 void snapshot(Run& run, long done, const std::optional<infer::EvalResult>& eval) {
+  if (!dist::is_root()) return;
   const config::TrainingConfig& t = run.cfg.training;
   nn::GPT<float>& model = *run.parts.model;
   data::DataSource& data = *run.parts.data;
@@ -54,6 +58,7 @@ void snapshot(Run& run, long done, const std::optional<infer::EvalResult>& eval)
 
 // heads.json: the head detector on the held-out data; for data with an expected pattern, one line on the best head.
 void report_heads(Run& run, bool progress) {
+  if (!dist::is_root()) return;
   data::DataSource& data = *run.parts.data;
   const auto scores = infer::score_heads_on_data(*run.parts.model, data, run.cfg.training.batch_size,
                                                  run.cfg.training.eval_batches);
@@ -66,16 +71,18 @@ void report_heads(Run& run, bool progress) {
              best.head, best.score, data.expected_key());
 }
 
-// training.nonfinite: `stop` throws naming the step and the last good checkpoint; `skip` warns and goes on.
+// training.nonfinite: `stop` throws naming the step and the last good checkpoint; `skip` warns and goes on. The
+// loss and the gradients were all-reduced, so every rank takes the same decision.
 void handle_nonfinite(Run& run, const StepResult& s, long done) {
   const std::string what = s.what_is_not_finite(run);
   if (run.cfg.training.nonfinite == config::NonFinitePolicy::stop) {
     run.parts.model->record_attention(false);
-    throw std::runtime_error(fmt::format(
+    throw dist::CollectiveError(fmt::format(
         "step {}: {}; training stopped (training.nonfinite: stop). The last good checkpoint is {}{}", done, what,
         run.checkpoint_path, fs::exists(run.checkpoint_path) ? "" : " (none written yet)"));
   }
-  fmt::print(stderr, "tinyformer: step {}: {}; step skipped (training.nonfinite: skip)\n", done, what);
+  if (dist::is_root())
+    fmt::print(stderr, "tinyformer: step {}: {}; step skipped (training.nonfinite: skip)\n", done, what);
 }
 
 void record(TrainResult& result, const StepResult& s, long done) {
@@ -84,19 +91,53 @@ void record(TrainResult& result, const StepResult& s, long done) {
   result.steps_done = done;
 }
 
+void announce(const Run& run, const std::vector<std::string>& notes, bool progress) {
+  if (!progress) return;
+  for (const auto& note : notes) fmt::print("tinyformer: {}\n", note);
+  const config::TrainingConfig& t = run.cfg.training;
+  fmt::print("tinyformer: {} | {} parameters | {} steps from step {} | out {}\n", run.parts.data->describe(),
+             run.parts.model->num_parameters(), t.steps, run.start_step, run.out_dir);
+  if (dist::size() > 1 || t.grad_accum > 1)
+    fmt::print("tinyformer: {} process(es) x grad_accum {} x batch_size {} = {} sequences per step{}\n", dist::size(),
+               t.grad_accum, t.batch_size, sequences_per_step(run.cfg),
+               dist::size() > 1 ? fmt::format(" ({}, {} threads each)", dist::library_version(), t.threads) : "");
+}
+
+// The log row of a step (rank 0 writes it) and, when due, the evaluation (every rank takes part).
+std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainResult& result, const StepResult& s, long done,
+                                           bool log_now, bool eval_now) {
+  std::optional<infer::EvalResult> eval;
+  if (!log_now && !eval_now) return eval;
+  nn::GPT<float>& model = *run.parts.model;
+  const auto attention = log_now ? model.attention_weights() : std::vector<Array<float>>{};
+  const config::TrainingConfig& t = run.cfg.training;
+  if (eval_now) eval = infer::evaluate(model, *run.parts.data, t.batch_size, t.eval_batches, t.grad_accum);
+  if (eval) result.last_val_loss = eval->loss;
+  if (eval && eval->accuracy) result.last_accuracy = eval->accuracy;
+  log.row(done, s, attention, eval);
+  return eval;
+}
+
+// The end of a run: the head detector's tables and the report (rank 0), then every rank waits for them (a launcher
+// ends the whole job when the first process exits with a non-zero code, such as 130 after an interrupt).
+void finish(Run& run, const TrainResult& result, bool progress) {
+  if (dist::is_root()) {
+    if (!result.interrupted) report_heads(run, progress);
+    write_run_report(run.out_dir);
+    if (progress) fmt::print("tinyformer: report written to {}\n", (fs::path(run.out_dir) / "report.html").string());
+  }
+  dist::barrier();
+}
+
 }  // namespace
 
 TrainResult train(const TrainOptions& options) {
   std::vector<std::string> notes;
   Run run = open_run(options, notes);
   const config::RunConfig& cfg = run.cfg;
-  nn::GPT<float>& model = *run.parts.model;
-  if (options.progress) {
-    for (const auto& note : notes) fmt::print("tinyformer: {}\n", note);
-    fmt::print("tinyformer: {} | {} parameters | {} steps from step {} | out {}\n", run.parts.data->describe(),
-               model.num_parameters(), cfg.training.steps, run.start_step, run.out_dir);
-  }
-  RunLog log(run, options.progress);
+  const bool progress = options.progress && dist::is_root();
+  announce(run, notes, progress);
+  RunLog log(run, progress);
   TrainResult result;
   result.out_dir = run.out_dir;
   const long total = run.total_steps();
@@ -113,30 +154,21 @@ TrainResult train(const TrainOptions& options) {
     record(result, s, done);
     log.count(s);
     const bool eval_now = every(done, cfg.training.eval_interval) || last;
-    std::optional<infer::EvalResult> eval;
-    if (log_now || eval_now) {
-      const auto attention = log_now ? model.attention_weights() : std::vector<Array<float>>{};
-      if (eval_now) eval = infer::evaluate(model, *run.parts.data, cfg.training.batch_size, cfg.training.eval_batches);
-      if (eval) result.last_val_loss = eval->loss;
-      if (eval && eval->accuracy) result.last_accuracy = eval->accuracy;
-      log.row(done, s, attention, eval);
-    }
-    model.record_attention(false);
+    const std::optional<infer::EvalResult> eval = log_and_evaluate(run, log, result, s, done, log_now, eval_now);
+    run.parts.model->record_attention(false);
     if (snapshot_due(cfg, done)) snapshot(run, done, eval);
-    const bool stop_now = options.stop && options.stop->load();
+    const bool stop_now = dist::any(options.stop && options.stop->load());  // every rank stops at the same step
     if (every(done, cfg.logging.checkpoint_interval) || last || stop_now) run.save(done);
     if (stop_now) {
       result.interrupted = true;
-      if (options.progress)
+      if (progress)
         fmt::print("\ntinyformer: interrupted after step {}; checkpoint written to {} (continue with --resume)\n", done,
                    run.checkpoint_path);
       break;
     }
   }
   if (total <= run.start_step) run.save(run.start_step);
-  if (!result.interrupted) report_heads(run, options.progress);
-  write_run_report(run.out_dir);
-  if (options.progress) fmt::print("tinyformer: report written to {}\n", (fs::path(run.out_dir) / "report.html").string());
+  finish(run, result, progress);
   return result;
 }
 
