@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh Debian bookworm machine: install what is missing, build, run every test;
 # then the same suite again built with clang under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# three fuzz targets for 60 s each. Usage: test.sh [--release-only] (skips the sanitizer build and fuzzing).
+# six fuzz targets for 30 s each. Usage: test.sh [--release-only] (skips the sanitizer build and fuzzing).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$root/scripts/install_deps.sh" test
@@ -9,5 +9,14 @@ bash "$root/scripts/build.sh" release
 (cd "$root/build" && ctest --output-on-failure -j "$(nproc)")
 [ "${1:-}" = "--release-only" ] && exit 0
 bash "$root/scripts/build.sh" sanitize
-(cd "$root" && ctest --preset sanitize -j "$(nproc)")
-bash "$root/scripts/fuzz.sh" "${TINYFORMER_FUZZ_SECONDS:-60}"
+# Under the sanitizers every test runs except those that train models for hundreds of steps to check what they learn
+# (or, for nanogpt/README, to make checkpoints for the Python round trips): the same code paths run under the
+# sanitizers in the shorter training tests (reverse and induction learn, resume, MPI, the CLI scripts), while these
+# take 5 to 10 times as long as in the release build (measured here: the norm x mlp x position combinations 531 s,
+# the heads test 302 s, the nanogpt setup 255 s, induction 117 s where reverse, kept, takes 104 s), which would
+# take CI past its time budget.
+long_learning='^(train: every combination of model.norm|train: configs/induction.yaml learns|app: sort is learned|app: heads finds|nanogpt: |README: the .Moving weights)'
+(cd "$root" && ctest --preset sanitize -j "$(nproc)" -E "$long_learning")
+# 30 s a target (3 minutes for the six) keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by
+# CTest in both builds, and `bash scripts/fuzz.sh 600` fuzzes longer by hand.
+bash "$root/scripts/fuzz.sh" "${TINYFORMER_FUZZ_SECONDS:-30}"
