@@ -29,7 +29,8 @@ TEST_CASE("resume: the checkpoint's decay_steps and warmup_steps are kept unless
   REQUIRE(cfg.schedule.decay_steps);
   CHECK(*cfg.schedule.decay_steps == 400);
   CHECK(line == "resuming at step 400 of 500; the schedule keeps decay_steps 400 from the checkpoint (lr 3.00e-04 at "
-                "min_lr from step 400); set schedule.decay_steps (with --allow-changes) to change it");
+                "min_lr from step 400); set schedule.decay_steps (with --allow-changes) to change it; the config's "
+                "warmup_steps 50 is not used (a resumed run keeps the checkpoint's unless --set gives it)");
 
   config::RunConfig set = reverse_config({"training.steps=500", "schedule.decay_steps=450", "schedule.warmup_steps=20"});
   const std::string set_line = train::keep_checkpoint_schedule(saved, 200, set);

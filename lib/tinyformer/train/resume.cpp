@@ -64,6 +64,20 @@ std::vector<std::string> data_changes(const nlohmann::json& saved, const nlohman
   return what;
 }
 
+// The schedule values the config file gives (not --set) that a resumed run does not use because it keeps the
+// checkpoint's: "; the config's warmup_steps 20 is not used" (or "" when it gives the checkpoint's or nothing).
+std::string values_not_used(const config::RunConfig& saved, const config::RunConfig& cfg, bool warmup_here,
+                            bool decay_here) {
+  std::vector<std::string> unused;
+  if (!warmup_here && cfg.schedule.warmup_steps != saved.schedule.warmup_steps)
+    unused.push_back(fmt::format("warmup_steps {}", cfg.schedule.warmup_steps));
+  if (!decay_here && cfg.schedule.decay_steps && *cfg.schedule.decay_steps != config::effective_decay_steps(saved))
+    unused.push_back(fmt::format("decay_steps {}", *cfg.schedule.decay_steps));
+  if (unused.empty()) return "";
+  return fmt::format("; the config's {} {} not used (a resumed run keeps the checkpoint's unless --set gives it)",
+                     join(unused, " and "), unused.size() == 1 ? "is" : "are");
+}
+
 }  // namespace
 
 std::string data_fingerprint(const config::RunConfig& cfg, const data::DataSource& data) {
@@ -87,6 +101,7 @@ std::string data_fingerprint(const config::RunConfig& cfg, const data::DataSourc
 std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, config::RunConfig& cfg) {
   config::ScheduleConfig& s = cfg.schedule;
   const bool decay_here = set_here(cfg, "schedule.decay_steps"), warmup_here = set_here(cfg, "schedule.warmup_steps");
+  const std::string unused = values_not_used(saved, cfg, warmup_here, decay_here);
   if (!warmup_here) s.warmup_steps = saved.schedule.warmup_steps;
   s.decay_steps = decay_here ? config::effective_decay_steps(cfg) : config::effective_decay_steps(saved);
   if (step >= static_cast<long>(cfg.training.steps)) return "";  // nothing to train: no schedule to describe
@@ -95,17 +110,19 @@ std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, 
   const std::string head = fmt::format("resuming at step {} of {}", step, cfg.training.steps);
   const double lr_now = schedule.at(step);
   if (s.name != config::ScheduleName::cosine)
-    return fmt::format("{}; the {} schedule gives lr {:.2e} from here", head, config::to_string(s.name), lr_now);
+    return fmt::format("{}; the {} schedule gives lr {:.2e} from here{}", head, config::to_string(s.name), lr_now,
+                       unused);
   const auto decay = static_cast<long>(*s.decay_steps);
   const std::string where =
       step >= decay ? fmt::format("lr {:.2e} at min_lr from step {}", lr_now, decay)
                     : fmt::format("lr {:.2e} at step {}, down to min_lr {:.2e} at step {}", lr_now, step + 1,
                                   s.min_lr, decay);
   if (decay_here)
-    return fmt::format("{}; the schedule takes decay_steps {} from the command line ({})", head, decay, where);
+    return fmt::format("{}; the schedule takes decay_steps {} from the command line ({}){}", head, decay, where,
+                       unused);
   return fmt::format("{}; the schedule keeps decay_steps {} from the checkpoint ({}); set schedule.decay_steps (with "
-                     "--allow-changes) to change it",
-                     head, decay, where);
+                     "--allow-changes) to change it{}",
+                     head, decay, where, unused);
 }
 
 void check_config_changes(const config::RunConfig& saved, const config::RunConfig& cfg, bool allow_changes,

@@ -24,7 +24,8 @@ std::string data_fingerprint(const config::RunConfig& cfg, const data::DataSourc
 // Sets cfg.schedule.warmup_steps and decay_steps to the values the checkpoint's run used (`saved`, decay_steps
 // `auto` resolved to its training.steps), except those given with --set on this command line; decay_steps `auto`
 // given with --set is resolved to cfg's training.steps. Returns the line that says what the schedule does from
-// `step` on, after checking cfg again (config::validate); "" when `step` is already at training.steps.
+// `step` on (and which values of the config file it does not use), after checking cfg again (config::validate); ""
+// when `step` is already at training.steps.
 std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, config::RunConfig& cfg);
 
 // Compares cfg with the checkpoint's config. Appends one line listing every differing key (old -> new) to `notes`.
