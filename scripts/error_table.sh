@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes docs/robustness.md: every bad input that tests/app/cli_bad_*.sh tries, with the exit code and the
+# Writes docs/robustness.md: every bad input that tests/app/cli_bad_*.sh (and cli_faults, cli_resume_semantics) tries, with the exit code and the
 # message tinyformer printed, by running those tests against build/bin/tinyformer (build it first).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,7 +18,7 @@ table="$work/table.md"
   echo "| bad input | exit | message |"
   echo "|---|---|---|"
 } > "$table"
-for t in cli_bad_config cli_bad_data cli_bad_checkpoint cli_bad_output cli_faults; do
+for t in cli_bad_config cli_bad_data cli_bad_checkpoint cli_bad_output cli_faults cli_resume_semantics; do
   TINYFORMER_ERROR_TABLE="$table" bash "$root/tests/app/$t.sh" "$root/build/bin/tinyformer" "$root" "$work/$t" \
     "$root/build/tests/bad_files" > "$work/$t.log" || { cat "$work/$t.log"; exit 1; }
 done

@@ -1,4 +1,5 @@
-// tinyformer train CONFIG.yaml [--set key.path=value ...] [--out DIR] [--resume | --overwrite] [--init-from FILE]
+// tinyformer train CONFIG.yaml [--set key.path=value ...] [--out DIR] [--resume [--allow-changes] | --overwrite]
+//                  [--init-from FILE] [--quiet]
 #include <atomic>
 #include <csignal>
 
@@ -35,11 +36,14 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--set", opts->overrides, "Override a config key: --set training.steps=200 (repeatable)");
   cmd->add_option("--out", *out, "Run directory (default: logging.out_dir)")->check(non_empty_path());
   CLI::Option* resume = cmd->add_flag("--resume", opts->resume, "Continue from <out>/checkpoint.safetensors");
+  cmd->add_flag("--allow-changes", opts->allow_changes,
+                "With --resume: accept config keys and data that differ from the checkpoint's (not the model's shape)")
+      ->needs(resume);
   cmd->add_flag("--overwrite", opts->overwrite, "Start afresh in an out dir that holds an earlier run (replaces it)")
       ->excludes(resume);
   cmd->add_option("--init-from", opts->init_from, "Start from these weights (safetensors, nanoGPT names)")
       ->check(readable_file());
-  cmd->add_flag("--quiet", *quiet, "No progress lines");
+  cmd->add_flag("--quiet", *quiet, "No progress lines; only the final summary line");
   cmd->callback([opts, out, quiet] {
     select_action([opts, out, quiet] {
       if (!out->empty()) opts->out_dir = *out;

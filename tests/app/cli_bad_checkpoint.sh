@@ -76,10 +76,10 @@ expect_listing "--init-from a smaller positional table" 1 "transformer.wpe.weigh
 nothing_written "$work/init"
 
 # resume: a changed model, another optimizer, a damaged checkpoint; the run dir stays as it was
-expect_listing "--resume with a changed model config" 1 "model.n_layer: checkpoint 2, config 3" \
+expect_error "--resume with a changed model config" 1 "model.n_layer 2 -> 3 differs from the checkpoint's config and cannot change in a resumed run, not even with --allow-changes" \
   "$bin" train "$cfg" --out "$work/good" --resume --set training.steps=8 --set schedule.warmup_steps=0 --set model.n_layer=3
 [ "$(fingerprint "$work/good")" = "$before" ] || fail "a refused resume changed the run dir"
-expect_error "--resume with another optimizer" 1 "the checkpoint holds AdamW state but the config asks for SGD" \
+expect_error "--resume with another optimizer" 1 "optimizer.name adamw -> sgd differs from the checkpoint's config and cannot change in a resumed run" \
   "$bin" train "$cfg" --out "$work/good" --resume --set training.steps=8 --set schedule.warmup_steps=0 --set optimizer.name=sgd
 [ "$(fingerprint "$work/good")" = "$before" ] || fail "a refused resume changed the run dir"
 expect_error "--resume without a checkpoint" 1 "--resume: no checkpoint at $work/fresh/checkpoint.safetensors" \

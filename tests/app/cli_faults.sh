@@ -14,12 +14,12 @@ quiet=(--set schedule.warmup_steps=0 --set logging.attention_interval=0 --quiet)
 "$bin" train "$cfg" --out "$work/nan" --set training.steps=4 "${quiet[@]}" || fail "first 4 steps"
 before=$(sha256sum < "$work/nan/checkpoint.safetensors")
 expect_error "non-finite loss (optimizer.lr 1e30)" 1 "The last good checkpoint is $work/nan/checkpoint.safetensors" \
-  "$bin" train "$cfg" --out "$work/nan" --resume --set training.steps=40 --set optimizer.lr=1e30 "${quiet[@]}"
+  "$bin" train "$cfg" --out "$work/nan" --resume --set training.steps=40 --set optimizer.lr=1e30 --set schedule.decay_steps=40 --allow-changes "${quiet[@]}"
 grep -Eq "step (5|6|7|8): the (loss is (nan|inf|-nan)|gradient of [a-z_.0-9]+ is not finite); training stopped \(training.nonfinite: stop\)" "$work/err.txt" \
   || { cat "$work/err.txt"; fail "the message does not name the step and what is not finite"; }
 [ "$(sha256sum < "$work/nan/checkpoint.safetensors")" = "$before" ] || fail "the last good checkpoint changed"
 no_temporaries "$work/nan"
-"$bin" train "$cfg" --out "$work/nan" --resume --set training.steps=40 --set optimizer.lr=1e30 \
+"$bin" train "$cfg" --out "$work/nan" --resume --set training.steps=40 --set optimizer.lr=1e30 --set schedule.decay_steps=40 --allow-changes \
   --set training.nonfinite=skip "${quiet[@]}" 2> "$work/skip.txt" || { cat "$work/skip.txt"; fail "nonfinite: skip stopped"; }
 grep -q "step skipped (training.nonfinite: skip)" "$work/skip.txt" || { cat "$work/skip.txt"; fail "no step was skipped"; }
 
@@ -33,7 +33,8 @@ kill -TERM "$pid"; wait "$pid"; code=$?
 grep -q "interrupted after step" "$work/term.txt" || { cat "$work/term.txt"; fail "SIGTERM: no interruption message"; }
 no_temporaries "$work/term"
 step=$(grep -o 'interrupted after step [0-9]*' "$work/term.txt" | grep -o '[0-9]*$')
-"$bin" train "$cfg" --out "$work/term" --resume --set training.steps=$((step + 2)) "${quiet[@]}" --set logging.checkpoint_interval=0 \
+"$bin" train "$cfg" --out "$work/term" --resume --set training.steps=$((step + 2)) "${quiet[@]}" --set schedule.warmup_steps=5 \
+  --set logging.checkpoint_interval=0 \
   || fail "resume after SIGTERM"
 
 # --- a second SIGINT stops at once, without waiting for the step and the save (the big model's steps are slow)
@@ -72,6 +73,7 @@ left=$(compgen -G "$work/kill/checkpoint.safetensors.tmp.*")
 "$bin" train "$cfg" --out "$work/kill" --resume "${big[@]}" --set training.steps=0 > "$work/resume.txt" 2>&1 \
   || { cat "$work/resume.txt"; fail "resume after kill -9"; }
 grep -qF "removed $left, left by a save that was cut off" "$work/resume.txt" || { cat "$work/resume.txt"; fail "the stale temporary file was not removed"; }
-grep -Eq "from step [1-9][0-9]*" "$work/resume.txt" || { cat "$work/resume.txt"; fail "resume did not start from the saved step"; }
+grep -Eq "run already at step [1-9][0-9]*, past training.steps 0; nothing to do" "$work/resume.txt" \
+  || { cat "$work/resume.txt"; fail "resume did not load the saved step"; }
 no_temporaries "$work/kill"
 echo "PASS: non-finite loss stopped at its step with the checkpoint untouched; SIGTERM saved and exited 130; kill -9 during a save (attempt $attempt) kept the previous checkpoint"

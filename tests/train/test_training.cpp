@@ -114,7 +114,7 @@ TEST_CASE("train: resume refuses a checkpoint whose model differs from the confi
   train::train(opts);
   opts.overrides = {"training.steps=4", "schedule.warmup_steps=1", "model.d_model=48", "logging.attention_interval=0"};
   opts.resume = true;
-  CHECK_THROWS_WITH(train::train(opts), Catch::Contains("model.d_model: checkpoint 32, config 48"));
+  CHECK_THROWS_WITH(train::train(opts), Catch::Contains("model.d_model 32 -> 48 differs from the checkpoint's config"));
 }
 
 TEST_CASE("train: a run writes config, metrics, attention snapshots, checkpoint and report", "[train]") {

@@ -68,6 +68,12 @@ when it looks like something else). Enumerations take exactly the names listed.
 `tinyformer train` writes the resolved config (every key, defaults filled, overrides applied) to the run
 directory; reading that file back gives the same config.
 
+The column *on --resume* says what `tinyformer train --resume` accepts when a key differs from the checkpoint's
+config (every differing key is listed, old -> new): *free* may change (the run stays an exact continuation);
+*exact* breaks exact continuation and is refused unless `--allow-changes` is given; *fixed* shapes the weights or
+the optimizer state and is always refused. `schedule.warmup_steps` and `schedule.decay_steps` keep the
+checkpoint's values unless `--set` gives them, so that more `training.steps` continue the schedule.
+
 )MD";
 
 // The type column: how the value is written and which values are valid.
@@ -96,16 +102,27 @@ std::string default_doc(const std::string& path, const std::string& value) {
   return "`" + value + "`";
 }
 
+// The on --resume column (config/field.hpp's OnResume).
+const char* on_resume_doc(OnResume r) {
+  switch (r) {
+    case OnResume::free: return "free";
+    case OnResume::exact: return "exact";
+    case OnResume::fixed: return "fixed";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string reference_markdown() {
   std::string md = kIntroduction;
   const RunConfig defaults;
   for_each_section(defaults, [&](const char* name, const auto& section) {
-    md += fmt::format("## {}\n\n| key | type | default | meaning |\n| --- | --- | --- | --- |\n", name);
+    md += fmt::format("## {}\n\n| key | type | default | on --resume | meaning |\n| --- | --- | --- | --- | --- |\n",
+                      name);
     for_each_field(section, [&](const FieldInfo& f, const auto& v) {
-      md += fmt::format("| `{}` | {} | {} | {} |\n", f.key, type_doc(f.check, v), default_doc(f.path(), value_text(v)),
-                        f.doc);
+      md += fmt::format("| `{}` | {} | {} | {} | {} |\n", f.key, type_doc(f.check, v),
+                        default_doc(f.path(), value_text(v)), on_resume_doc(f.on_resume), f.doc);
     });
     md += "\n";
   });

@@ -111,11 +111,14 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
     "`constant`: lr throughout; `warmup`: linear warmup then lr; `cosine`: linear warmup then cosine decay to "         \
     "`min_lr`")                                                                                                        \
   X(warmup_steps, std::size_t, 100, Check::any(), OnResume::exact,                                                     \
-    "steps of linear warmup from 0 to lr (`warmup`, `cosine`); at most `training.steps`")                              \
+    "steps of linear warmup from 0 to lr (`warmup`, `cosine`); at most `training.steps`. `--resume` keeps the "       \
+    "checkpoint's unless `--set` gives it")                              \
   X(min_lr, double, 1e-4, Check::at_least(0), OnResume::exact,                                                         \
     "`cosine`: the learning rate at the end of the decay; at most `optimizer.lr`")                                     \
   X(decay_steps, std::optional<std::size_t>, std::nullopt, Check::at_least(1), OnResume::exact,                        \
-    "`cosine`: the step at which the decay reaches `min_lr`, at least `warmup_steps`; `auto` = `training.steps`")
+    "`cosine`: the step at which the decay reaches `min_lr`, at least `warmup_steps`; `auto` = `training.steps`. "   \
+    "`--resume` keeps the checkpoint's (its `auto` resolved), so more steps continue at `min_lr`, unless `--set` "    \
+    "gives it")
 
 #define TF_TRAINING_FIELDS(X)                                                                                          \
   X(batch_size, std::size_t, 32, Check::at_least(1), OnResume::exact,                                                  \

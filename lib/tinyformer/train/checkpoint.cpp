@@ -115,6 +115,7 @@ TrainingState read_training_state(const io::SafetensorsFile& file) {
   if (auto it = md.find("tinyformer.sequences_per_step"); it != md.end())
     st.sequences_per_step = count_metadata(file, it->first, it->second);
   if (auto it = md.find("tinyformer.processes"); it != md.end()) st.processes = count_metadata(file, it->first, it->second);
+  if (auto it = md.find("tinyformer.data"); it != md.end()) st.data_fingerprint = it->second;
   return st;
 }
 
@@ -136,6 +137,7 @@ void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const
   writer.set_metadata("tinyformer.rng.dropout", state.dropout_rng);
   writer.set_metadata("tinyformer.sequences_per_step", std::to_string(state.sequences_per_step));
   writer.set_metadata("tinyformer.processes", std::to_string(state.processes));
+  if (!state.data_fingerprint.empty()) writer.set_metadata("tinyformer.data", state.data_fingerprint);
   writer.write_atomic(path);
 }
 

@@ -8,7 +8,8 @@
 //             "tinyformer.optimizer" and "tinyformer.optimizer.step_count"; "tinyformer.rng.data" and
 //             "tinyformer.rng.dropout" (generator states, so a resumed run continues bit for bit);
 //             "tinyformer.sequences_per_step" (N x grad_accum x batch_size, the global batch) and
-//             "tinyformer.processes" (N), absent in checkpoints written before data-parallel training.
+//             "tinyformer.processes" (N), absent in checkpoints written before data-parallel training;
+//             "tinyformer.data": the data source's fingerprint (JSON, train/resume.hpp), absent in older checkpoints.
 // A PyTorch user loads the weights by keeping the names that do not start with "optimizer.".
 #include <cstdint>
 #include <string>
@@ -27,6 +28,7 @@ struct TrainingState {
   std::string dropout_rng;
   std::int64_t sequences_per_step = 0;  // the global batch of the run that wrote it (0: not recorded)
   std::int64_t processes = 1;           // MPI processes of that run
+  std::string data_fingerprint;         // JSON (train/resume.hpp); "": not recorded (an older checkpoint)
 };
 
 // Writes atomically (temporary file, fsync, rename): a crash mid-write leaves the previous file intact.

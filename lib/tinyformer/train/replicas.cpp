@@ -75,6 +75,21 @@ void share_resumed_state(Run& run, std::size_t sequences) {
                     st["sequences"].get<std::size_t>());
 }
 
+void share_resumed_schedule(Run& run) {
+  if (dist::size() == 1) return;
+  config::ScheduleConfig& s = run.cfg.schedule;
+  std::string text;
+  if (dist::is_root())
+    text = nlohmann::json{{"warmup_steps", s.warmup_steps}, {"decay_steps", config::effective_decay_steps(run.cfg)}}
+               .dump();
+  dist::broadcast(text);
+  const nlohmann::json kept = nlohmann::json::parse(text);
+  s.warmup_steps = kept["warmup_steps"].get<std::size_t>();
+  s.decay_steps = kept["decay_steps"].get<std::size_t>();
+  run.parts.schedule = optim::LrSchedule::from_config(run.cfg);
+  run.config_yaml = config::to_yaml(run.cfg);
+}
+
 void check_same_config_and_data(Run& run) {
   if (dist::size() == 1) return;
   config::RunConfig cfg = run.cfg;

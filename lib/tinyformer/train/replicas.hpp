@@ -14,6 +14,9 @@ std::string parameters_hash(const nn::GPT<float>& model);
 // --resume under MPI: rank 0 restored the checkpoint; the others take its step, generator states, weights and
 // optimizer state, and advance an in-order data source by the step's `sequences` (rank 0's value) as rank 0 did.
 void share_resumed_state(Run& run, std::size_t sequences);
+// --resume under MPI: rank 0's schedule.warmup_steps and decay_steps (kept from the checkpoint, which only rank 0
+// reads) become every rank's, with the schedule and config_yaml made from them. Collective.
+void share_resumed_schedule(Run& run);
 
 // Refuses (dist::CollectiveError on every rank) a run whose ranks differ in the resolved config (training.threads
 // aside: results do not depend on it) or the data (description, vocabulary, a hash of the held-out batches).

@@ -1,6 +1,7 @@
 #include "tinyformer/train/run.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/train/checkpoint.hpp"
 #include "tinyformer/train/replicas.hpp"
+#include "tinyformer/train/resume.hpp"
 
 namespace fs = std::filesystem;
 
@@ -24,23 +26,57 @@ void remove_run_files(const std::string& out) {
     if (it->path().filename().string().rfind("step_", 0) == 0) fs::remove(it->path(), ec);
 }
 
-// Restores weights, optimizer state, generators and the data position from <out>/checkpoint.safetensors. Returns
-// the global batch its steps had, by which an in-order data source was advanced.
-std::size_t resume_from_checkpoint(Run& run, std::vector<std::string>& notes) {
+// The checkpoint's config (its "tinyformer.config"), or nothing when this version cannot read it back (a key since
+// renamed): then its keys are not compared and the schedule is the config's, said in a note.
+std::optional<config::RunConfig> checkpoint_config(const std::string& path, const TrainingState& st,
+                                                   std::vector<std::string>& notes) {
+  try {
+    return config::load_config_text(st.config_yaml, path);
+  } catch (const config::ConfigError& e) {
+    notes.push_back(fmt::format("the checkpoint's config cannot be read back ({}): its keys are not compared with "
+                                "this run's, and the schedule is this config's",
+                                e.detail().empty() ? e.what() : e.detail()));
+    return std::nullopt;
+  }
+}
+
+// What the run keeps from the checkpoint and what it may change (train/resume.hpp): the schedule's warmup and
+// decay steps, the config keys, the data. Throws on a change the options do not allow, before anything is loaded.
+void reconcile_with_checkpoint(Run& run, const TrainingState& st, const TrainOptions& options, std::size_t before,
+                               std::vector<std::string>& notes) {
+  const std::string& ckpt = run.checkpoint_path;
+  if (const auto saved = checkpoint_config(ckpt, st, notes)) {
+    const std::string schedule_line = keep_checkpoint_schedule(*saved, static_cast<long>(st.step), run.cfg);
+    if (!schedule_line.empty()) {
+      run.parts.schedule = optim::LrSchedule::from_config(run.cfg);
+      notes.push_back(schedule_line);
+    }
+    config::RunConfig resolved = *saved;  // decay_steps `auto` as the number it stood for, as in run.cfg now
+    resolved.schedule.decay_steps = config::effective_decay_steps(*saved);
+    check_config_changes(resolved, run.cfg, options.allow_changes, before == sequences_per_step(run.cfg), ckpt, notes);
+  }
+  check_same_data(st.data_fingerprint, st.vocab, run.data_fingerprint, run.parts.data->vocab().serialize(),
+                  options.allow_changes, ckpt, notes);
+}
+
+// Restores weights, optimizer state, generators and the data position from <out>/checkpoint.safetensors, after
+// reconcile_with_checkpoint. Returns the global batch its steps had, by which an in-order data source was advanced.
+std::size_t resume_from_checkpoint(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   if (!fs::exists(run.checkpoint_path))
     throw std::runtime_error(
         fmt::format("--resume: no checkpoint at {} (train without --resume first)", run.checkpoint_path));
   const auto file = io::SafetensorsFile::load(run.checkpoint_path);
+  const TrainingState st = read_training_state(file);
+  const std::size_t now = sequences_per_step(run.cfg);
+  const auto before = st.sequences_per_step > 0 ? static_cast<std::size_t>(st.sequences_per_step) : now;
+  reconcile_with_checkpoint(run, st, options, before, notes);
   nn::GPT<float>& model = *run.parts.model;
   check_same_architecture(file, model.config());
   load_model_weights(file, model);
   load_optimizer_state(file, *run.parts.optimizer);
-  const TrainingState st = read_training_state(file);
   run.parts.data_rng.set_state(st.data_rng);
   model.dropout_rng().set_state(st.dropout_rng);
   run.start_step = st.step;
-  const std::size_t now = sequences_per_step(run.cfg);
-  const auto before = st.sequences_per_step > 0 ? static_cast<std::size_t>(st.sequences_per_step) : now;
   if (before != now)
     notes.push_back(fmt::format("the checkpoint's steps took {} sequences ({} process(es)), this run's take {} ({} x "
                                 "grad_accum {} x batch_size {}): the run goes on with the new global batch",
@@ -48,6 +84,12 @@ std::size_t resume_from_checkpoint(Run& run, std::vector<std::string>& notes) {
                                 run.cfg.training.batch_size));
   fast_forward_data(run.cfg, *run.parts.data, static_cast<std::size_t>(st.step), before);
   return before;
+}
+
+// A temporary file of a save that was cut off (kill -9) is not part of the run: removed, with a note.
+void remove_stale_temporaries(const Run& run, std::vector<std::string>& notes) {
+  for (const auto& stale : io::remove_stale_temporaries(run.checkpoint_path))
+    notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
 }
 
 // The out dir with attention/, config.yaml and metrics.jsonl (appended to on resume).
@@ -58,8 +100,7 @@ void create_run_files(Run& run, const TrainOptions& options, std::vector<std::st
     throw std::runtime_error(
         fmt::format("cannot create the out dir {}: {}; choose another --out", run.out_dir, ec.message()));
   if (options.overwrite && !options.resume) remove_run_files(run.out_dir);
-  for (const auto& stale : io::remove_stale_temporaries(run.checkpoint_path))
-    notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
+  remove_stale_temporaries(run, notes);
   io::write_file_atomic((fs::path(run.out_dir) / "config.yaml").string(), run.config_yaml.data(),
                         run.config_yaml.size());
   const std::string metrics_path = (fs::path(run.out_dir) / "metrics.jsonl").string();
@@ -80,6 +121,7 @@ void Run::save(long step) {
   st.dropout_rng = parts.model->dropout_rng().state();
   st.sequences_per_step = static_cast<std::int64_t>(sequences_per_step(cfg));
   st.processes = dist::size();
+  st.data_fingerprint = data_fingerprint;
   try {
     save_checkpoint(checkpoint_path, *parts.model, parts.optimizer.get(), st);
   } catch (const std::exception& e) {
@@ -106,11 +148,13 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
   run.parts = make_run(run.cfg);  // data, model, optimizer, schedule, generators, all from the seed
   run.cfg.model.context = run.parts.model->context();  // config.yaml records the resolved value of 'auto'
   set_num_threads(static_cast<int>(run.cfg.training.threads));
-  run.config_yaml = config::to_yaml(run.cfg);
-  if (options.resume) return root ? resume_from_checkpoint(run, notes) : 0;
-  if (!options.init_from.empty())  // an input, like the config and the data: every rank reads it
+  if (root) run.data_fingerprint = data_fingerprint(run.cfg, *run.parts.data);
+  std::size_t resumed_sequences = 0;
+  if (options.resume && root) resumed_sequences = resume_from_checkpoint(run, options, notes);
+  run.config_yaml = config::to_yaml(run.cfg);  // with the schedule a resumed run keeps
+  if (!options.resume && !options.init_from.empty())  // an input, like the config and the data: every rank reads it
     load_model_weights(io::SafetensorsFile::load(options.init_from), *run.parts.model);
-  return 0;
+  return resumed_sequences;
 }
 
 // Runs `body` on this rank; under MPI a failure on any rank becomes the same dist::CollectiveError on every rank.
@@ -132,11 +176,17 @@ Run open_run(const TrainOptions& options, std::vector<std::string>& notes) {
   Run run;
   std::size_t resumed_sequences = 0;
   on_every_rank([&] { resumed_sequences = open_on_this_rank(run, options, notes); });
+  if (options.resume) share_resumed_schedule(run);  // rank 0 alone read the checkpoint's
   check_same_config_and_data(run);  // before anything is sent: the ranks' models have the same shapes
   if (options.resume) share_resumed_state(run, resumed_sequences);
   check_same_parameters(run, "the initial parameters");
+  run.nothing_to_do = options.resume && run.start_step >= run.total_steps();
   on_every_rank([&] {
-    if (dist::is_root()) create_run_files(run, options, notes);
+    if (!dist::is_root()) return;
+    if (run.nothing_to_do)
+      remove_stale_temporaries(run, notes);
+    else
+      create_run_files(run, options, notes);
   });
   return run;
 }

@@ -23,6 +23,8 @@ struct Run {
   std::string out_dir, checkpoint_path, config_yaml;
   std::ofstream metrics;  // metrics.jsonl, appended to on resume
   long start_step = 0;
+  bool nothing_to_do = false;  // --resume of a run already at training.steps (or past it): no file is touched
+  std::string data_fingerprint;  // rank 0: train/resume.hpp's data_fingerprint, stored in every checkpoint
   dist::GradientAllReduce reduce_gradients;   // the flat all-reduce buffer, reused every step
 
   long total_steps() const { return static_cast<long>(cfg.training.steps); }
@@ -33,7 +35,8 @@ struct Run {
 };
 
 // Loads the config, builds the run's objects, restores a checkpoint (--resume) or initial weights (--init-from),
-// then creates the out dir and its files. Lines for the user (a stale temporary removed) go to `notes`.
+// then creates the out dir and its files (not when a resumed run has nothing to do). Lines for the user (a stale
+// temporary removed, the keys changed since the checkpoint, what the schedule does) go to `notes`.
 Run open_run(const TrainOptions& options, std::vector<std::string>& notes);
 
 }  // namespace tf::train

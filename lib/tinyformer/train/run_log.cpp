@@ -12,18 +12,72 @@
 
 namespace tf::train {
 
-namespace {
-
 std::string format_duration(double seconds) {
   const long s = static_cast<long>(seconds + 0.5);
   return s >= 3600 ? fmt::format("{}h{:02}m", s / 3600, (s / 60) % 60) : fmt::format("{}m{:02}s", s / 60, s % 60);
 }
 
-}  // namespace
+std::string progress_line(const Progress& p) {
+  const long done_here = p.done - p.start;
+  const double per_step = done_here > 0 ? p.elapsed_s / static_cast<double>(done_here) : 0.0;
+  std::string line = fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | {} elapsed | ETA {}", p.done,
+                                 p.total, p.loss, p.lr, p.tokens_per_s, format_duration(p.elapsed_s),
+                                 format_duration(per_step * static_cast<double>(p.total - p.done)));
+  if (p.val_loss) line += fmt::format(" | val {:.4f}", *p.val_loss);
+  if (p.accuracy) line += fmt::format(" | acc {:.3f}", *p.accuracy);
+  return line;
+}
+
+std::string summary_line(const TrainResult& r) {
+  std::string line = fmt::format("tinyformer: {}: step {} of {} ({} this run{})", r.interrupted ? "stopped" : "done",
+                                 r.steps_done, r.total_steps, r.steps_done - r.start_step,
+                                 r.steps_skipped > 0 ? fmt::format(", {} skipped", r.steps_skipped) : "");
+  if (r.steps_done - r.start_step > r.steps_skipped) line += fmt::format(" | train loss {:.4f}", r.last_train_loss);
+  if (r.last_val_loss) line += fmt::format(" | val loss {:.4f}", *r.last_val_loss);
+  if (r.last_accuracy) line += fmt::format(" | accuracy {:.3f}", *r.last_accuracy);
+  return line + fmt::format(" | {:.1f} s | out {}", r.wall_seconds, r.out_dir);
+}
 
 RunLog::RunLog(Run& run, bool progress)
     : run_(run), progress_(progress), tty_(progress && isatty(STDOUT_FILENO) && dist::size() == 1), t0_(Clock::now()),
-      t_row_(t0_) {}  // under mpirun stdout is a pseudo-terminal whatever mpirun's own is: one line per row
+      t_row_(t0_), t_drawn_(t0_) {}  // under mpirun stdout is a pseudo-terminal whatever mpirun's own is: one line
+                                     // per row
+
+void RunLog::count(long done, const StepResult& s) {
+  tokens_since_row_ += static_cast<double>(s.tokens);
+  tokens_since_drawn_ += static_cast<double>(s.tokens);
+  allreduce_ms_since_row_ += s.allreduce_ms;
+  ++steps_since_row_;
+  if (!tty_) return;
+  const auto now = Clock::now();
+  const double secs = std::chrono::duration<double>(now - t_drawn_).count();
+  if (secs < 1.0) return;
+  Progress p;
+  p.done = done, p.total = run_.total_steps(), p.start = run_.start_step, p.loss = s.loss, p.lr = s.lr;
+  p.tokens_per_s = tokens_since_drawn_ / secs;
+  p.elapsed_s = std::chrono::duration<double>(now - t0_).count();
+  draw(p, false);
+}
+
+// On a terminal the line is redrawn in place (kept, with its newline, when it holds an evaluation); otherwise each
+// line is printed on its own.
+void RunLog::draw(const Progress& p, bool keep) {
+  if (tty_) {
+    fmt::print("\r{:<120}{}", progress_line(p), keep ? "\n" : "");
+    line_open_ = !keep;
+  } else {
+    fmt::print("{}\n", progress_line(p));
+  }
+  std::fflush(stdout);
+  t_drawn_ = Clock::now();
+  tokens_since_drawn_ = 0;
+}
+
+void RunLog::end_line() {
+  if (!line_open_) return;
+  fmt::print("\n");
+  line_open_ = false;
+}
 
 void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
                  const std::optional<infer::EvalResult>& eval) {
@@ -51,18 +105,13 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
   run_.metrics << row.dump() << '\n' << std::flush;
   if (!progress_) return;
 
-  const long total = run_.total_steps();
-  const double elapsed = std::chrono::duration<double>(now - t0_).count();
-  const double per_step = elapsed / static_cast<double>(done - run_.start_step);
-  std::string line = fmt::format("step {:>6}/{} | loss {:.4f} | lr {:.2e} | {:.0f} tok/s | ETA {}", done, total, s.loss,
-                                 s.lr, tokens_per_s, format_duration(per_step * static_cast<double>(total - done)));
-  if (eval) line += fmt::format(" | val {:.4f}", eval->loss);
-  if (eval && eval->accuracy) line += fmt::format(" | acc {:.3f}", *eval->accuracy);
-  if (tty_)
-    fmt::print("\r{:<110}{}", line, eval ? "\n" : "");
-  else
-    fmt::print("{}\n", line);
-  std::fflush(stdout);
+  Progress p;
+  p.done = done, p.total = run_.total_steps(), p.start = run_.start_step, p.loss = s.loss, p.lr = s.lr;
+  p.tokens_per_s = tokens_per_s;
+  p.elapsed_s = std::chrono::duration<double>(now - t0_).count();
+  if (eval) p.val_loss = eval->loss;
+  if (eval && eval->accuracy) p.accuracy = *eval->accuracy;
+  draw(p, eval.has_value());
 }
 
 }  // namespace tf::train

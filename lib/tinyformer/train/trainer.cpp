@@ -5,6 +5,8 @@
 // the evaluation, the agreed stop, the checkpoint's weight check); rank 0 alone prints and writes files.
 #include "tinyformer/train/trainer.hpp"
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <stdexcept>
 
@@ -118,29 +120,56 @@ std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainRe
   return eval;
 }
 
-// The end of a run: the head detector's tables and the report (rank 0), then every rank waits for them (a launcher
-// ends the whole job when the first process exits with a non-zero code, such as 130 after an interrupt).
-void finish(Run& run, const TrainResult& result, bool progress) {
+// The end of a run: the head detector's tables and the report (rank 0), the summary line (with --quiet too), then
+// every rank waits for them (a launcher ends the whole job when the first process exits with a non-zero code, such
+// as 130 after an interrupt).
+void finish(Run& run, TrainResult& result, bool progress, std::chrono::steady_clock::time_point t0) {
   if (dist::is_root()) {
     if (!result.interrupted) report_heads(run, progress);
     write_run_report(run.out_dir);
     if (progress) fmt::print("tinyformer: report written to {}\n", (fs::path(run.out_dir) / "report.html").string());
+    result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    fmt::print("{}\n", summary_line(result));
+    std::fflush(stdout);
   }
   dist::barrier();
+}
+
+// --resume of a run already at training.steps: one line, and no file of the run touched (open_run wrote none).
+TrainResult nothing_to_do(const Run& run, const std::vector<std::string>& notes, bool progress) {
+  TrainResult result;
+  result.nothing_to_do = true;
+  result.out_dir = run.out_dir;
+  result.start_step = result.steps_done = run.start_step;
+  result.total_steps = run.total_steps();
+  if (!dist::is_root()) return result;
+  if (progress)
+    for (const auto& note : notes) fmt::print("tinyformer: {}\n", note);
+  if (run.start_step == run.total_steps())
+    fmt::print("tinyformer: run already at step {} of {}; nothing to do\n", run.start_step, run.total_steps());
+  else
+    fmt::print("tinyformer: run already at step {}, past training.steps {}; nothing to do (set training.steps above "
+               "{} to train on)\n", run.start_step, run.total_steps(), run.start_step);
+  std::fflush(stdout);
+  return result;
 }
 
 }  // namespace
 
 TrainResult train(const TrainOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::string> notes;
   Run run = open_run(options, notes);
   const config::RunConfig& cfg = run.cfg;
   const bool progress = options.progress && dist::is_root();
+  if (run.nothing_to_do) return nothing_to_do(run, notes, progress);
   announce(run, notes, progress);
   RunLog log(run, progress);
   TrainResult result;
   result.out_dir = run.out_dir;
   const long total = run.total_steps();
+  result.start_step = result.steps_done = run.start_step;
+  result.total_steps = total;
   if (run.start_step == 0 && snapshot_due(cfg, 0)) snapshot(run, 0, std::nullopt);  // the untrained model
   for (long step = run.start_step; step < total; ++step) {
     const long done = step + 1;
@@ -149,10 +178,12 @@ TrainResult train(const TrainOptions& options) {
     const StepResult s = train_step(run, step, log_now);
     if (!s.finite()) {
       handle_nonfinite(run, s, done);
+      result.steps_done = done;
+      ++result.steps_skipped;
       continue;
     }
     record(result, s, done);
-    log.count(s);
+    log.count(done, s);
     const bool eval_now = every(done, cfg.training.eval_interval) || last;
     const std::optional<infer::EvalResult> eval = log_and_evaluate(run, log, result, s, done, log_now, eval_now);
     run.parts.model->record_attention(false);
@@ -161,14 +192,16 @@ TrainResult train(const TrainOptions& options) {
     if (every(done, cfg.logging.checkpoint_interval) || last || stop_now) run.save(done);
     if (stop_now) {
       result.interrupted = true;
+      log.end_line();
       if (progress)
-        fmt::print("\ntinyformer: interrupted after step {}; checkpoint written to {} (continue with --resume)\n", done,
+        fmt::print("tinyformer: interrupted after step {}; checkpoint written to {} (continue with --resume)\n", done,
                    run.checkpoint_path);
       break;
     }
   }
-  if (total <= run.start_step) run.save(run.start_step);
-  finish(run, result, progress);
+  if (total <= run.start_step) run.save(run.start_step);  // training.steps 0: the initial weights
+  log.end_line();
+  finish(run, result, progress, t0);
   return result;
 }
 

@@ -19,6 +19,7 @@ struct TrainOptions {
   std::optional<std::string> out_dir;  // --out, overrides logging.out_dir
   bool resume = false;                 // continue from <out>/checkpoint.safetensors
   bool overwrite = false;              // start afresh in an out dir that holds a checkpoint (refused otherwise)
+  bool allow_changes = false;          // --resume: accept config keys (OnResume::exact) and data that differ
   std::string init_from;               // --init-from weights.safetensors
   bool progress = true;                // print progress lines
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler: finish the step, checkpoint, stop
@@ -26,7 +27,12 @@ struct TrainOptions {
 
 struct TrainResult {
   bool interrupted = false;            // stopped by `stop`; the checkpoint was written
-  long steps_done = 0;
+  bool nothing_to_do = false;          // --resume of a finished run: nothing trained, no file touched
+  long start_step = 0;                 // the step this process started from (the checkpoint's with --resume)
+  long total_steps = 0;                // training.steps
+  double wall_seconds = 0;             // from the start of train() to its end
+  long steps_done = 0;                 // the step reached (skipped steps count: training.nonfinite skip)
+  long steps_skipped = 0;              // steps of this run skipped for a non-finite loss or gradient
   double last_train_loss = 0;
   std::optional<double> last_val_loss;
   std::optional<double> last_accuracy;
