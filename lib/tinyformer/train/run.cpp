@@ -53,16 +53,19 @@ std::size_t resume_from_checkpoint(Run& run, std::vector<std::string>& notes) {
 // The out dir with attention/, config.yaml and metrics.jsonl (appended to on resume).
 void create_run_files(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   std::error_code ec;
+  run.created_out_dir = !fs::exists(run.out_dir);
   fs::create_directories(fs::path(run.out_dir) / "attention", ec);
   if (ec)
     throw std::runtime_error(
         fmt::format("cannot create the out dir {}: {}; choose another --out", run.out_dir, ec.message()));
   if (options.overwrite && !options.resume) remove_run_files(run.out_dir);
-  for (const auto& stale : io::remove_stale_temporaries(run.checkpoint_path))
-    notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
+  for (const fs::path dir : {fs::path(run.out_dir), fs::path(run.out_dir) / "attention"})
+    for (const auto& stale : io::remove_stale_temporaries_in(dir.string()))
+      notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
   io::write_file_atomic((fs::path(run.out_dir) / "config.yaml").string(), run.config_yaml.data(),
                         run.config_yaml.size());
   const std::string metrics_path = (fs::path(run.out_dir) / "metrics.jsonl").string();
+  if (options.resume) truncate_metrics(metrics_path, run.start_step);
   run.metrics.open(metrics_path, options.resume ? std::ios::app : std::ios::trunc);
   if (!run.metrics) throw std::runtime_error(fmt::format("cannot write {}", metrics_path));
 }
@@ -105,7 +108,7 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
                                          run.out_dir, run.checkpoint_path));
   run.parts = make_run(run.cfg);  // data, model, optimizer, schedule, generators, all from the seed
   run.cfg.model.context = run.parts.model->context();  // config.yaml records the resolved value of 'auto'
-  set_num_threads(static_cast<int>(run.cfg.training.threads));
+  set_num_threads(run.parts.threads);
   run.config_yaml = config::to_yaml(run.cfg);
   if (options.resume) return root ? resume_from_checkpoint(run, notes) : 0;
   if (!options.init_from.empty())  // an input, like the config and the data: every rank reads it

@@ -23,6 +23,7 @@ struct Run {
   std::string out_dir, checkpoint_path, config_yaml;
   std::ofstream metrics;  // metrics.jsonl, appended to on resume
   long start_step = 0;
+  bool created_out_dir = false;  // the out dir did not exist before this run (removed again if step 1 runs out of memory)
   dist::GradientAllReduce reduce_gradients;   // the flat all-reduce buffer, reused every step
 
   long total_steps() const { return static_cast<long>(cfg.training.steps); }
@@ -31,6 +32,10 @@ struct Run {
   // weights, which must be the same (dist::CollectiveError otherwise).
   void save(long step);
 };
+
+// --resume after a kill: keeps the rows of metrics.jsonl up to `step` (the checkpoint's) and drops later ones and a
+// cut-off last line, so the resumed run's rows are not logged twice (rewritten atomically).
+void truncate_metrics(const std::string& path, long step);
 
 // Loads the config, builds the run's objects, restores a checkpoint (--resume) or initial weights (--init-from),
 // then creates the out dir and its files. Lines for the user (a stale temporary removed) go to `notes`.
