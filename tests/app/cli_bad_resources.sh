@@ -34,6 +34,17 @@ refused_fast "vocabulary far beyond the machine" "model.vocab_size (--set model.
   "${short[@]}" --set model.vocab_size=100000000000
 refused_fast "sequence length far beyond the machine (data.length)" "data.length (--set data.length=1000000): data.length=1000000 needs an estimated" \
   "${short[@]}" --set data.length=1000000
+# data files larger than the machine (sparse: 100 GiB long, nothing on disk), refused from their size, unread
+truncate -s 100G "$work/huge.txt" "$work/huge.npy"
+t0=$SECONDS
+refused_train "text file far beyond the machine (100 GiB)" \
+  "data.path (--set data.path=$work/huge.txt): '$work/huge.txt' (100 GiB) needs an estimated" \
+  "$src/configs/text.yaml" "${short[@]}" --set data.path="$work/huge.txt"
+refused_train "tokens file far beyond the machine (100 GiB)" \
+  "data.path (--set data.path=$work/huge.npy): '$work/huge.npy' (100 GiB) needs an estimated" \
+  "$cfg" "${short[@]}" --set data.task=tokens --set data.path="$work/huge.npy"
+[ $((SECONDS - t0)) -le 5 ] || fail "refusing the 100 GiB files took $((SECONDS - t0)) s"
+rm -f "$work/huge.txt" "$work/huge.npy"
 
 # --- thread counts
 bound=$((4 * $(nproc --all)))

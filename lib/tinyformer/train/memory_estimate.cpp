@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -40,6 +41,12 @@ double parameter_count(const config::ModelConfig& m, const Dims& d) {
   const double blocks = d.L * (2 * norm + attention + mlp);
   const double embeddings = d.V * C + (m.position == config::Position::learned ? d.T * C : 0);
   return embeddings + blocks + norm + (m.tie_weights ? 0 : d.V * C);
+}
+
+double file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0.0 : static_cast<double>(size);
 }
 
 double read_number_file(const char* path) {
@@ -156,20 +163,25 @@ void check_memory(const config::RunConfig& cfg, const MemoryEstimate& e, std::si
   for (const Knob& knob : knobs(cfg, T, V))
     if (knob.modest < knob.value) ranked.emplace_back(e.total() / estimate_with(cfg, knob, T, V, e.data), knob);
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::string driven, first = "model.d_model";
-  for (std::size_t i = 0; i < ranked.size() && i < 2 && (i == 0 || ranked[i].first >= 2); ++i) {
+  // A data file too large for the machine: no key's modest value helps, the file is what to change.
+  const bool file = cfg.data.task == config::Task::text || cfg.data.task == config::Task::tokens;
+  if (file && e.data >= e.total() / 2)
+    throw config::error_at(
+        cfg, "data.path",
+        fmt::format("'{}' ({}) needs an estimated {} ({}); this machine has {} available; use a smaller file",
+                    cfg.data.path, format_bytes(file_bytes(cfg.data.path)),
+                    format_bytes(e.total()), listed, format_bytes(available)));
+  std::string driven, first = file ? "data.path" : "data.eval_size";
+  for (std::size_t i = 0; i < ranked.size() && i < 2 && ranked[i].first >= (i == 0 ? 1.5 : 2); ++i) {
     const Knob& knob = ranked[i].second;
     if (i == 0) first = knob.key;
     driven += fmt::format("{}{}={}", i == 0 ? "" : " and ", knob.key, knob.value);
   }
-  if (driven.empty()) driven = "this config";  // every key at a modest value already
-  const std::string path_key = cfg.data.task == config::Task::text || cfg.data.task == config::Task::tokens
-                                   ? "data.path" : "data.eval_size";
-  const std::string at = ranked.empty() ? (e.data >= e.total() / 2 ? path_key : first) : first;
-  throw config::error_at(cfg, at,
+  if (driven.empty()) driven = "this config";  // no key at a modest value would make it fit
+  throw config::error_at(cfg, first,
                          fmt::format("{} need{} an estimated {} ({}); this machine has {} available; lower {}", driven,
                                      driven.find(" and ") == std::string::npos ? "s" : "", format_bytes(e.total()),
-                                     listed, format_bytes(available), at));
+                                     listed, format_bytes(available), first));
 }
 
 std::string address_space_note() {
