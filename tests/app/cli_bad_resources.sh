@@ -67,6 +67,12 @@ fi
 "$bin" train "$cfg" --out "$work/auto" --set training.steps=2 --set schedule.warmup_steps=0 > "$work/auto.txt" \
   || fail "train with threads auto"
 grep -qE "\| ~ [0-9.]+ [KMG]iB \| $cores threads? \|" "$work/auto.txt" || { cat "$work/auto.txt"; fail "the header does not say ~ memory and $cores threads"; }
+# auto under mpirun: the cores shared by the processes on the node (OpenMPI's OMPI_COMM_WORLD_LOCAL_SIZE; set alone
+# here, without OMPI_COMM_WORLD_SIZE, it starts no MPI)
+shared=$(( cores / 2 )); [ "$shared" -ge 1 ] || shared=1
+OMPI_COMM_WORLD_LOCAL_SIZE=2 "$bin" train "$cfg" --out "$work/auto2" --set training.steps=2 --set schedule.warmup_steps=0 \
+  > "$work/auto2.txt" || fail "train with threads auto and 2 local processes"
+grep -qE "\| $shared threads? \|" "$work/auto2.txt" || { cat "$work/auto2.txt"; fail "auto with 2 processes on the node is not $shared threads"; }
 expect_error "bench --threads absurd" 2 "--threads: Value 100000 not in range 1 to $bound" "$bin" bench --shape tiny --threads 100000
 
 # --- std::bad_alloc that still happens: an address-space limit (ulimit -v) below what the machine has
