@@ -18,7 +18,7 @@ table="$work/table.md"
   echo "| bad input | exit | message |"
   echo "|---|---|---|"
 } > "$table"
-for t in cli_bad_config cli_bad_data cli_bad_checkpoint cli_bad_output cli_faults cli_resume_semantics; do
+for t in cli_bad_config cli_bad_values cli_bad_data cli_bad_checkpoint cli_bad_output cli_bad_resources cli_faults cli_resume_semantics; do
   TINYFORMER_ERROR_TABLE="$table" bash "$root/tests/app/$t.sh" "$root/build/bin/tinyformer" "$root" "$work/$t" \
     "$root/build/tests/bad_files" > "$work/$t.log" || { cat "$work/$t.log"; exit 1; }
 done

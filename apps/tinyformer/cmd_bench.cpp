@@ -6,13 +6,14 @@
 #include "commands.hpp"
 #include "tinyformer/bench/bench.hpp"
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::app {
 
 void add_bench_command(CLI::App& app) {
   struct Opts {
     std::string shape = "all";
-    int threads = 1;
+    int threads = 0;  // auto: the physical cores
     std::size_t steps = 20, warmup = 3;
     bool gemm = false;
     bool profile = false;
@@ -22,7 +23,11 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape; under mpirun, data-parallel");
   cmd->add_option("--shape", o->shape, "tiny | small | medium | all")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "Kernel threads (BLAS runs single-threaded inside them)")->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--threads", o->threads,
+                  fmt::format("Kernel threads (BLAS runs single-threaded inside them); default: auto, the {} physical "
+                              "cores",
+                              physical_cores()))
+      ->check(CLI::Range(1, max_threads()));
   cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
@@ -31,6 +36,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--new-tokens", o->new_tokens, "Tokens to sample with --sample")->capture_default_str()->check(whole_number(1));
   cmd->callback([o] {
     select_action([o] {
+      if (o->threads == 0) o->threads = physical_cores();
       if (o->gemm) {
         for (int t : {1, 2}) {
           const double gflops = bench::measure_sgemm_gflops(t);

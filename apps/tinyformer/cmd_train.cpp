@@ -9,18 +9,43 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/train/trainer.hpp"
 
 namespace tf::app {
 
 namespace {
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_in_steps{false};  // set by train() while the steps run
 // The first SIGINT/SIGTERM/SIGUSR1 asks the loop to finish the step, save and stop; a second one stops at once
-// (checkpoints are written atomically, so the last one stays whole). Only async-signal-safe calls here.
+// (checkpoints are written atomically, so the last one stays whole). Outside the steps (loading the config and the
+// data, building the model, writing the report) there is nothing to save: the first one stops at once. Stopping at
+// once removes the temporary files being written. A step, evaluation or save that has not ended 10 s after the
+// first request (a huge held-out set, a slow disk) is not waited for longer: SIGALRM stops the process as a second
+// request would. Only async-signal-safe calls here.
 // Under mpirun: Ctrl-C makes mpirun send SIGTERM to every rank (after odls_base_sigkill_timeout seconds, and SIGKILL
 // as long again after it); SIGUSR1 sent to mpirun is forwarded to every rank at once.
+constexpr unsigned kGraceSeconds = 10;
+extern "C" void stop_after_grace(int) {
+  io::remove_temporaries_in_progress();
+  static const char msg[] = "\ntinyformer: the step, evaluation or save did not end within 10 s of the interrupt: stopping "
+                            "now without saving (a checkpoint written before is intact)\n";
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  ::_exit(130);
+}
+
 extern "C" void request_stop(int) {
-  if (!g_stop.exchange(true)) return;
+  if (!g_in_steps.load()) {
+    io::remove_temporaries_in_progress();
+    static const char msg[] = "\ntinyformer: interrupted outside the training steps: stopped now (no file is left half-written)\n";
+    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+    ::_exit(130);
+  }
+  if (!g_stop.exchange(true)) {
+    ::alarm(kGraceSeconds);
+    return;
+  }
+  io::remove_temporaries_in_progress();
   static const char msg[] = "\ntinyformer: second interrupt: stopping now without saving (the last checkpoint is intact)\n";
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
   ::_exit(130);
@@ -49,9 +74,11 @@ void add_train_command(CLI::App& app) {
       if (!out->empty()) opts->out_dir = *out;
       opts->progress = !*quiet;
       opts->stop = &g_stop;
+      opts->in_steps = &g_in_steps;
       std::signal(SIGINT, request_stop);  // finish the step, checkpoint, exit 130
       std::signal(SIGTERM, request_stop);
       std::signal(SIGUSR1, request_stop);
+      std::signal(SIGALRM, stop_after_grace);
       const train::TrainResult r = train::train(*opts);
       return r.interrupted ? 130 : 0;
     });

@@ -68,6 +68,7 @@
 // train, bench: the training loop behind `tinyformer train`, checkpoints, run files, the speed benchmark
 #include "tinyformer/bench/bench.hpp"
 #include "tinyformer/train/checkpoint.hpp"
+#include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run_report.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"

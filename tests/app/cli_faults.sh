@@ -42,6 +42,7 @@ step=$(grep -o 'interrupted after step [0-9]*' "$work/term.txt" | grep -o '[0-9]
   --set training.steps=1000 --set logging.checkpoint_interval=0 "${quiet[@]}" > /dev/null 2> "$work/twice.txt" &
 pid=$!
 for _ in $(seq 1 300); do [ -s "$work/twice/config.yaml" ] && break; sleep 0.1; done
+sleep 0.5  # config.yaml is written just before the steps begin (before them, one signal stops at once)
 kill -INT "$pid"; sleep 0.05; kill -INT "$pid"; wait "$pid"; code=$?
 [ "$code" -eq 130 ] || { cat "$work/twice.txt"; fail "two SIGINTs: exit code $code, expected 130"; }
 grep -q "second interrupt: stopping now without saving" "$work/twice.txt" || { cat "$work/twice.txt"; fail "no second-interrupt message"; }

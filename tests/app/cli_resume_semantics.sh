@@ -57,7 +57,7 @@ awk_true "$(field "$work/redecay/metrics.jsonl" 31 lr) > 0.0003" || fail "decay_
 # --- every differing key is listed
 "$bin" train "$cfg" --out "$work/ext" --resume "${small[@]}" --set training.steps=32 --set logging.log_interval=2 \
   --set training.threads=2 > "$work/keys.txt" 2>&1 || { cat "$work/keys.txt"; fail "resume with free changes"; }
-grep -qF "tinyformer: changed since the checkpoint: training.steps 30 -> 32, training.threads 1 -> 2, logging.log_interval 1 -> 2" \
+grep -qF "tinyformer: changed since the checkpoint: training.steps 30 -> 32, training.threads auto -> 2, logging.log_interval 1 -> 2" \
   "$work/keys.txt" || { cat "$work/keys.txt"; fail "differing keys not listed"; }
 
 # --- training.batch_size: refused without --allow-changes (nothing touched), accepted with it

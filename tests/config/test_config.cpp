@@ -101,7 +101,7 @@ TEST_CASE("config: an empty file gives every documented default", "[config]") {
   CHECK(c.training.grad_clip == 1.0);
   CHECK(c.training.eval_interval == 100);
   CHECK(c.training.eval_batches == 8);
-  CHECK(c.training.threads == 1);
+  CHECK_FALSE(c.training.threads.has_value());  // auto: the physical cores
   CHECK(c.training.seed == 1337);
   CHECK(c.training.nonfinite == NonFinitePolicy::stop);
 

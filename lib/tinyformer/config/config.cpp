@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "tinyformer/tensor/parallel.hpp"
 #include <nlohmann/json.hpp>
 
 namespace tf::config {
@@ -251,6 +253,16 @@ void validate_optimizer_and_schedule(const RunConfig& cfg) {
   need(!cfg.logging.out_dir.empty(), {"logging.out_dir"}, "must not be empty");
 }
 
+// A thread count far beyond the machine makes hundreds of threads that take turns and no step in minutes.
+void validate_threads(const RunConfig& cfg) {
+  const std::optional<std::size_t>& threads = cfg.training.threads;
+  const int bound = max_threads();
+  need(!threads || *threads <= static_cast<std::size_t>(bound), {"training.threads"},
+       fmt::format("{} is more than {} (4 x this machine's {} hardware threads); valid: 1 to {}, or auto (the {} "
+                   "physical cores)",
+                   threads.value_or(0), bound, bound / 4, bound, physical_cores()));
+}
+
 }  // namespace
 
 void validate_model(const ModelConfig& model) {
@@ -263,6 +275,7 @@ void validate(const RunConfig& cfg) {
   check_head_split(cfg.model);
   validate_data(cfg);
   validate_optimizer_and_schedule(cfg);
+  validate_threads(cfg);
 }
 
 // ---- the model section as JSON (checkpoint metadata) ----

@@ -74,6 +74,16 @@ class DataSource {
 // file (missing, empty, invalid UTF-8, too short, bad .npy) std::runtime_error starting with data.path's location.
 std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg);
 
+// What make_data_source(cfg) will hold, known without reading the data (the config, the file's size): T and V where
+// the task or the config fixes them (0 where the data decides), and the peak bytes of making and keeping the
+// source (file contents, token ids, the held-out set and its batches). For the memory check before anything is
+// allocated (train/memory_estimate.hpp); tests compare T and V with the made source's.
+struct DataFootprint {
+  std::size_t T = 0, V = 0;
+  double bytes = 0;
+};
+DataFootprint data_footprint(const config::RunConfig& cfg);
+
 // ---- accuracy ----
 
 // Counts that add up over batches. A sequence counts when it has at least one scored position; it is

@@ -3,6 +3,7 @@
 #include "tinyformer/tensor/files.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -26,14 +27,55 @@ std::string directory_of(const std::string& path) {
   return dir.empty() ? std::string(".") : dir;
 }
 
+// The temporary files being written now, for remove_temporaries_in_progress (a signal handler): fixed slots of
+// NUL-terminated paths, claimed and released with atomics (no allocation, no lock).
+constexpr std::size_t kSlots = 8, kSlotBytes = 4096;
+std::atomic<bool> g_slot_used[kSlots];
+char g_slot_path[kSlots][kSlotBytes];
+
+int claim_slot(const std::string& path) {
+  if (path.size() >= kSlotBytes) return -1;
+  for (std::size_t i = 0; i < kSlots; ++i) {
+    if (!g_slot_used[i].load() && !g_slot_used[i].exchange(true)) {
+      std::memcpy(g_slot_path[i], path.c_str(), path.size() + 1);
+      return static_cast<int>(i);
+    }
+  }
+  return -1;  // more than kSlots files at once: that one is left to remove_stale_temporaries
+}
+
+void release_slot(int slot) {
+  if (slot < 0) return;
+  g_slot_path[slot][0] = '\0';
+  g_slot_used[slot].store(false);
+}
+
+// "<name>.tmp.<pid>" of a process that is no longer running.
+bool stale_temporary(const std::string& name, const std::string& prefix) {
+  if (name.rfind(prefix, 0) != 0) return false;
+  const std::string pid_text = name.substr(prefix.size());
+  if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
+    return false;
+  const auto pid = static_cast<pid_t>(std::stol(pid_text));
+  const bool alive = pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM;
+  return !alive;
+}
+
 }  // namespace
+
+void remove_temporaries_in_progress() noexcept {
+  for (std::size_t i = 0; i < kSlots; ++i)
+    if (g_slot_used[i].load() && g_slot_path[i][0] != '\0') ::unlink(g_slot_path[i]);
+}
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   if (path_.empty()) throw std::runtime_error("write: the output path is empty");
   temp_path_ = fmt::format("{}.tmp.{}", path_, static_cast<long>(::getpid()));
+  slot_ = claim_slot(temp_path_);
   fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) {
     const int err = errno;
+    release_slot(slot_);
     throw std::runtime_error(fmt::format("{}: cannot create the temporary file '{}': {}", path_, temp_path_,
                                          std::strerror(err)));
   }
@@ -52,6 +94,8 @@ void AtomicFile::discard() noexcept {
     ::unlink(temp_path_.c_str());
     temp_path_.clear();
   }
+  release_slot(slot_);
+  slot_ = -1;
 }
 
 void AtomicFile::fail(const std::string& what, int err) {
@@ -85,6 +129,8 @@ void AtomicFile::commit() {
     fail(fmt::format("cannot rename '{}' over it", temp_path_), errno);
   committed_ = true;
   temp_path_.clear();
+  release_slot(slot_);
+  slot_ = -1;
 
   // Make the rename itself durable. The new file is already in place, so a failure here says so.
   const std::string dir = directory_of(path_);
@@ -117,15 +163,24 @@ std::vector<std::string> remove_stale_temporaries(const std::string& path) {
   std::vector<std::string> removed;
   std::error_code ec;
   for (fs::directory_iterator it(directory_of(path), ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind(prefix, 0) != 0) continue;
-    const std::string pid_text = name.substr(prefix.size());
-    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9)
-      continue;
-    const auto pid = static_cast<pid_t>(std::stol(pid_text));
-    const bool alive = pid == ::getpid() || ::kill(pid, 0) == 0 || errno == EPERM;
     std::error_code rm;
-    if (!alive && fs::remove(it->path(), rm)) removed.push_back(it->path().string());
+    if (stale_temporary(it->path().filename().string(), prefix) && fs::remove(it->path(), rm))
+      removed.push_back(it->path().string());
+  }
+  return removed;
+}
+
+std::vector<std::string> remove_stale_temporaries_in(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const auto tmp = name.rfind(".tmp.");
+    std::error_code rm;
+    if (tmp != std::string::npos && tmp > 0 && stale_temporary(name, name.substr(0, tmp + 5)) &&
+        fs::remove(it->path(), rm))
+      removed.push_back(it->path().string());
   }
   return removed;
 }

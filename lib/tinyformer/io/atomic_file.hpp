@@ -39,6 +39,7 @@ class AtomicFile {
   std::string path_;
   std::string temp_path_;
   int fd_ = -1;
+  int slot_ = -1;  // the temporary's place in remove_temporaries_in_progress's list
   bool committed_ = false;
 };
 
@@ -48,6 +49,12 @@ void write_file_atomic(const std::string& path, const void* data, std::size_t si
 // Removes the "<path>.tmp.<pid>" files of writers that died before their rename (kill -9, a crash); files of
 // processes still running are kept. Returns the names removed.
 std::vector<std::string> remove_stale_temporaries(const std::string& path);
+// The same for every "<name>.tmp.<pid>" file directly in `dir`.
+std::vector<std::string> remove_stale_temporaries_in(const std::string& dir);
+
+// Unlinks the temporary files of the AtomicFiles open in this process right now. Async-signal-safe: for a signal
+// handler that ends the process with _exit (the targets keep their previous contents).
+void remove_temporaries_in_progress() noexcept;
 
 class InputFile {
  public:

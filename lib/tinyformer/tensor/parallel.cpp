@@ -9,6 +9,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <fstream>
+#include <set>
+#include <string>
+#include <utility>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -132,6 +136,24 @@ void set_num_threads(int n) {
 }
 
 bool in_parallel_region() { return t_in_region; }
+
+int physical_cores() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::set<std::pair<std::string, std::string>> cores;
+  std::string line, package;
+  while (std::getline(cpuinfo, line)) {
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", colon - 1) + 1);
+    const std::string value = colon + 2 <= line.size() ? line.substr(colon + 2) : "";
+    if (key == "physical id") package = value;
+    if (key == "core id") cores.emplace(package, value);
+  }
+  if (!cores.empty()) return static_cast<int>(cores.size());
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+int max_threads() { return 4 * std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
 void parallel_for(std::size_t n, std::size_t min_per_piece,
                   const std::function<void(std::size_t, std::size_t)>& body) {

@@ -103,7 +103,12 @@ std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, 
   const bool decay_here = set_here(cfg, "schedule.decay_steps"), warmup_here = set_here(cfg, "schedule.warmup_steps");
   const std::string unused = values_not_used(saved, cfg, warmup_here, decay_here);
   if (!warmup_here) s.warmup_steps = saved.schedule.warmup_steps;
-  s.decay_steps = decay_here ? config::effective_decay_steps(cfg) : config::effective_decay_steps(saved);
+  if (decay_here)
+    s.decay_steps = config::effective_decay_steps(cfg);
+  else if (saved.schedule.decay_steps || saved.training.steps != cfg.training.steps)
+    s.decay_steps = config::effective_decay_steps(saved);
+  else  // 'auto' with the same steps: the same schedule, recorded as the uninterrupted run records it
+    s.decay_steps = std::nullopt;
   if (step >= static_cast<long>(cfg.training.steps)) return "";  // nothing to train: no schedule to describe
   config::validate(cfg);  // decay_steps >= warmup_steps, warmup_steps <= steps
   const optim::LrSchedule schedule = optim::LrSchedule::from_config(cfg);
@@ -112,7 +117,7 @@ std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, 
   if (s.name != config::ScheduleName::cosine)
     return fmt::format("{}; the {} schedule gives lr {:.2e} from here{}", head, config::to_string(s.name), lr_now,
                        unused);
-  const auto decay = static_cast<long>(*s.decay_steps);
+  const auto decay = static_cast<long>(config::effective_decay_steps(cfg));
   const std::string where =
       step >= decay ? fmt::format("lr {:.2e} at min_lr from step {}", lr_now, decay)
                     : fmt::format("lr {:.2e} at step {}, down to min_lr {:.2e} at step {}", lr_now, step + 1,

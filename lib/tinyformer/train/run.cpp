@@ -51,8 +51,8 @@ void reconcile_with_checkpoint(Run& run, const TrainingState& st, const TrainOpt
       run.parts.schedule = optim::LrSchedule::from_config(run.cfg);
       notes.push_back(schedule_line);
     }
-    config::RunConfig resolved = *saved;  // decay_steps `auto` as the number it stood for, as in run.cfg now
-    resolved.schedule.decay_steps = config::effective_decay_steps(*saved);
+    config::RunConfig resolved = *saved;  // decay_steps `auto` as run.cfg now has it: kept, or the number it stood for
+    if (run.cfg.schedule.decay_steps) resolved.schedule.decay_steps = config::effective_decay_steps(*saved);
     check_config_changes(resolved, run.cfg, options.allow_changes, before == sequences_per_step(run.cfg), ckpt, notes);
   }
   check_same_data(st.data_fingerprint, st.vocab, run.data_fingerprint, run.parts.data->vocab().serialize(),
@@ -88,13 +88,15 @@ std::size_t resume_from_checkpoint(Run& run, const TrainOptions& options, std::v
 
 // A temporary file of a save that was cut off (kill -9) is not part of the run: removed, with a note.
 void remove_stale_temporaries(const Run& run, std::vector<std::string>& notes) {
-  for (const auto& stale : io::remove_stale_temporaries(run.checkpoint_path))
-    notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
+  for (const fs::path dir : {fs::path(run.out_dir), fs::path(run.out_dir) / "attention"})
+    for (const auto& stale : io::remove_stale_temporaries_in(dir.string()))
+      notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
 }
 
 // The out dir with attention/, config.yaml and metrics.jsonl (appended to on resume).
 void create_run_files(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   std::error_code ec;
+  run.created_out_dir = !fs::exists(run.out_dir);
   fs::create_directories(fs::path(run.out_dir) / "attention", ec);
   if (ec)
     throw std::runtime_error(
@@ -104,6 +106,7 @@ void create_run_files(Run& run, const TrainOptions& options, std::vector<std::st
   io::write_file_atomic((fs::path(run.out_dir) / "config.yaml").string(), run.config_yaml.data(),
                         run.config_yaml.size());
   const std::string metrics_path = (fs::path(run.out_dir) / "metrics.jsonl").string();
+  if (options.resume) truncate_metrics(metrics_path, run.start_step);
   run.metrics.open(metrics_path, options.resume ? std::ios::app : std::ios::trunc);
   if (!run.metrics) throw std::runtime_error(fmt::format("cannot write {}", metrics_path));
 }
@@ -147,7 +150,7 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
                                          run.out_dir, run.checkpoint_path));
   run.parts = make_run(run.cfg);  // data, model, optimizer, schedule, generators, all from the seed
   run.cfg.model.context = run.parts.model->context();  // config.yaml records the resolved value of 'auto'
-  set_num_threads(static_cast<int>(run.cfg.training.threads));
+  set_num_threads(run.parts.threads);
   if (root) run.data_fingerprint = data_fingerprint(run.cfg, *run.parts.data);
   std::size_t resumed_sequences = 0;
   if (options.resume && root) resumed_sequences = resume_from_checkpoint(run, options, notes);

@@ -25,6 +25,7 @@ struct Run {
   long start_step = 0;
   bool nothing_to_do = false;  // --resume of a run already at training.steps (or past it): no file is touched
   std::string data_fingerprint;  // rank 0: train/resume.hpp's data_fingerprint, stored in every checkpoint
+  bool created_out_dir = false;  // the out dir did not exist before this run (removed again if step 1 runs out of memory)
   dist::GradientAllReduce reduce_gradients;   // the flat all-reduce buffer, reused every step
 
   long total_steps() const { return static_cast<long>(cfg.training.steps); }
@@ -33,6 +34,10 @@ struct Run {
   // weights, which must be the same (dist::CollectiveError otherwise).
   void save(long step);
 };
+
+// --resume after a kill: keeps the rows of metrics.jsonl up to `step` (the checkpoint's) and drops later ones and a
+// cut-off last line, so the resumed run's rows are not logged twice (rewritten atomically).
+void truncate_metrics(const std::string& path, long step);
 
 // Loads the config, builds the run's objects, restores a checkpoint (--resume) or initial weights (--init-from),
 // then creates the out dir and its files (not when a resumed run has nothing to do). Lines for the user (a stale

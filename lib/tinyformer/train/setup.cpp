@@ -1,9 +1,16 @@
 #include "tinyformer/train/setup.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+
 #include <fmt/format.h>
 
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/optim/make_optimizer.hpp"
+#include "tinyformer/tensor/parallel.hpp"
+#include "tinyformer/train/memory_estimate.hpp"
 
 namespace tf::train {
 
@@ -25,7 +32,32 @@ IndexArray make_probe(const config::RunConfig& cfg, const data::DataSource& data
   return probe;
 }
 
+// Runs `make`; a std::bad_alloc that still happens (the estimate was too low, or memory went elsewhere meanwhile)
+// becomes one line naming what was being allocated.
+template <class Make>
+auto allocating(const std::string& what, double estimate, Make&& make) {
+  try {
+    return make();
+  } catch (const std::bad_alloc&) {
+    throw std::runtime_error(fmt::format("out of memory while {} (the whole run was estimated at {}; {} available now{})",
+                                         what, format_bytes(estimate), format_bytes(available_memory()),
+                                         address_space_note()));
+  }
+}
+
 }  // namespace
+
+int choose_threads(const config::RunConfig& cfg) {
+  const int cores = physical_cores();
+  // auto under mpirun: the cores shared by the processes on this node (OpenMPI says how many there are)
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int per_node = local ? std::max(1, std::atoi(local)) : 1;
+  const int threads = cfg.training.threads ? static_cast<int>(*cfg.training.threads) : std::max(1, cores / per_node);
+  if (threads > cores && dist::is_root())
+    fmt::print(stderr, "tinyformer: warning: training.threads {} is more than this machine's {} cores: the threads take "
+                       "turns, which is slower (results are the same)\n", threads, cores);
+  return threads;
+}
 
 config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::DataSource& data) {
   config::ModelConfig model = cfg.model;
@@ -41,12 +73,28 @@ config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::Data
 
 RunSetup make_run(const config::RunConfig& cfg) {
   RunSetup run;
+  config::validate(cfg);
+  // Before anything is allocated: what the config alone tells (all of it for the synthetic tasks), then, with the
+  // data's T and V, the whole estimate before the model is built.
+  const data::DataFootprint footprint = data::data_footprint(cfg);
+  MemoryEstimate estimate = estimate_memory(cfg, footprint.T, footprint.V, footprint.bytes);
+  check_memory(cfg, estimate, footprint.T, footprint.V);
   Rng root(cfg.training.seed);
   const std::uint64_t init_seed = root.next_u64();
   run.data_rng = root.split();
-  run.data = data::make_data_source(cfg);
-  run.model = std::make_unique<nn::GPT<float>>(resolve_model(cfg, *run.data), init_seed);
-  run.optimizer = optim::make_optimizer(cfg.optimizer, run.model->named_parameters());
+  run.data = allocating(fmt::format("loading the data ({})", cfg.source.locate("data.task")), estimate.total(),
+                        [&] { return data::make_data_source(cfg); });
+  const config::ModelConfig model = resolve_model(cfg, *run.data);
+  estimate = estimate_memory(cfg, *model.context, *model.vocab_size, footprint.bytes);
+  check_memory(cfg, estimate, *model.context, *model.vocab_size);
+  run.memory_estimate = estimate.total();
+  run.model = allocating(fmt::format("building the model (model.d_model={}, model.n_layer={}, vocabulary {})",
+                                     model.d_model, model.n_layer, *model.vocab_size),
+                         run.memory_estimate, [&] { return std::make_unique<nn::GPT<float>>(model, init_seed); });
+  run.optimizer = allocating("allocating the optimizer state", run.memory_estimate, [&] {
+    return optim::make_optimizer(cfg.optimizer, run.model->named_parameters());
+  });
+  run.threads = choose_threads(cfg);
   run.schedule = optim::LrSchedule::from_config(cfg);
   run.probe = make_probe(cfg, *run.data, run.model->context());
   return run;

@@ -18,13 +18,20 @@ struct RunSetup {
   optim::LrSchedule schedule;
   Rng data_rng;
   IndexArray probe;  // [T] the probe input for attention snapshots
+  double memory_estimate = 0;  // bytes the run is estimated to need at its peak (train/memory_estimate.hpp)
+  int threads = 1;             // kernel threads: training.threads, or the physical cores for auto
 };
 
 // The model section with vocab_size and context resolved against the data: model.context is the data's T
 // (checked by the data source), vocab_size auto is the data's vocabulary (a set value smaller than it throws
 // ConfigError).
 config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::DataSource& data);
+// Checks the memory the run needs against the machine's before anything is allocated (train/memory_estimate.hpp),
+// and names what was being allocated when std::bad_alloc happens anyway.
 RunSetup make_run(const config::RunConfig& cfg);
+
+// training.threads, or the machine's physical cores for auto; warns (stderr, rank 0) above the cores.
+int choose_threads(const config::RunConfig& cfg);
 
 // The sequences of one optimizer step over all processes: N x grad_accum x batch_size (N = dist::size()).
 std::size_t sequences_per_step(const config::RunConfig& cfg);

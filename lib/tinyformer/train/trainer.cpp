@@ -17,6 +17,7 @@
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/train/run.hpp"
 #include "tinyformer/train/run_log.hpp"
+#include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run_report.hpp"
 #include "tinyformer/train/step.hpp"
 
@@ -97,12 +98,13 @@ void announce(const Run& run, const std::vector<std::string>& notes, bool progre
   if (!progress) return;
   for (const auto& note : notes) fmt::print("tinyformer: {}\n", note);
   const config::TrainingConfig& t = run.cfg.training;
-  fmt::print("tinyformer: {} | {} parameters | {} steps from step {} | out {}\n", run.parts.data->describe(),
-             run.parts.model->num_parameters(), t.steps, run.start_step, run.out_dir);
+  fmt::print("tinyformer: {} | {} parameters | ~ {} | {} thread{} | {} steps from step {} | out {}\n",
+             run.parts.data->describe(), run.parts.model->num_parameters(), format_bytes(run.parts.memory_estimate),
+             run.parts.threads, run.parts.threads == 1 ? "" : "s", t.steps, run.start_step, run.out_dir);
   if (dist::size() > 1 || t.grad_accum > 1)
     fmt::print("tinyformer: {} process(es) x grad_accum {} x batch_size {} = {} sequences per step{}\n", dist::size(),
                t.grad_accum, t.batch_size, sequences_per_step(run.cfg),
-               dist::size() > 1 ? fmt::format(" ({}, {} threads each)", dist::library_version(), t.threads) : "");
+               dist::size() > 1 ? fmt::format(" ({}, {} threads each)", dist::library_version(), run.parts.threads) : "");
 }
 
 // The log row of a step (rank 0 writes it) and, when due, the evaluation (every rank takes part).
@@ -154,6 +156,35 @@ TrainResult nothing_to_do(const Run& run, const std::vector<std::string>& notes,
   return result;
 }
 
+// train_step, with a std::bad_alloc named: the step, the estimate, and (when this run made the out dir and saved
+// nothing yet) the out dir removed again.
+StepResult step_or_report_memory(Run& run, long step, bool log_now) {
+  try {
+    return train_step(run, step, log_now);
+  } catch (const std::bad_alloc&) {
+    std::string removed;
+    std::error_code ec;
+    if (dist::is_root() && run.created_out_dir && !fs::exists(run.checkpoint_path) && fs::remove_all(run.out_dir, ec) > 0)
+      removed = fmt::format("; removed the new out dir {}", run.out_dir);
+    throw std::runtime_error(fmt::format(
+        "step {}: out of memory in the training step (training.batch_size={}, model.context={}; the run was estimated "
+        "at {}, {} available now{}){}",
+        step + 1, run.cfg.training.batch_size, run.parts.model->context(), format_bytes(run.parts.memory_estimate),
+        format_bytes(available_memory()), address_space_note(), removed));
+  }
+}
+
+// While the steps run, a stop request waits for the end of the step (options.in_steps, read by the signal handler).
+struct InSteps {
+  std::atomic<bool>* flag;
+  explicit InSteps(std::atomic<bool>* f) : flag(f) {
+    if (flag) flag->store(true);
+  }
+  ~InSteps() {
+    if (flag) flag->store(false);
+  }
+};
+
 }  // namespace
 
 TrainResult train(const TrainOptions& options) {
@@ -171,11 +202,13 @@ TrainResult train(const TrainOptions& options) {
   result.start_step = result.steps_done = run.start_step;
   result.total_steps = total;
   if (run.start_step == 0 && snapshot_due(cfg, 0)) snapshot(run, 0, std::nullopt);  // the untrained model
+  std::optional<InSteps> in_steps;
+  in_steps.emplace(options.in_steps);
   for (long step = run.start_step; step < total; ++step) {
     const long done = step + 1;
     const bool last = done == total;
     const bool log_now = every(done, cfg.logging.log_interval) || last;
-    const StepResult s = train_step(run, step, log_now);
+    const StepResult s = step_or_report_memory(run, step, log_now);
     if (!s.finite()) {
       handle_nonfinite(run, s, done);
       result.steps_done = done;
@@ -199,6 +232,7 @@ TrainResult train(const TrainOptions& options) {
       break;
     }
   }
+  in_steps.reset();
   if (total <= run.start_step) run.save(run.start_step);  // training.steps 0: the initial weights
   log.end_line();
   finish(run, result, progress, t0);

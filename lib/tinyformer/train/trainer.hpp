@@ -23,6 +23,9 @@ struct TrainOptions {
   std::string init_from;               // --init-from weights.safetensors
   bool progress = true;                // print progress lines
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler: finish the step, checkpoint, stop
+  // Set by train() while a stop request can wait for the end of a step (the loop over steps); false before (loading,
+  // building) and after it (the report), where the signal handler ends the process at once.
+  std::atomic<bool>* in_steps = nullptr;
 };
 
 struct TrainResult {

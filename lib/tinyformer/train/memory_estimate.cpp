@@ -1,0 +1,202 @@
+#include "tinyformer/train/memory_estimate.hpp"
+
+#include "tinyformer/data/data.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <sys/resource.h>
+
+#include <fmt/format.h>
+
+namespace tf::train {
+
+namespace {
+
+constexpr double S = sizeof(float);
+
+struct Dims {
+  double B, T, C, H, L, V, F;  // F: the MLP's hidden width
+};
+
+Dims dims_of(const config::RunConfig& cfg, std::size_t T, std::size_t V) {
+  const config::ModelConfig& m = cfg.model;
+  const double C = static_cast<double>(m.d_model);
+  const double ratio = static_cast<double>(m.mlp_ratio);
+  const double F = m.mlp == config::Mlp::swiglu ? 2.0 / 3.0 * ratio * C : ratio * C;
+  return {static_cast<double>(cfg.training.batch_size), static_cast<double>(T), C, static_cast<double>(m.n_head),
+          static_cast<double>(m.n_layer), static_cast<double>(V), F};
+}
+
+double parameter_count(const config::ModelConfig& m, const Dims& d) {
+  const double C = d.C, F = d.F;
+  const double norm = m.bias && m.norm == config::Norm::layernorm ? 2 * C : C;
+  const double attention = 4 * C * C + (m.bias ? 4 * C : 0);
+  const double mlp = m.mlp == config::Mlp::swiglu ? 3 * F * C + (m.bias ? 2 * F + C : 0) : 2 * F * C + (m.bias ? F + C : 0);
+  const double blocks = d.L * (2 * norm + attention + mlp);
+  const double embeddings = d.V * C + (m.position == config::Position::learned ? d.T * C : 0);
+  return embeddings + blocks + norm + (m.tie_weights ? 0 : d.V * C);
+}
+
+double file_bytes(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return ec ? 0.0 : static_cast<double>(size);
+}
+
+double read_number_file(const char* path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text == "max") return 0;
+  return std::strtod(text.c_str(), nullptr);
+}
+
+// A key that can drive the estimate, and a modest value for it (the defaults, or a small vocabulary and context).
+// The keys that drive an estimate are the ones whose modest value shrinks it most.
+struct Knob {
+  const char* key;
+  std::size_t value;  // the current value
+  std::size_t modest;
+};
+
+std::vector<Knob> knobs(const config::RunConfig& cfg, std::size_t T, std::size_t V) {
+  const config::ModelConfig& m = cfg.model;
+  const config::DataConfig& d = cfg.data;
+  std::vector<Knob> k{{"model.d_model", m.d_model, 64},
+                      {"model.n_layer", m.n_layer, 2},
+                      {"model.n_head", m.n_head, 4},
+                      {"model.mlp_ratio", m.mlp_ratio, 4},
+                      {"training.batch_size", cfg.training.batch_size, 32},
+                      {"data.eval_size", d.eval_size, 512},
+                      {"model.vocab_size", V, std::min<std::size_t>(V, 256)}};
+  if (d.task == config::Task::add)
+    k.push_back({"data.digits", d.digits, 3});
+  else if (d.task != config::Task::text && d.task != config::Task::tokens)
+    k.push_back({"data.length", d.length, 8});
+  else
+    k.push_back({"model.context", T, std::min<std::size_t>(T, 64)});
+  return k;
+}
+
+// The estimate with `knob` at its modest value.
+double estimate_with(const config::RunConfig& cfg, const Knob& knob, std::size_t T, std::size_t V, double data_bytes) {
+  config::RunConfig c = cfg;
+  const std::string key = knob.key;
+  if (key == "model.d_model") c.model.d_model = knob.modest;
+  if (key == "model.n_layer") c.model.n_layer = knob.modest;
+  if (key == "model.n_head") c.model.n_head = knob.modest;
+  if (key == "model.mlp_ratio") c.model.mlp_ratio = knob.modest;
+  if (key == "training.batch_size") c.training.batch_size = knob.modest;
+  if (key == "data.eval_size") c.data.eval_size = knob.modest;
+  if (key == "data.digits") c.data.digits = knob.modest;
+  if (key == "data.length") c.data.length = knob.modest;
+  if (key == "model.vocab_size") V = knob.modest;
+  if (key == "model.context") {
+    T = knob.modest;
+    c.model.context = T;
+  }
+  if (key == "data.eval_size" || key == "data.digits" || key == "data.length") {
+    const data::DataFootprint fp = data::data_footprint(c);
+    data_bytes = fp.bytes;
+    if (key != "data.eval_size" && T > 0) T = fp.T;
+  }
+  return estimate_memory(c, T, V, data_bytes).total();
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const config::RunConfig& cfg, std::size_t T, std::size_t V, double data_bytes) {
+  MemoryEstimate e;
+  e.data = data_bytes;
+  if (T == 0 || V == 0) return e;  // the model's part needs the data's T and V
+  const Dims d = dims_of(cfg, T, V);
+  const double P = parameter_count(cfg.model, d);
+  e.weights = S * P;
+  e.gradients = S * P;
+  const config::OptimizerConfig& o = cfg.optimizer;
+  e.optimizer = o.name == config::OptimizerName::sgd ? (o.momentum > 0 ? S * P : 0) : 2 * S * P;
+  e.checkpoint = e.weights + e.optimizer;
+  const double BT = d.B * d.T;
+  e.activations = S * BT * (d.L * (10 * d.C + 2 * d.F + 2 * d.H * d.T) + 3 * d.V + 2 * d.C);
+  e.evaluation = 2 * S * BT * d.V;
+  return e;
+}
+
+double available_memory() {
+  double available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line))
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::istringstream fields(line.substr(13));
+      double kib = 0;
+      if (fields >> kib) available = kib * 1024;
+    }
+  const double limit = read_number_file("/sys/fs/cgroup/memory.max");
+  if (limit > 0) {
+    const double left = std::max(0.0, limit - read_number_file("/sys/fs/cgroup/memory.current"));
+    available = available > 0 ? std::min(available, left) : left;
+  }
+  return available;
+}
+
+void check_memory(const config::RunConfig& cfg, const MemoryEstimate& e, std::size_t T, std::size_t V) {
+  const double available = available_memory();
+  if (available <= 0 || e.total() <= available) return;
+  const std::array<std::pair<const char*, double>, 7> parts{{{"parameters", e.weights},
+                                                             {"gradients", e.gradients},
+                                                             {"optimizer state", e.optimizer},
+                                                             {"checkpoint copy", e.checkpoint},
+                                                             {"activations", e.activations},
+                                                             {"evaluation", e.evaluation},
+                                                             {"data", e.data}}};
+  std::string listed;
+  for (const auto& [name, bytes] : parts)
+    if (bytes > 0) listed += fmt::format("{}{} {}", listed.empty() ? "" : ", ", name, format_bytes(bytes));
+  // The keys whose modest value would shrink the estimate most, the largest first.
+  std::vector<std::pair<double, Knob>> ranked;
+  for (const Knob& knob : knobs(cfg, T, V))
+    if (knob.modest < knob.value) ranked.emplace_back(e.total() / estimate_with(cfg, knob, T, V, e.data), knob);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  // A data file too large for the machine: no key's modest value helps, the file is what to change.
+  const bool file = cfg.data.task == config::Task::text || cfg.data.task == config::Task::tokens;
+  if (file && e.data >= e.total() / 2)
+    throw config::error_at(
+        cfg, "data.path",
+        fmt::format("'{}' ({}) needs an estimated {} ({}); this machine has {} available; use a smaller file",
+                    cfg.data.path, format_bytes(file_bytes(cfg.data.path)),
+                    format_bytes(e.total()), listed, format_bytes(available)));
+  std::string driven, first = file ? "data.path" : "data.eval_size";
+  for (std::size_t i = 0; i < ranked.size() && i < 2 && ranked[i].first >= (i == 0 ? 1.5 : 2); ++i) {
+    const Knob& knob = ranked[i].second;
+    if (i == 0) first = knob.key;
+    driven += fmt::format("{}{}={}", i == 0 ? "" : " and ", knob.key, knob.value);
+  }
+  if (driven.empty()) driven = "this config";  // no key at a modest value would make it fit
+  throw config::error_at(cfg, first,
+                         fmt::format("{} need{} an estimated {} ({}); this machine has {} available; lower {}", driven,
+                                     driven.find(" and ") == std::string::npos ? "s" : "", format_bytes(e.total()),
+                                     listed, format_bytes(available), first));
+}
+
+std::string address_space_note() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";
+  return fmt::format("; this process may map at most {} (ulimit -v)", format_bytes(static_cast<double>(limit.rlim_cur)));
+}
+
+std::string format_bytes(double bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  std::size_t u = 0;
+  while (bytes >= 1024 && u + 1 < std::size(units)) bytes /= 1024, ++u;
+  if (u == 0) return fmt::format("{:.0f} B", bytes);
+  if (bytes >= 1e6) return fmt::format("{:.2g} {}", bytes, units[u]);
+  return fmt::format(bytes < 10 ? "{:.1f} {}" : "{:.0f} {}", bytes, units[u]);
+}
+
+}  // namespace tf::train

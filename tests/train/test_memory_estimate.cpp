@@ -1,0 +1,96 @@
+// The memory check before a run allocates anything (train/memory_estimate.hpp), the data's footprint it starts from,
+// and the thread bounds. tests/app/cli_memory.sh compares the estimate with the peak memory of real runs.
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "tinyformer/config/config.hpp"
+#include "tinyformer/data/data.hpp"
+#include "tinyformer/tensor/parallel.hpp"
+#include "tinyformer/train/memory_estimate.hpp"
+
+using namespace tf;
+
+namespace {
+config::RunConfig task_config(config::Task task) {
+  config::RunConfig cfg;
+  cfg.data.task = task;
+  cfg.data.eval_size = 16;
+  return cfg;
+}
+}  // namespace
+
+TEST_CASE("memory: the data footprint's T and V are the made task sources' own, for every task") {
+  for (const auto task : {config::Task::copy, config::Task::reverse, config::Task::sort, config::Task::add,
+                          config::Task::induction}) {
+    for (const std::size_t length : {3, 8}) {
+      config::RunConfig cfg = task_config(task);
+      cfg.data.length = length;
+      cfg.data.digits = length / 2 + 1;
+      cfg.data.alphabet = 7;
+      const data::DataFootprint fp = data::data_footprint(cfg);
+      const auto source = data::make_data_source(cfg);
+      INFO(config::to_string(task) << " length " << length);
+      CHECK(fp.T == source->seq_len());
+      CHECK(fp.V == source->vocab().size());
+      CHECK(fp.bytes > 0);
+    }
+  }
+}
+
+TEST_CASE("memory: the estimate grows with each key that drives it") {
+  config::RunConfig cfg = task_config(config::Task::reverse);
+  const auto base = train::estimate_memory(cfg, 16, 11, 0);
+  CHECK(base.weights > 0);
+  CHECK(base.optimizer == Approx(2 * base.weights));  // AdamW: two moments per parameter
+  config::RunConfig bigger = cfg;
+  bigger.training.batch_size *= 2;
+  const auto batch2 = train::estimate_memory(bigger, 16, 11, 0);
+  CHECK(batch2.activations == Approx(2 * base.activations));
+  CHECK(batch2.weights == base.weights);
+  bigger = cfg;
+  bigger.model.d_model *= 2;
+  CHECK(train::estimate_memory(bigger, 16, 11, 0).weights > 3.5 * base.weights);  // ~ C^2 in the blocks
+  // the attention's [B,H,T,T]: doubling T more than doubles the activations
+  CHECK(train::estimate_memory(cfg, 64, 11, 0).activations > 4 * base.activations);
+  // without T and V only the data is counted
+  CHECK(train::estimate_memory(cfg, 0, 0, 123).total() == 123);
+}
+
+TEST_CASE("memory: a model far beyond the machine is refused naming the key, the estimate and the available memory") {
+  const config::RunConfig cfg = config::load_config_text("model:\n  d_model: 1000000\n  n_head: 4\n", "big.yaml");
+  const auto estimate = train::estimate_memory(cfg, 16, 11, 0);
+  REQUIRE(train::available_memory() > 0);
+  REQUIRE(estimate.total() > train::available_memory());
+  try {
+    train::check_memory(cfg, estimate, 16, 11);
+    FAIL("not refused");
+  } catch (const config::ConfigError& e) {
+    const std::string m = e.what();
+    CHECK_THAT(m, Catch::Contains("big.yaml: model.d_model at line 2: model.d_model=1000000"));
+    CHECK_THAT(m, Catch::Contains("needs an estimated"));
+    CHECK_THAT(m, Catch::Contains("available; lower model.d_model"));
+  }
+  const config::RunConfig small = config::load_config_text("model:\n  d_model: 32\n", "small.yaml");
+  CHECK_NOTHROW(train::check_memory(small, train::estimate_memory(small, 16, 11, 0), 16, 11));
+}
+
+TEST_CASE("memory: sizes are written in binary units") {
+  CHECK(train::format_bytes(512) == "512 B");
+  CHECK(train::format_bytes(1536) == "1.5 KiB");
+  CHECK(train::format_bytes(45.0 * 1024 * 1024) == "45 MiB");
+  CHECK(train::format_bytes(812.0 * 1024 * 1024 * 1024) == "812 GiB");
+}
+
+TEST_CASE("threads: auto is the physical cores, and the bound of 4 x the hardware threads is checked") {
+  const int hw = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  CHECK(physical_cores() >= 1);
+  CHECK(physical_cores() <= hw);
+  CHECK(max_threads() == 4 * hw);
+  config::RunConfig cfg;
+  cfg.training.threads = static_cast<std::size_t>(max_threads());
+  CHECK_NOTHROW(config::validate(cfg));
+  cfg.training.threads = static_cast<std::size_t>(max_threads()) + 1;
+  CHECK_THROWS_WITH(config::validate(cfg), Catch::Contains("training.threads: " + std::to_string(max_threads() + 1) +
+                                                           " is more than " + std::to_string(max_threads())));
+}
