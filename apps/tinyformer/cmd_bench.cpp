@@ -1,5 +1,17 @@
-// tinyformer bench [--shape tiny|small|medium|all] [--threads N] [--steps N] [--warmup N] [--profile] [--gemm]
+// tinyformer bench [--shape tiny|small|medium|large|all] [--threads N] [--steps N] [--warmup N] [--profile] [--gemm]
+//                  [--scaling]
 // Under mpirun -np N the processes train the shape data-parallel (bench.hpp); rank 0 prints.
+// --scaling runs the shapes T64 ... T1024 (bench::scaling_shapes), each in a fresh process (this binary again with
+// --shape T<n>) so that each line's peak RSS is that T's alone; under a launcher (mpirun, srun) they run one after the
+// other in the same processes, and peak_rss_mb is then the peak so far.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -8,7 +20,39 @@
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
+extern char** environ;
+
 namespace tf::app {
+
+namespace {
+
+// Runs this binary with `args` and the same stdout and stderr, waits for it; throws when it fails.
+void run_self(const std::vector<std::string>& args) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::vector<char*> argv;
+  std::string self = "/proc/self/exe";
+  argv.push_back(self.data());
+  std::vector<std::string> copy = args;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0)
+    throw std::runtime_error("bench --scaling: cannot start a fresh process of tinyformer");
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error(fmt::format("bench --scaling: the run of {} failed", args.at(2)));
+}
+
+// A launcher (mpirun, srun) started this process: a child would inherit its job's identity, so --scaling then runs
+// in this process.
+bool started_by_launcher() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(name)) return true;
+  return false;
+}
+
+}  // namespace
 
 void add_bench_command(CLI::App& app) {
   struct Opts {
@@ -18,11 +62,13 @@ void add_bench_command(CLI::App& app) {
     bool gemm = false;
     bool profile = false;
     bool sample = false;
+    bool scaling = false;
     std::size_t new_tokens = 256;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape; under mpirun, data-parallel");
-  cmd->add_option("--shape", o->shape, "tiny | small | medium | all")->capture_default_str();
+  cmd->add_option("--shape", o->shape, "tiny | small | medium | large | all, or one of --scaling's T64 ... T1024")
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   fmt::format("Kernel threads (BLAS runs single-threaded inside them); default: auto, the {} physical "
                               "cores",
@@ -33,6 +79,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
   cmd->add_flag("--gemm", o->gemm, "Print the measured SGEMM GFLOP/s at 1 and 2 threads instead");
   cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
+  cmd->add_flag("--scaling", o->scaling,
+                 "Time T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step, each in a fresh "
+                 "process (one JSON line per T)");
   cmd->add_option("--new-tokens", o->new_tokens, "Tokens to sample with --sample")->capture_default_str()->check(whole_number(1));
   cmd->callback([o] {
     select_action([o] {
@@ -44,8 +93,24 @@ void add_bench_command(CLI::App& app) {
         }
         return 0;
       }
+      if (o->scaling && !started_by_launcher()) {
+        for (const auto& s : bench::scaling_shapes()) {
+          std::vector<std::string> args{"bench", "--shape", s.name, "--threads", std::to_string(o->threads),
+                                        "--steps", std::to_string(o->steps), "--warmup", std::to_string(o->warmup)};
+          if (o->profile) args.push_back("--profile");
+          if (o->sample) {
+            args.push_back("--sample");
+            args.push_back("--new-tokens");
+            args.push_back(std::to_string(o->new_tokens));
+          }
+          run_self(args);
+        }
+        return 0;
+      }
       std::vector<bench::BenchShape> shapes;
-      if (o->shape == "all")
+      if (o->scaling)  // under mpirun: one after the other in these processes
+        shapes = bench::scaling_shapes();
+      else if (o->shape == "all")
         shapes = bench::bench_shapes();
       else
         shapes.push_back(bench::bench_shape(o->shape));

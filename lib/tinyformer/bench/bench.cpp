@@ -45,14 +45,28 @@ double peak_rss_mb() {
 const std::vector<BenchShape>& bench_shapes() {
   static const std::vector<BenchShape> shapes{{"tiny", 64, 32, 64, 4, 2, 32},
                                               {"small", 96, 128, 128, 4, 4, 16},
-                                              {"medium", 256, 256, 256, 8, 6, 8}};
+                                              {"medium", 256, 256, 256, 8, 6, 8},
+                                              {"large", 512, 1024, 256, 8, 4, 2}};
+  return shapes;
+}
+
+const std::vector<BenchShape>& scaling_shapes() {
+  static const std::vector<BenchShape> shapes = [] {
+    std::vector<BenchShape> v;
+    for (std::size_t T : {64, 128, 256, 512, 1024}) v.push_back({fmt::format("T{}", T), 512, T, 256, 8, 4, 2048 / T});
+    return v;
+  }();
   return shapes;
 }
 
 const BenchShape& bench_shape(const std::string& name) {
-  for (const auto& s : bench_shapes())
-    if (s.name == name) return s;
-  throw std::invalid_argument(fmt::format("unknown bench shape '{}': expected tiny, small, medium or all", name));
+  for (const auto* list : {&bench_shapes(), &scaling_shapes()})
+    for (const auto& s : *list)
+      if (s.name == name) return s;
+  throw std::invalid_argument(fmt::format(
+      "unknown bench shape '{}': expected tiny, small, medium, large, all, or T64, T128, T256, T512, T1024 "
+      "(the shapes of --scaling)",
+      name));
 }
 
 namespace {
@@ -89,6 +103,8 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
   IndexArray x = IndexArray::from_shape({shape.batch, shape.context}), y = x;
   BenchResult r;
   r.shape = shape.name;
+  r.context = shape.context;
+  r.batch = shape.batch;
   r.threads = threads;
   r.processes = static_cast<int>(N);
   r.params = model.num_parameters();
@@ -139,6 +155,8 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
 
 std::string to_json_line(const BenchResult& r) {
   nlohmann::json j = {{"shape", r.shape},
+                      {"context", r.context},
+                      {"batch", r.batch},
                       {"threads", r.threads},
                       {"processes", r.processes},
                       {"params", r.params},

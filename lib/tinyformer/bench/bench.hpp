@@ -15,14 +15,20 @@ struct BenchShape {
   std::size_t vocab, context, d_model, heads, layers, batch;
 };
 
-// tiny (64, 32, 64, 4, 2, 32) · small (96, 128, 128, 4, 4, 16) · medium (256, 256, 256, 8, 6, 8)
+// tiny (64, 32, 64, 4, 2, 32) · small (96, 128, 128, 4, 4, 16) · medium (256, 256, 256, 8, 6, 8) ·
+// large (512, 1024, 256, 8, 4, 2), where attention's T^2 terms dominate
 const std::vector<BenchShape>& bench_shapes();
-const BenchShape& bench_shape(const std::string& name);  // throws std::invalid_argument listing the names
+// `bench --scaling`: T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step (B = 2048 / T),
+// named "T64" ... "T1024" (T1024 is large's shape).
+const std::vector<BenchShape>& scaling_shapes();
+// Either list's names; throws std::invalid_argument listing them.
+const BenchShape& bench_shape(const std::string& name);
 // The GPT of a shape: untied head, biases, dropout 0, LayerNorm, GELU, learned positions (the model section's defaults).
 config::ModelConfig model_config(const BenchShape& shape);
 
 struct BenchResult {
   std::string shape;
+  std::size_t context = 0, batch = 0;  // the shape's T and global B
   int threads = 1;         // per process
   int processes = 1;       // MPI processes (dist::size())
   std::size_t params = 0;
