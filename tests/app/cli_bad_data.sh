@@ -42,6 +42,8 @@ tokens "npy truncated" "$work/truncated.npy: truncated: shape [100, 17] of '<i4'
 tokens "npy in Fortran order" "fortran_order is True; only C-ordered arrays are supported" "$work/fortran.npy"
 tokens "token id >= vocab_size" "tokens data '$work/id_19.npy': token id 16 at row 0, column 16 is not below model.vocab_size 16 (the largest id is 19: set model.vocab_size to at least 20, or auto)" \
   "$work/id_19.npy" --set model.vocab_size=16
+tokens "vocabulary beyond the bound" "tokens data '$work/id_19.npy': a vocabulary of 5000000 ids (model.vocab_size) is more than tinyformer takes, 4194304" \
+  "$work/id_19.npy" --set model.vocab_size=5000000
 tokens "negative token id" "token id -1 at row 42, column 3 is negative" "$work/negative_id.npy"
 tokens "rows shorter than the context" "model.context (--set model.context=32): tokens data '$work/rows_of_9.npy' with rows of 9 tokens makes sequences of T = 8 tokens; model.context 32 is larger" \
   "$work/rows_of_9.npy" --set model.context=32

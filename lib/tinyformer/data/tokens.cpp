@@ -48,6 +48,14 @@ class TokensSource final : public DataSource {
     }
     const std::size_t V = vocab_size ? *vocab_size : static_cast<std::size_t>(max_id) + 1;
     vocab_auto_ = !vocab_size;
+    // Every id gets a vocabulary entry: a bound far above real tokenizers (GPT-2 50257, the largest about 256k)
+    // keeps one stray id from asking for gigabytes (fuzz_tokens found a file whose id 150 million did).
+    constexpr std::size_t kMaxVocabulary = std::size_t{1} << 22;
+    if (V > kMaxVocabulary)
+      throw std::runtime_error(fmt::format(
+          "tokens data '{}': a vocabulary of {} ids ({}) is more than tinyformer takes, {}; token ids must be below {}",
+          path_, V, vocab_size ? "model.vocab_size" : fmt::format("the largest id in the file is {}", max_id),
+          kMaxVocabulary, kMaxVocabulary));
     if (static_cast<std::size_t>(max_id) >= V) {
       const auto first_bad = std::find_if(rows.begin(), rows.end(), [&](Index id) { return std::size_t(id) >= V; });
       const std::size_t at = static_cast<std::size_t>(first_bad - rows.begin());
