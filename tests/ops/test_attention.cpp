@@ -3,6 +3,10 @@
 // keeps them.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 #include "support/helpers.hpp"
 #include "tinyformer/ops/ops.hpp"
 
@@ -36,6 +40,16 @@ TEST_CASE("gradcheck: fused causal self-attention op on qkv [B,T,3C]", "[gradche
                               {random_array({2, 4, 12}, 5, -2.0, 2.0)}, {}, {"qkv"}));
 }
 
+TEST_CASE("gradcheck: fused causal self-attention with head sizes of whole SIMD vectors and partial row tiles",
+          "[gradcheck][ops]") {
+  Rng rng(1);
+  for (std::size_t D : {8, 32}) {  // float64: one and four 8-lane vectors a row (AVX-512), two and eight with AVX2
+    INFO("D " << D);
+    REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return causal_self_attention(in[0], 1, 0.0, false, rng); },
+                                {random_array({1, 11, 3 * D}, 7, -2.0, 2.0)}, {}, {"qkv"}));
+  }
+}
+
 TEST_CASE("gradcheck: fused causal self-attention with dropout (fixed mask)", "[gradcheck][ops]") {
   auto f = [](const Inputs& in) {
     Rng rng(5);  // same mask on every call
@@ -65,4 +79,95 @@ TEST_CASE("gradcheck: fused causal self-attention recomputing its weights, with 
     };
     REQUIRE_GRADCHECK(gradcheck(f, {random_array({2, 5, 12}, 6, -2.0, 2.0)}, {}, {"qkv"}));
   }
+}
+
+namespace {
+// The fused op's y and dqkv for qkv [B,T,3C] and the gradient dy [B,T,C] reaching y, computed again with plain
+// loops in double from the formulas at the top of ops/attention.cpp (no dropout).
+struct Reference {
+  std::vector<double> y, dqkv;
+};
+template <class S>
+Reference reference_attention(const Array<S>& qkv, const Array<S>& dy, std::size_t H) {
+  const std::size_t B = qkv.shape()[0], T = qkv.shape()[1], C = qkv.shape()[2] / 3, D = C / H, ld = 3 * C;
+  const double scale = 1.0 / std::sqrt(double(D));
+  Reference r{std::vector<double>(B * T * C, 0.0), std::vector<double>(B * T * ld, 0.0)};
+  auto at = [&](std::size_t b, std::size_t t, std::size_t part, std::size_t h, std::size_t d) {
+    return double(qkv.data()[(b * T + t) * ld + part * C + h * D + d]);
+  };
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t h = 0; h < H; ++h) {
+      std::vector<double> p(T * T, 0.0), ds(T * T, 0.0);
+      for (std::size_t i = 0; i < T; ++i) {  // P = softmax over j <= i of scale q_i . k_j
+        double mx = -1e300, total = 0;
+        for (std::size_t j = 0; j <= i; ++j) {
+          double s = 0;
+          for (std::size_t d = 0; d < D; ++d) s += at(b, i, 0, h, d) * at(b, j, 1, h, d);
+          p[i * T + j] = s * scale;
+          mx = std::max(mx, s * scale);
+        }
+        for (std::size_t j = 0; j <= i; ++j) total += p[i * T + j] = std::exp(p[i * T + j] - mx);
+        for (std::size_t j = 0; j <= i; ++j) p[i * T + j] /= total;
+      }
+      for (std::size_t i = 0; i < T; ++i) {
+        double dot = 0;  // sum_j dP_ij P_ij
+        for (std::size_t j = 0; j <= i; ++j) {
+          double dp = 0;
+          for (std::size_t d = 0; d < D; ++d) {
+            const double g = dy.data()[(b * T + i) * C + h * D + d];
+            r.y[(b * T + i) * C + h * D + d] += p[i * T + j] * at(b, j, 2, h, d);
+            r.dqkv[(b * T + j) * ld + 2 * C + h * D + d] += p[i * T + j] * g;  // dV
+            dp += g * at(b, j, 2, h, d);
+          }
+          ds[i * T + j] = dp;
+          dot += dp * p[i * T + j];
+        }
+        for (std::size_t j = 0; j <= i; ++j) ds[i * T + j] = p[i * T + j] * (ds[i * T + j] - dot);
+      }
+      for (std::size_t i = 0; i < T; ++i)
+        for (std::size_t j = 0; j <= i; ++j)
+          for (std::size_t d = 0; d < D; ++d) {
+            r.dqkv[(b * T + i) * ld + h * D + d] += scale * ds[i * T + j] * at(b, j, 1, h, d);      // dQ
+            r.dqkv[(b * T + j) * ld + C + h * D + d] += scale * ds[i * T + j] * at(b, i, 0, h, d);  // dK
+          }
+    }
+  return r;
+}
+
+// The largest |a - b| / (1 + |b|).
+template <class S>
+double max_relative_error(const Array<S>& a, const std::vector<double>& b) {
+  REQUIRE(a.size() == b.size());
+  double m = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) m = std::max(m, std::abs(double(a.data()[i]) - b[i]) / (1 + std::abs(b[i])));
+  return m;
+}
+
+template <class S>
+void check_against_reference(double tolerance) {
+  // head sizes for every SIMD kernel path (one, two and four vectors a row, and plain loops) and sequence lengths
+  // with partial row tiles and partial column blocks
+  for (std::size_t D : {4, 8, 12, 16, 32, 64})
+    for (std::size_t T : {1, 7, 8, 31, 33, 70}) {
+      const std::size_t H = 2, C = H * D;
+      Array<S> qkv = Array<S>::from_shape({std::size_t{2}, T, 3 * C}), dy = Array<S>::from_shape({std::size_t{2}, T, C});
+      Rng init(T * 100 + D);
+      for (S& v : qkv) v = static_cast<S>(init.uniform(-2.0, 2.0));
+      for (S& v : dy) v = static_cast<S>(init.uniform(-1.0, 1.0));
+      Var<S> x(qkv, true);
+      Rng rng(1);
+      Var<S> y = causal_self_attention(x, H, S(0), false, rng);
+      y.backward(dy);
+      const Reference ref = reference_attention(qkv, dy, H);
+      INFO("T " << T << ", D " << D);
+      CHECK(max_relative_error(y.value(), ref.y) < tolerance);
+      CHECK(max_relative_error(x.grad(), ref.dqkv) < tolerance);
+    }
+}
+}  // namespace
+
+TEST_CASE("ops: fused attention matches plain loops in double for every head-size path and partial tile",
+          "[ops]") {
+  check_against_reference<double>(1e-12);
+  check_against_reference<float>(2e-5);
 }

@@ -101,7 +101,8 @@ Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, 
           pd = d;
         }
       }
-      head::weighted_sum(pd, q + 2 * a.C, a.ld(), a.T, a.D, y.data() + b * a.T * a.C + h * a.D, a.C);  // Y_h = Pd V
+      head::weighted_sum(pd, q + 2 * a.C, a.ld(), a.T, a.D, y.data() + b * a.T * a.C + h * a.D, a.C,
+                         scratch.data());  // Y_h = Pd V
     }
   });
   if (weights) *weights = saved.probs;

@@ -1,5 +1,6 @@
 #pragma once
-// One head of causal self-attention, forward and backward, with register-tiled SIMD loops that skip
+// One head of causal self-attention, forward and backward, with register-tiled SIMD loops (8 rows by two
+// vectors of columns or of the head) that skip
 // the masked upper triangle (key j > query i): about half the multiply-adds of full T x T products,
 // and none of the per-call overhead BLAS has on these small matrices. Every sum runs in a fixed order.
 // Head sizes that are not a multiple of the SIMD width take plain loops (same maths).
@@ -19,7 +20,8 @@ void scores_softmax(const S* q, const S* k, std::size_t ld, std::size_t T, std::
 
 // y = pd v
 template <class S>
-void weighted_sum(const S* pd, const S* v, std::size_t ld, std::size_t T, std::size_t D, S* y, std::size_t ldy);
+void weighted_sum(const S* pd, const S* v, std::size_t ld, std::size_t T, std::size_t D, S* y, std::size_t ldy,
+                  S* scratch);
 
 // From dy: dv = pd^T dy; dpd = dy v^T; dp = dpd * pd / p (dropout's mask and 1/(1-p) = `keep_scale`);
 // ds = p * (dp - rowsum(dp * p)); dq = scale ds k; dk = scale ds^T q. dq, dk and dv are overwritten.
