@@ -15,6 +15,14 @@ if(MPI_C_FOUND)
   set(TINYFORMER_WITH_MPI_PACKAGE ON)
 endif()
 
+# A library built with libxsmm needs it at its users' link, before OpenBLAS (libxsmm.a calls sgemm_).
+set(TINYFORMER_PC_LIBXSMM "")
+set(TINYFORMER_WITH_LIBXSMM_PACKAGE OFF)
+if(LIBXSMM_FOUND)
+  set(TINYFORMER_PC_LIBXSMM "libxsmm ")
+  set(TINYFORMER_WITH_LIBXSMM_PACKAGE ON)
+endif()
+
 foreach(header IN LISTS TINYFORMER_PUBLIC_HEADERS)
   get_filename_component(dir "${header}" DIRECTORY)
   install(FILES ${PROJECT_SOURCE_DIR}/lib/${header} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/${dir})
