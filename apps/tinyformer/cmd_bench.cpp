@@ -67,7 +67,7 @@ void add_bench_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape; under mpirun, data-parallel");
-  cmd->add_option("--shape", o->shape, "tiny | small | medium | large | all, or one of --scaling's T64 ... T1024")
+  cmd->add_option("--shape", o->shape, "tiny | small | medium | large | all, one of --scaling's T64 ... T1024, or floor (tiny's graph with next to no arithmetic: the per-step overhead)")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   fmt::format("Kernel threads (BLAS runs single-threaded inside them); default: auto, the {} physical "

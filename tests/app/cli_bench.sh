@@ -19,6 +19,11 @@ l1=$(echo "$out" | grep -o '"final_loss":"[^"]*"')
 l2=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | grep -o '"final_loss":"[^"]*"')
 [ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "final loss differs between 1 and 2 threads: $l1 vs $l2"
 "$bin" bench --shape huge 2> /dev/null && fail "an unknown shape was accepted"
+# floor: tiny's graph at V 4, T 2, C 8, B 1 (the per-step overhead), not one of `all`'s shapes
+floor=$("$bin" bench --shape floor --steps 3 --warmup 1 --threads 2) || fail "bench --shape floor"
+echo "$floor" | grep -q '"shape":"floor","threads":2' && echo "$floor" | grep -q '"context":2,' ||
+  fail "bench --shape floor: $floor"
+"$bin" bench --steps 1 --warmup 0 --threads 1 | grep -q '"shape":"floor"' && fail "bench --shape all ran floor"
 # --scaling: one line per T = 64 ... 1024, each from its own process, at 2048 tokens a step, with every field
 scaling=$("$bin" bench --scaling --steps 1 --warmup 0 --threads 2) || fail "bench --scaling"
 [ "$(echo "$scaling" | grep -c '"ms_per_step"')" -eq 5 ] || fail "bench --scaling should print 5 lines: $scaling"
@@ -33,4 +38,4 @@ for T in 64 128 256 512 1024; do
     echo "$line" | grep -q "\"$key\"" || fail "bench --scaling T$T lacks $key: $line"
   done
 done
-echo "PASS: bench, --profile, --gemm, thread-independent losses, --scaling"
+echo "PASS: bench, --profile, --gemm, thread-independent losses, floor, --scaling"

@@ -59,13 +59,19 @@ const std::vector<BenchShape>& scaling_shapes() {
   return shapes;
 }
 
+const BenchShape& floor_shape() {
+  static const BenchShape shape{"floor", 4, 2, 8, 4, 2, 1};
+  return shape;
+}
+
 const BenchShape& bench_shape(const std::string& name) {
+  if (name == floor_shape().name) return floor_shape();
   for (const auto* list : {&bench_shapes(), &scaling_shapes()})
     for (const auto& s : *list)
       if (s.name == name) return s;
   throw std::invalid_argument(fmt::format(
-      "unknown bench shape '{}': expected tiny, small, medium, large, all, or T64, T128, T256, T512, T1024 "
-      "(the shapes of --scaling)",
+      "unknown bench shape '{}': expected tiny, small, medium, large, all, T64, T128, T256, T512, T1024 "
+      "(the shapes of --scaling) or floor",
       name));
 }
 

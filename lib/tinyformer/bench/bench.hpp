@@ -21,7 +21,10 @@ const std::vector<BenchShape>& bench_shapes();
 // `bench --scaling`: T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step (B = 2048 / T),
 // named "T64" ... "T1024" (T1024 is large's shape).
 const std::vector<BenchShape>& scaling_shapes();
-// Either list's names; throws std::invalid_argument listing them.
+// "floor" (4, 2, 8, 4, 2, 1): tiny's graph (2 layers of 4 heads, the same ops, AdamW) with next to no arithmetic, so
+// its step is the cost of everything but the kernels: graph nodes, closures, shape checks, allocation, thread wake-ups.
+const BenchShape& floor_shape();
+// Any of the names above; throws std::invalid_argument listing them.
 const BenchShape& bench_shape(const std::string& name);
 // The GPT of a shape: untied head, biases, dropout 0, LayerNorm, GELU, learned positions (the model section's defaults).
 config::ModelConfig model_config(const BenchShape& shape);
