@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Compares builds of tinyformer on one bench shape: runs `BIN bench --shape SHAPE --threads 2` for each binary in
+# turn, ROUNDS times (A B A B ...: a drift of the machine's speed hits both alike), and prints each binary's median,
+# min and max ms/step. Usage: scripts/bench_ab.sh SHAPE STEPS ROUNDS BIN [BIN ...]
+# e.g. build an earlier commit in a worktree, then
+#   scripts/bench_ab.sh medium 5 6 ../before/build/bin/tinyformer ./build/bin/tinyformer
+set -euo pipefail
+[ $# -ge 4 ] || { echo "usage: $0 SHAPE STEPS ROUNDS BIN [BIN ...]" >&2; exit 2; }
+shape=$1 steps=$2 rounds=$3
+shift 3
+for _ in $(seq "$rounds"); do
+  for bin in "$@"; do
+    ms=$("$bin" bench --shape "$shape" --threads 2 --steps "$steps" --warmup 1 | grep -o '"ms_per_step":[0-9.]*')
+    echo "$bin ${ms#*:}"
+  done
+done | /usr/bin/python3 -c '
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in sys.stdin:
+    name, ms = line.split()
+    runs[name].append(float(ms))
+for name, ms in runs.items():
+    print(f"{name}: median {statistics.median(ms):.2f} ms/step (min {min(ms):.2f}, max {max(ms):.2f}, {len(ms)} runs)")
+'
