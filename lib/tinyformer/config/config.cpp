@@ -282,12 +282,13 @@ void validate(const RunConfig& cfg) {
 
 namespace {
 
+// One overload per field type; the model section has no string or pair field today, hence [[maybe_unused]].
 nlohmann::json json_value(std::size_t v) { return v; }
 nlohmann::json json_value(const std::optional<std::size_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
 nlohmann::json json_value(double v) { return v; }
 nlohmann::json json_value(bool v) { return v; }
-nlohmann::json json_value(const std::string& v) { return v; }
-nlohmann::json json_value(const std::array<double, 2>& v) { return {v[0], v[1]}; }
+[[maybe_unused]] nlohmann::json json_value(const std::string& v) { return v; }
+[[maybe_unused]] nlohmann::json json_value(const std::array<double, 2>& v) { return {v[0], v[1]}; }
 template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
 nlohmann::json json_value(E v) {
   return value_text(v);
@@ -299,8 +300,8 @@ void from_json_value(const nlohmann::json& j, std::optional<std::size_t>& v) {
 }
 void from_json_value(const nlohmann::json& j, double& v) { v = j.get<double>(); }
 void from_json_value(const nlohmann::json& j, bool& v) { v = j.get<bool>(); }
-void from_json_value(const nlohmann::json& j, std::string& v) { v = j.get<std::string>(); }
-void from_json_value(const nlohmann::json& j, std::array<double, 2>& v) { v = j.get<std::array<double, 2>>(); }
+[[maybe_unused]] void from_json_value(const nlohmann::json& j, std::string& v) { v = j.get<std::string>(); }
+[[maybe_unused]] void from_json_value(const nlohmann::json& j, std::array<double, 2>& v) { v = j.get<std::array<double, 2>>(); }
 template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
 void from_json_value(const nlohmann::json& j, E& v) {
   v = parse_enum<E>(j.get<std::string>());

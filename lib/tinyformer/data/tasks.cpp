@@ -200,6 +200,8 @@ class TaskSource final : public DataSource {
         return fmt::format("The query at position i of the second copy attends to the position right after the "
                            "earlier occurrence of its current token, i-{} (an induction head); the last query of "
                            "the first copy attends to position 0.", n_ - 1);
+      case Task::text:
+      case Task::tokens: break;  // not synthetic: no such object is made for them
     }
     return "";
   }
@@ -249,6 +251,8 @@ class TaskSource final : public DataSource {
           break;
         case Task::add: key = k < d_ ? static_cast<long>(d_ - 1 - k) : -1; break;
         case Task::induction: key = static_cast<long>(q0 + k) - static_cast<long>(n_) + 1; break;
+        case Task::text:
+        case Task::tokens: break;
       }
       if (q0 + k < seq.size()) expected[q0 + k] = key;
     }
@@ -299,7 +303,9 @@ class TaskSource final : public DataSource {
         std::copy(seq, seq + n_, answer);
         std::sort(answer, answer + n_);
         break;
-      case Task::add: break;
+      case Task::add:
+      case Task::text:
+      case Task::tokens: break;
     }
   }
 
