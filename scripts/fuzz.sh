@@ -25,6 +25,6 @@ for target in config cli npy text tokens safetensors; do
     echo "FAIL: fuzz_$target found a crash: $(ls "$crashes"/$target-* 2> /dev/null | head -1)"
     exit 1
   fi
-  grep -E "stat::number_of_executed_runs|stat::new_units_added|cov:" "$bin/$target.log" | tail -3
+  grep -E "stat::number_of_executed_units|stat::new_units_added|stat::slowest_unit_time_sec|cov:" "$bin/$target.log" | tail -4
 done
 echo "PASS: fuzz_config, fuzz_cli, fuzz_npy, fuzz_text, fuzz_tokens and fuzz_safetensors ran ${seconds}s each without a crash"

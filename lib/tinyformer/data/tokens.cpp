@@ -64,9 +64,7 @@ class TokensSource final : public DataSource {
                                            "least {}, or auto)",
                                            path_, *first_bad, at / C, at % C, V, max_id, max_id + 1));
     }
-    std::vector<std::string> names(V);
-    for (std::size_t v = 0; v < V; ++v) names[v] = std::to_string(v);
-    vocab_ = Vocabulary(std::move(names), Vocabulary::Layout::spaced);
+    vocab_ = Vocabulary::numbered(V);
 
     n_val_ = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(N_) * spec.val_fraction), 1, N_ - 1);
     n_train_ = N_ - n_val_;

@@ -1,5 +1,6 @@
 #include "tinyformer/data/vocabulary.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
@@ -65,18 +66,49 @@ Vocabulary::Vocabulary(std::vector<std::string> tokens, Layout layout) : tokens_
           fmt::format("Vocabulary: token {} ('{}') contains whitespace, not allowed in a spaced vocabulary", i,
                       display_token(t)));
     }
-    if (!ids_.emplace(t, static_cast<Index>(i)).second)
-      throw std::invalid_argument(fmt::format("Vocabulary: token '{}' appears twice (ids {} and {})",
-                                              display_token(t), ids_.at(t), i));
+    if (numbered_id(t) == static_cast<Index>(i)) continue;
+    const Index other = find(t);  // a token numbered elsewhere, or an earlier one in ids_
+    if (other >= 0 || !ids_.emplace(t, static_cast<Index>(i)).second)
+      throw std::invalid_argument(fmt::format("Vocabulary: token '{}' appears twice (ids {} and {})", display_token(t),
+                                              std::min<std::size_t>(std::size_t(other), i),
+                                              std::max<std::size_t>(std::size_t(other), i)));
   }
 }
 
+Vocabulary Vocabulary::numbered(std::size_t V) {
+  if (V > static_cast<std::size_t>(std::numeric_limits<Index>::max()))
+    throw std::invalid_argument(fmt::format("Vocabulary: {} tokens do not fit the 32-bit token id", V));
+  Vocabulary vocab;
+  vocab.layout_ = Layout::spaced;
+  vocab.tokens_.resize(V);
+  for (std::size_t v = 0; v < V; ++v) vocab.tokens_[v] = std::to_string(v);
+  return vocab;
+}
+
+Index Vocabulary::numbered_id(const std::string& token) const {
+  constexpr std::size_t max_digits = 10;  // Index is 32-bit
+  if (token.empty() || token.size() > max_digits || (token[0] == '0' && token.size() > 1)) return -1;
+  std::size_t n = 0;
+  for (char c : token) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return n < tokens_.size() && tokens_[n] == token ? static_cast<Index>(n) : -1;
+}
+
+Index Vocabulary::find(const std::string& token) const {
+  const Index n = numbered_id(token);
+  if (n >= 0) return n;
+  const auto it = ids_.find(token);
+  return it == ids_.end() ? -1 : it->second;
+}
+
 Index Vocabulary::id(const std::string& token) const {
-  auto it = ids_.find(token);
-  if (it == ids_.end())
+  const Index i = find(token);
+  if (i < 0)
     throw std::invalid_argument(
         fmt::format("Vocabulary: token '{}' is not in the vocabulary ({} tokens)", display_token(token), size()));
-  return it->second;
+  return i;
 }
 
 const std::string& Vocabulary::token(Index id) const {
@@ -99,9 +131,9 @@ std::vector<Index> Vocabulary::encode(const std::string& text) const {
   ids.reserve(pieces.size());
   std::vector<std::pair<std::string, std::size_t>> unknown;
   for (std::size_t i = 0; i < pieces.size(); ++i) {
-    auto it = ids_.find(pieces[i]);
-    if (it == ids_.end()) unknown.emplace_back(pieces[i], i);
-    else ids.push_back(it->second);
+    const Index id = find(pieces[i]);
+    if (id < 0) unknown.emplace_back(pieces[i], i);
+    else ids.push_back(id);
   }
   if (!unknown.empty())
     throw std::invalid_argument(fmt::format("not in the vocabulary: {} ({} counted from 0); {}", list_unknown(unknown),

@@ -88,7 +88,7 @@ std::size_t resume_from_checkpoint(Run& run, const TrainOptions& options, std::v
 
 // A temporary file of a save that was cut off (kill -9) is not part of the run: removed, with a note.
 void remove_stale_temporaries(const Run& run, std::vector<std::string>& notes) {
-  for (const fs::path dir : {fs::path(run.out_dir), fs::path(run.out_dir) / "attention"})
+  for (const fs::path& dir : {fs::path(run.out_dir), fs::path(run.out_dir) / "attention"})
     for (const auto& stale : io::remove_stale_temporaries_in(dir.string()))
       notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
 }
