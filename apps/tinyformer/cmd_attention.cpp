@@ -2,8 +2,8 @@
 // expected keys outlined and each head's scores when the prompt has the shape of the task's training sequences.
 #include <filesystem>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "model_loading.hpp"

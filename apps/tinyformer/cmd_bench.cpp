@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "tinyformer/bench/bench.hpp"
@@ -66,23 +66,30 @@ void add_bench_command(CLI::App& app) {
     std::size_t new_tokens = 256;
   };
   auto o = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape; under mpirun, data-parallel");
-  cmd->add_option("--shape", o->shape, "tiny | small | medium | large | all, one of --scaling's T64 ... T1024, or floor (tiny's graph with next to no arithmetic: the per-step overhead)")
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape; under mpirun, data-parallel");
+  cmd->add_option("--shape", o->shape,
+                  "tiny | small | medium | large | all, one of --scaling's T64 ... T1024, or floor (tiny's graph with "
+                  "next to no arithmetic: the per-step overhead)")
       ->capture_default_str();
   cmd->add_option("--threads", o->threads,
                   fmt::format("Kernel threads (BLAS runs single-threaded inside them); default: auto, the {} physical "
                               "cores",
                               physical_cores()))
       ->check(CLI::Range(1, max_threads()));
-  cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")->capture_default_str()->check(CLI::Range(1, 100000));
+  cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
   cmd->add_flag("--gemm", o->gemm, "Print the measured SGEMM GFLOP/s at 1 and 2 threads instead");
   cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
   cmd->add_flag("--scaling", o->scaling,
-                 "Time T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step, each in a fresh "
-                 "process (one JSON line per T)");
-  cmd->add_option("--new-tokens", o->new_tokens, "Tokens to sample with --sample")->capture_default_str()->check(whole_number(1));
+                "Time T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step, each in a fresh "
+                "process (one JSON line per T)");
+  cmd->add_option("--new-tokens", o->new_tokens, "Tokens to sample with --sample")
+      ->capture_default_str()
+      ->check(whole_number(1));
   cmd->callback([o] {
     select_action([o] {
       if (o->threads == 0) o->threads = physical_cores();
@@ -95,8 +102,15 @@ void add_bench_command(CLI::App& app) {
       }
       if (o->scaling && !started_by_launcher()) {
         for (const auto& s : bench::scaling_shapes()) {
-          std::vector<std::string> args{"bench", "--shape", s.name, "--threads", std::to_string(o->threads),
-                                        "--steps", std::to_string(o->steps), "--warmup", std::to_string(o->warmup)};
+          std::vector<std::string> args{"bench",
+                                        "--shape",
+                                        s.name,
+                                        "--threads",
+                                        std::to_string(o->threads),
+                                        "--steps",
+                                        std::to_string(o->steps),
+                                        "--warmup",
+                                        std::to_string(o->warmup)};
           if (o->profile) args.push_back("--profile");
           if (o->sample) {
             args.push_back("--sample");

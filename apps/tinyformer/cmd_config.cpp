@@ -1,7 +1,7 @@
 // tinyformer config CONFIG.yaml [--set ...]: the resolved config (every key, defaults filled) as YAML;
 // tinyformer config --docs: the reference of every key (docs/config.md), made from the field list.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "tinyformer/config/config.hpp"
@@ -15,7 +15,8 @@ void add_config_command(CLI::App& app) {
     bool docs = false;
   };
   auto o = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("config", "Print the resolved config as YAML, or with --docs the reference of every key");
+  CLI::App* cmd =
+      app.add_subcommand("config", "Print the resolved config as YAML, or with --docs the reference of every key");
   cmd->add_option("config", o->config, "YAML config file");
   cmd->add_option("--set", o->overrides, "Override a config key (repeatable)");
   CLI::Option* docs = cmd->add_flag("--docs", o->docs, "Print docs/config.md (every key, type, default and meaning)");

@@ -2,8 +2,8 @@
 // configured GPT on one batch of its data, one line per parameter tensor, non-zero exit on failure.
 #include <algorithm>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "tinyformer/autograd/gradcheck.hpp"
@@ -21,7 +21,8 @@ void add_gradcheck_command(CLI::App& app) {
     std::size_t batch = 2;
   };
   auto o = std::make_shared<Opts>();
-  CLI::App* cmd = app.add_subcommand("gradcheck", "Float64 gradient check of the configured model against finite differences");
+  CLI::App* cmd =
+      app.add_subcommand("gradcheck", "Float64 gradient check of the configured model against finite differences");
   cmd->add_option("config", o->config, "YAML config file")->required();
   cmd->add_option("--set", o->overrides, "Override a config key (repeatable)");
   cmd->add_flag("--small", o->small, "Shrink the model first: d_model = 4 per head, at most 2 layers");
@@ -47,7 +48,8 @@ void add_gradcheck_command(CLI::App& app) {
                  "|analytic - numeric| <= {:g} + {:g} |numeric|, {} elements per tensor\n",
                  model.num_parameters(), model.named_parameters().size(), batch.x.shape()[0], batch.x.shape()[1],
                  opts.eps, opts.atol, opts.rtol, o->checks == 0 ? std::string("all") : std::to_string(o->checks));
-      const GradcheckResult r = gradcheck_params([&] { return model.loss(batch.x, batch.y); }, model.named_parameters(), opts);
+      const GradcheckResult r =
+          gradcheck_params([&] { return model.loss(batch.x, batch.y); }, model.named_parameters(), opts);
       fmt::print("{}", r.report());
       fmt::print("gradcheck: {}\n", r.ok ? "PASSED" : "FAILED");
       return r.ok ? 0 : 1;

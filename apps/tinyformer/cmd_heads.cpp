@@ -2,8 +2,8 @@
 // What each head does (its score for each named pattern, and a verdict), and with --ablate whether it matters.
 #include <algorithm>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -38,16 +38,17 @@ void print_scores(const analysis::HeadScores& s) {
     fmt::print("{}: {} (uniform head {:.3f}; {} queries)\n{}\n\n", analysis::pattern_name(s.patterns[p]),
                analysis::pattern_description(s.patterns[p]), s.baseline[p], s.counted[p],
                table_text(s.table(s.patterns[p])));
-  fmt::print("mean attention entropy (nats; a uniform head: {:.3f})\n{}\n\nverdicts (best pattern >= {}, else diffuse):\n",
-             s.uniform_entropy, table_text(s.entropy_table()), analysis::kPatternThreshold);
+  fmt::print(
+      "mean attention entropy (nats; a uniform head: {:.3f})\n{}\n\nverdicts (best pattern >= {}, else diffuse):\n",
+      s.uniform_entropy, table_text(s.entropy_table()), analysis::kPatternThreshold);
   for (const auto& v : analysis::verdicts(s)) fmt::print("  layer {} head {}: {}\n", v.layer, v.head, v.label());
 }
 
 // The ablation table, heads sorted by the accuracy they cost (then the loss they add).
 void print_ablation(const infer::AblationReport& r, const std::string& mode) {
   const double acc0 = r.intact.accuracy.value_or(NAN);
-  fmt::print("\nablation ({}: each head's output replaced before c_proj): intact loss {:.4f}{}\n", mode,
-             r.intact.loss, r.intact.accuracy ? fmt::format(", accuracy {:.3f}", acc0) : "");
+  fmt::print("\nablation ({}: each head's output replaced before c_proj): intact loss {:.4f}{}\n", mode, r.intact.loss,
+             r.intact.accuracy ? fmt::format(", accuracy {:.3f}", acc0) : "");
   std::vector<infer::HeadAblation> heads = r.heads;
   std::stable_sort(heads.begin(), heads.end(), [&](const auto& a, const auto& b) {
     const double da = acc0 - a.result.accuracy.value_or(acc0), db = acc0 - b.result.accuracy.value_or(acc0);
@@ -55,8 +56,8 @@ void print_ablation(const infer::AblationReport& r, const std::string& mode) {
   });
   fmt::print("  head      loss   +loss{}\n", r.intact.accuracy ? "  accuracy     drop" : "");
   for (const auto& h : heads) {
-    std::string line = fmt::format("  L{} H{:<4} {:7.4f} {:+7.4f}", h.layer, h.head, h.result.loss,
-                                   h.result.loss - r.intact.loss);
+    std::string line =
+        fmt::format("  L{} H{:<4} {:7.4f} {:+7.4f}", h.layer, h.head, h.result.loss, h.result.loss - r.intact.loss);
     if (h.result.accuracy) line += fmt::format("     {:.3f}  {:+.3f}", *h.result.accuracy, acc0 - *h.result.accuracy);
     fmt::print("{}\n", line);
   }
@@ -120,8 +121,10 @@ void add_heads_command(CLI::App& app) {
   cmd->add_option("--batches", o->batches, "Held-out batches to use")->capture_default_str()->check(whole_number(1));
   cmd->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str()->check(whole_number(1));
   cmd->add_flag("--json", o->json, "Print one JSON object (scores, entropies, verdicts, ablation)");
-  CLI::Option* ablate = cmd->add_flag("--ablate", o->ablate, "Ablate each head in turn on the held-out data")->excludes(prompt);
-  cmd->add_option("--ablate-mode", o->ablate_mode, "zero: the head's output is 0; mean: its mean over the held-out data")
+  CLI::Option* ablate =
+      cmd->add_flag("--ablate", o->ablate, "Ablate each head in turn on the held-out data")->excludes(prompt);
+  cmd->add_option("--ablate-mode", o->ablate_mode,
+                  "zero: the head's output is 0; mean: its mean over the held-out data")
       ->capture_default_str()
       ->check(CLI::IsMember({"zero", "mean"}))
       ->needs(ablate);

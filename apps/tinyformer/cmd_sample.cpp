@@ -1,8 +1,8 @@
 // tinyformer sample CHECKPOINT --prompt TEXT [--tokens N] [--temperature T] [--top-k K] [--seed S]
 #include <optional>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "model_loading.hpp"
@@ -48,8 +48,9 @@ void add_sample_command(CLI::App& app) {
                   "New tokens to generate (default: a task's checkpoint completes the sequence, to its answer's "
                   "end; otherwise 64)")
       ->check(whole_number(0));
-  cmd->add_option("--temperature", o->sample.temperature, "Softmax temperature (>= 0; 0 = always the most likely "
-                                                          "token)")
+  cmd->add_option("--temperature", o->sample.temperature,
+                  "Softmax temperature (>= 0; 0 = always the most likely "
+                  "token)")
       ->capture_default_str()
       ->check(non_negative_number());
   cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole sequence for every token (no KV cache)");

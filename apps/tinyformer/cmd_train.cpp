@@ -5,8 +5,8 @@
 
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "tinyformer/io/atomic_file.hpp"
@@ -28,8 +28,9 @@ std::atomic<bool> g_in_steps{false};  // set by train() while the steps run
 constexpr unsigned kGraceSeconds = 10;
 extern "C" void stop_after_grace(int) {
   io::remove_temporaries_in_progress();
-  static const char msg[] = "\ntinyformer: the step, evaluation or save did not end within 10 s of the interrupt: stopping "
-                            "now without saving (a checkpoint written before is intact)\n";
+  static const char msg[] =
+      "\ntinyformer: the step, evaluation or save did not end within 10 s of the interrupt: stopping "
+      "now without saving (a checkpoint written before is intact)\n";
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
   ::_exit(130);
 }
@@ -37,7 +38,8 @@ extern "C" void stop_after_grace(int) {
 extern "C" void request_stop(int) {
   if (!g_in_steps.load()) {
     io::remove_temporaries_in_progress();
-    static const char msg[] = "\ntinyformer: interrupted outside the training steps: stopped now (no file is left half-written)\n";
+    static const char msg[] =
+        "\ntinyformer: interrupted outside the training steps: stopped now (no file is left half-written)\n";
     [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
     ::_exit(130);
   }
@@ -46,7 +48,8 @@ extern "C" void request_stop(int) {
     return;
   }
   io::remove_temporaries_in_progress();
-  static const char msg[] = "\ntinyformer: second interrupt: stopping now without saving (the last checkpoint is intact)\n";
+  static const char msg[] =
+      "\ntinyformer: second interrupt: stopping now without saving (the last checkpoint is intact)\n";
   [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
   ::_exit(130);
 }

@@ -34,7 +34,8 @@ void add_commands(CLI::App& app) {
 CLI::Validator whole_number(std::size_t min) {
   return CLI::Validator(
       [min](std::string& text) -> std::string {
-        const bool digits = !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
+        const bool digits =
+            !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
         if (!digits || std::stoull(text) < min)
           return "must be a whole number >= " + std::to_string(min) + ", got '" + text + "'";
         return {};
@@ -43,8 +44,8 @@ CLI::Validator whole_number(std::size_t min) {
 }
 
 CLI::Validator non_empty_path() {
-  return CLI::Validator([](std::string& text) -> std::string { return text.empty() ? "must not be empty (give a path)" : ""; },
-                        "PATH");
+  return CLI::Validator(
+      [](std::string& text) -> std::string { return text.empty() ? "must not be empty (give a path)" : ""; }, "PATH");
 }
 
 CLI::Validator readable_file() {

@@ -27,7 +27,8 @@ std::unique_ptr<data::DataSource> data_of(const LoadedModel& loaded) {
   try {
     return data::make_data_source(config::load_config_text(loaded.config_yaml, loaded.path + " (its config)"));
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("{}: the data it was trained on cannot be rebuilt: {}", loaded.path, e.what()));
+    throw std::runtime_error(
+        fmt::format("{}: the data it was trained on cannot be rebuilt: {}", loaded.path, e.what()));
   }
 }
 

@@ -15,8 +15,8 @@ struct LoadedModel {
   std::string path;
   std::unique_ptr<nn::GPT<float>> model;  // in eval mode
   data::Vocabulary vocab;
-  std::int64_t step = 0;                  // optimizer steps the checkpoint had taken
-  std::string config_yaml;                // the run's resolved config (tinyformer.config)
+  std::int64_t step = 0;    // optimizer steps the checkpoint had taken
+  std::string config_yaml;  // the run's resolved config (tinyformer.config)
 };
 
 LoadedModel load_trained_model(const std::string& checkpoint_path);

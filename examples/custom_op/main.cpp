@@ -29,18 +29,21 @@ tf::Var<S> swish(const tf::Var<S>& x, const tf::Var<S>& beta, bool forget_dsdx =
   tf::Array<S> y = x.value() * s;
   // The backward closure keeps s; self.grad is dy, self.inputs are {x, beta}. accumulate_grad adds (+=) into each
   // input that requires a gradient and skips the others.
-  return tf::make_result<S>(std::move(y), {x, beta}, [s = std::move(s), forget_dsdx](tf::Node<S>& self) {
-    const tf::Array<S>& xv = self.inputs[0]->value;
-    const tf::Array<S>& bv = self.inputs[1]->value;
-    const tf::Array<S> ds = s * (S(1) - s);
-    if (forget_dsdx)
-      tf::accumulate_grad(*self.inputs[0], self.grad * s);
-    else
-      tf::accumulate_grad(*self.inputs[0], self.grad * (s + bv * xv * ds));
-    // beta was broadcast over the leading axes, so its gradient is summed back to [C].
-    const tf::Array<S> dbeta_full = self.grad * xv * xv * ds;
-    tf::accumulate_grad(*self.inputs[1], tf::sum_to_shape(dbeta_full, tf::to_shape(bv.shape())));
-  }, "swish");
+  return tf::make_result<S>(
+      std::move(y), {x, beta},
+      [s = std::move(s), forget_dsdx](tf::Node<S>& self) {
+        const tf::Array<S>& xv = self.inputs[0]->value;
+        const tf::Array<S>& bv = self.inputs[1]->value;
+        const tf::Array<S> ds = s * (S(1) - s);
+        if (forget_dsdx)
+          tf::accumulate_grad(*self.inputs[0], self.grad * s);
+        else
+          tf::accumulate_grad(*self.inputs[0], self.grad * (s + bv * xv * ds));
+        // beta was broadcast over the leading axes, so its gradient is summed back to [C].
+        const tf::Array<S> dbeta_full = self.grad * xv * xv * ds;
+        tf::accumulate_grad(*self.inputs[1], tf::sum_to_shape(dbeta_full, tf::to_shape(bv.shape())));
+      },
+      "swish");
 }
 
 int main() {

@@ -18,15 +18,17 @@
 
 using namespace tf;
 
-constexpr std::size_t kN = 6;                   // source length
-constexpr std::size_t kSymbols = 8;             // tokens 0..7; token 8 is the separator
+constexpr std::size_t kN = 6;        // source length
+constexpr std::size_t kSymbols = 8;  // tokens 0..7; token 8 is the separator
 constexpr std::size_t V = kSymbols + 1, T = 2 * kN, C = 32, H = 2, B = 32;
 constexpr Index kSeparator = kSymbols;
 
 class AttentionOnly : public nn::Module<float> {
  public:
   AttentionOnly(const config::ModelConfig& cfg, Rng& rng)
-      : wte(V, C, rng), wpe(T, C, rng), attn(cfg, rng, dropout_rng_),
+      : wte(V, C, rng),
+        wpe(T, C, rng),
+        attn(cfg, rng, dropout_rng_),
         lm_head(C, V, /*bias=*/false, nn::InitScheme::xavier_uniform, rng) {
     register_module("wte", wte);
     register_module("wpe", wpe);
@@ -39,7 +41,7 @@ class AttentionOnly : public nn::Module<float> {
     IndexArray positions = IndexArray::from_shape({ids.shape()[1]});
     for (std::size_t t = 0; t < positions.size(); ++t) positions(t) = static_cast<Index>(t);
     Var<float> x = wte.forward(ids) + wpe.forward(positions);  // [B,T,C] + [T,C], broadcast over B
-    x = x + attn.forward(x);                                    // the residual stream
+    x = x + attn.forward(x);                                   // the residual stream
     return lm_head.forward(x);
   }
 
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
               same ? ", read back equal" : ", NOT equal when read back");
 
   const bool ok = loss_value < 0.01 && same;
-  std::printf("%s\n", ok ? "own_model: the loss fell below 0.01" : "own_model: FAILED (loss not below 0.01, or the file differs)");
+  std::printf("%s\n", ok ? "own_model: the loss fell below 0.01"
+                         : "own_model: FAILED (loss not below 0.01, or the file differs)");
   return ok ? 0 : 1;
 }

@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: read_attention CHECKPOINT PROMPT [LAYER HEAD] [--expect ATTENTION_NPY]\n");
     return 2;
   }
-  const std::size_t layer = args.size() == 4 ? std::stoul(args[2]) : 0, head = args.size() == 4 ? std::stoul(args[3]) : 0;
+  const std::size_t layer = args.size() == 4 ? std::stoul(args[2]) : 0,
+                    head = args.size() == 4 ? std::stoul(args[3]) : 0;
 
   // The checkpoint holds the weights (nanoGPT names), the model section as JSON and the vocabulary.
   const io::SafetensorsFile file = io::SafetensorsFile::load(args[0]);

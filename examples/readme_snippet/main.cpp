@@ -6,7 +6,10 @@ struct TinyMLP : nn::Module<float> {  // logits = fc2(tanh(fc1(x))); parameters 
   Rng rng{0};
   nn::Linear<float> fc1{2, 16, /*bias=*/true, nn::InitScheme::xavier_uniform, rng};
   nn::Linear<float> fc2{16, 2, true, nn::InitScheme::xavier_uniform, rng};
-  TinyMLP() { register_module("fc1", fc1); register_module("fc2", fc2); }
+  TinyMLP() {
+    register_module("fc1", fc1);
+    register_module("fc2", fc2);
+  }
   Var<float> forward(const Var<float>& x) { return fc2.forward(tanh(fc1.forward(x))); }
 };
 

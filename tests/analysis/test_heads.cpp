@@ -83,14 +83,13 @@ TEST_CASE("analysis: a head that is exactly the previous-token pattern scores 1 
   CHECK(score_of(s, Pattern::previous_token, 0, 0) == 1.0);
   CHECK(score_of(s, Pattern::self, 0, 0) == 0.0);
   CHECK(score_of(s, Pattern::first_token, 0, 0) == Approx(1.0 / 5));  // only query 1's previous token is key 0
-  CHECK(score_of(s, Pattern::duplicate_token, 0, 0) == 0.0);         // queries 2, 4, 5 look at 1, 3, 4
-  CHECK(score_of(s, Pattern::induction, 0, 0) == Approx(1.0 / 3));   // query 2: key 1 is an induction cell
-  CHECK(score_of(s, Pattern::expected, 0, 0) == Approx(1.0 / 2));    // query 3 -> 2 yes, query 5 -> 4 no
-  CHECK(s.entropy[0] == 0.0);                                        // one key per row
+  CHECK(score_of(s, Pattern::duplicate_token, 0, 0) == 0.0);          // queries 2, 4, 5 look at 1, 3, 4
+  CHECK(score_of(s, Pattern::induction, 0, 0) == Approx(1.0 / 3));    // query 2: key 1 is an induction cell
+  CHECK(score_of(s, Pattern::expected, 0, 0) == Approx(1.0 / 2));     // query 3 -> 2 yes, query 5 -> 4 no
+  CHECK(s.entropy[0] == 0.0);                                         // one key per row
 }
 
-TEST_CASE("analysis: a uniform head scores each pattern's uniform baseline and has the uniform entropy",
-          "[analysis]") {
+TEST_CASE("analysis: a uniform head scores each pattern's uniform baseline and has the uniform entropy", "[analysis]") {
   Array<float> a = zeros(1, 2, 6);
   set_previous_token(a, 0, 0);
   set_uniform(a, 0, 1);

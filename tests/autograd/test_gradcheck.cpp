@@ -10,9 +10,12 @@ namespace {
 // x^2 with a backward that is only right when `wrong_factor` is 2.
 Var<double> square_with_backward(const Var<double>& x, double wrong_factor) {
   Array<double> out = x.value() * x.value();
-  return make_result<double>(std::move(out), {x}, [wrong_factor](Node<double>& self) {
-    accumulate_grad(*self.inputs[0], self.grad * wrong_factor * self.inputs[0]->value);
-  }, "square");
+  return make_result<double>(
+      std::move(out), {x},
+      [wrong_factor](Node<double>& self) {
+        accumulate_grad(*self.inputs[0], self.grad * wrong_factor * self.inputs[0]->value);
+      },
+      "square");
 }
 }  // namespace
 
@@ -41,9 +44,9 @@ TEST_CASE("gradcheck: reports a backward that forgets a broadcast input", "[grad
   // mul with the gradient of b never reduced correctly: a hand-made wrong op that gives b zero gradient
   auto wrong_mul = [](const std::vector<Var<double>>& in) {
     Array<double> out = in[0].value() * in[1].value();
-    return make_result<double>(std::move(out), {in[0], in[1]}, [](Node<double>& self) {
-      accumulate_grad(*self.inputs[0], self.grad * self.inputs[1]->value);
-    }, "wrong_mul");
+    return make_result<double>(
+        std::move(out), {in[0], in[1]},
+        [](Node<double>& self) { accumulate_grad(*self.inputs[0], self.grad * self.inputs[1]->value); }, "wrong_mul");
   };
   auto result = gradcheck(wrong_mul, {test::random_array({2, 3}, 2), test::random_array({2, 3}, 3)});
   CHECK_FALSE(result.ok);

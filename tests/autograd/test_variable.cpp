@@ -16,8 +16,7 @@ TEST_CASE("autograd: y = x*x + x accumulates both uses of x", "[autograd]") {
   CHECK(x.grad()(2) == Approx(7.0));
 }
 
-TEST_CASE("autograd: a chain of 100,000 ops backpropagates iteratively and frees without recursion",
-          "[autograd]") {
+TEST_CASE("autograd: a chain of 100,000 ops backpropagates iteratively and frees without recursion", "[autograd]") {
   Var<double> x(Array<double>{1.0}, true);
   Var<double> y = x;
   const int n = 100000;
@@ -64,11 +63,11 @@ TEST_CASE("autograd: the graph is released after backward and a second backward 
   Var<double> y = sum(h);
   y.backward();
   CHECK(x.grad()(0) == Approx(6.0));
-  CHECK(y.node().inputs.empty());       // graph dropped
+  CHECK(y.node().inputs.empty());  // graph dropped
   CHECK(h.node().inputs.empty());
-  CHECK_FALSE(h.has_grad());            // intermediate gradients freed
+  CHECK_FALSE(h.has_grad());  // intermediate gradients freed
   CHECK_THROWS_AS(y.backward(), std::logic_error);
-  CHECK(x.grad()(0) == Approx(6.0));    // the failed call changed nothing
+  CHECK(x.grad()(0) == Approx(6.0));  // the failed call changed nothing
 }
 
 TEST_CASE("autograd: retain_graph keeps the graph for a second backward, which accumulates", "[autograd]") {

@@ -60,7 +60,7 @@ TEST_CASE("config: an empty file gives every documented default", "[config]") {
   const RunConfig c = load_text(dir, "", {}, "tiny_reverse.yaml");
 
   CHECK_FALSE(c.model.vocab_size.has_value());  // auto
-  CHECK_FALSE(c.model.context.has_value());  // auto
+  CHECK_FALSE(c.model.context.has_value());     // auto
   CHECK(c.model.d_model == 64);
   CHECK(c.model.n_head == 4);
   CHECK(c.model.n_layer == 2);
@@ -233,8 +233,7 @@ TEST_CASE("config: weight_decay defaults to 0.01 for adamw and 0 for sgd and ada
   CHECK(load_text(dir, "", {"optimizer.name=sgd"}).optimizer.weight_decay == 0.0);
 }
 
-TEST_CASE("config: --set overrides apply on top of the file, with sequences, whole sections and strings",
-          "[config]") {
+TEST_CASE("config: --set overrides apply on top of the file, with sequences, whole sections and strings", "[config]") {
   TempDir dir;
   const std::string text = R"(model:
   d_model: 64
@@ -245,9 +244,8 @@ optimizer:
 )";
   const RunConfig c = load_text(dir, text,
                                 {"model.d_model=32", "optimizer.betas=[0.8, 0.95]", "model={n_head: 2, n_layer: 3}",
-                                 "optimizer.lr = 3e-4", "model.vocab_size=auto", "logging.probe=",
-                                 "training.steps=500", "schedule.decay_steps=400", "data.task=tokens",
-                                 "data.path=data/tokens.npy"});
+                                 "optimizer.lr = 3e-4", "model.vocab_size=auto", "logging.probe=", "training.steps=500",
+                                 "schedule.decay_steps=400", "data.task=tokens", "data.path=data/tokens.npy"});
   CHECK(c.model.d_model == 32);
   CHECK(c.model.n_head == 2);
   CHECK(c.model.n_layer == 3);
@@ -278,10 +276,11 @@ TEST_CASE("config: to_yaml writes a config that load_config reads back equal", "
   }
   SECTION("a loaded file with overrides, a relative data path and a quoted probe") {
     dir.write("configs/data/input.txt", "hello");
-    const RunConfig a = load_text(dir, "data:\n  task: text\n  path: data/input.txt\nmodel:\n  vocab_size: 7\n  context: 4\n",
-                                  {"optimizer.lr=0.0007", "optimizer.betas=[0, 0.123456789012345]",
-                                   "schedule.decay_steps=1500", "logging.probe='say \"hi\": #1'"},
-                                  "configs/text.yaml");
+    const RunConfig a =
+        load_text(dir, "data:\n  task: text\n  path: data/input.txt\nmodel:\n  vocab_size: 7\n  context: 4\n",
+                  {"optimizer.lr=0.0007", "optimizer.betas=[0, 0.123456789012345]", "schedule.decay_steps=1500",
+                   "logging.probe='say \"hi\": #1'"},
+                  "configs/text.yaml");
     CHECK(a.logging.probe == "say \"hi\": #1");
     const RunConfig b = load_text(dir, to_yaml(a), {}, "runs/text/config.yaml");
     CHECK(a == b);
@@ -367,17 +366,17 @@ TEST_CASE("config: a missing or unreadable file names the path", "[config]") {
 TEST_CASE("config: text that is not YAML reports line and column", "[config]") {
   TempDir dir;
   const std::string path = dir.write("broken.yaml", "model:\n  d_model: 64\n  betas: [0.9, 0.99\n");
-  CHECK_THROWS_WITH(load_config(path, {}), Contains(path) && Contains("not valid YAML at line") &&
-                                               Contains(", column"));
+  CHECK_THROWS_WITH(load_config(path, {}),
+                    Contains(path) && Contains("not valid YAML at line") && Contains(", column"));
   const std::string tabs = dir.write("tabs.yaml", "model:\n  d_model: 64\n n_head: 4\n");
   CHECK_THROWS_WITH(load_config(tabs, {}), Contains("not valid YAML at line 3"));
 }
 
 TEST_CASE("config: a top level that is not a mapping lists the sections", "[config]") {
   TempDir dir;
-  CHECK_THROWS_WITH(load_text(dir, "- model\n- data\n"),
-                    Contains("top level must be a mapping of sections") && Contains("model, data, optimizer") &&
-                        Contains("got a list"));
+  CHECK_THROWS_WITH(load_text(dir, "- model\n- data\n"), Contains("top level must be a mapping of sections") &&
+                                                             Contains("model, data, optimizer") &&
+                                                             Contains("got a list"));
   CHECK_THROWS_WITH(load_text(dir, "just words\n"), Contains("got 'just words'"));
   CHECK_THROWS_WITH(load_text(dir, "model: 5\n"),
                     Contains("model at line 1: expected a mapping of model's keys, got '5'"));
@@ -413,8 +412,7 @@ TEST_CASE("config: bad --set overrides name the override and suggest the key", "
                         Contains("did you mean model.n_head?"));
   CHECK_THROWS_WITH(load_config(path, {"trainng.steps=4"}),
                     Contains("--set trainng.steps=4: unknown section 'trainng'") && Contains("did you mean training?"));
-  CHECK_THROWS_WITH(load_config(path, {"model.d_model"}),
-                    Contains("--set model.d_model: expected key.path=value"));
+  CHECK_THROWS_WITH(load_config(path, {"model.d_model"}), Contains("--set model.d_model: expected key.path=value"));
   CHECK_THROWS_WITH(load_config(path, {"model.attn.heads=2"}),
                     Contains("--set model.attn.heads=2: a key path has two parts, section.key"));
   CHECK_THROWS_WITH(load_config(path, {"model=4"}), Contains("--set model=4: a whole section needs a mapping"));
@@ -516,9 +514,9 @@ TEST_CASE("config: warmup_steps larger than steps names both keys and the valid 
 
 TEST_CASE("config: min_lr above lr names both and the valid range", "[config]") {
   TempDir dir;
-  CHECK_THROWS_WITH(load_text(dir, "optimizer:\n  lr: 0.001\nschedule:\n  min_lr: 0.01\n"),
-                    Contains("schedule.min_lr at line 4: 0.01 is larger than optimizer.lr = 0.001") &&
-                        Contains("valid: 0 to 0.001"));
+  CHECK_THROWS_WITH(
+      load_text(dir, "optimizer:\n  lr: 0.001\nschedule:\n  min_lr: 0.01\n"),
+      Contains("schedule.min_lr at line 4: 0.01 is larger than optimizer.lr = 0.001") && Contains("valid: 0 to 0.001"));
 }
 
 TEST_CASE("config: an unknown enum name lists the valid names", "[config]") {
@@ -529,26 +527,26 @@ TEST_CASE("config: an unknown enum name lists the valid names", "[config]") {
   CHECK_THROWS_WITH(load_text(dir, "optimizer:\n  name: AdamW\n"),
                     Contains("optimizer.name at line 2: unknown value 'AdamW'; valid: sgd, adam, adamw") &&
                         Contains("did you mean adamw?"));
-  CHECK_THROWS_WITH(load_text(dir, "data:\n  task: reversed\n"),
-                    Contains("data.task at line 2") &&
-                        Contains("valid: copy, reverse, sort, add, induction, text, tokens"));
+  CHECK_THROWS_WITH(
+      load_text(dir, "data:\n  task: reversed\n"),
+      Contains("data.task at line 2") && Contains("valid: copy, reverse, sort, add, induction, text, tokens"));
   CHECK_THROWS_WITH(load_text(dir, "", {"schedule.name=linear"}),
                     Contains("schedule.name (--set schedule.name=linear): unknown value 'linear'; valid: constant, "
                              "warmup, cosine"));
   CHECK_THROWS_WITH(load_text(dir, "training:\n  nonfinite: ignore\n"),
                     Contains("training.nonfinite at line 2") && Contains("valid: stop, skip"));
-  CHECK_THROWS_WITH(load_text(dir, "optimizer:\n  decay_rule: matrix\n"),
-                    Contains("optimizer.decay_rule at line 2") &&
-                        Contains("valid: matrices_no_embeddings, matrices, all, none"));
+  CHECK_THROWS_WITH(
+      load_text(dir, "optimizer:\n  decay_rule: matrix\n"),
+      Contains("optimizer.decay_rule at line 2") && Contains("valid: matrices_no_embeddings, matrices, all, none"));
   CHECK_THROWS_WITH(load_text(dir, "model:\n  attention: flash\n"),
                     Contains("model.attention at line 2") && Contains("valid: fused, composed"));
 }
 
 TEST_CASE("config: a text or tokens task without a path asks for data.path", "[config]") {
   TempDir dir;
-  CHECK_THROWS_WITH(load_text(dir, "data:\n  task: text\n"),
-                    Contains("data.path (default): task 'text' reads a file: set data.path") &&
-                        Contains("(data.task at line 2)"));
+  CHECK_THROWS_WITH(
+      load_text(dir, "data:\n  task: text\n"),
+      Contains("data.path (default): task 'text' reads a file: set data.path") && Contains("(data.task at line 2)"));
   CHECK_THROWS_WITH(load_text(dir, "data:\n  task: tokens\n  path: \"\"\n"),
                     Contains("data.path at line 3: task 'tokens' reads a file"));
 }
@@ -561,8 +559,8 @@ TEST_CASE("config: validate checks a config built in code and names the key", "[
     FAIL("validate accepted d_model 64 with n_head 3");
   } catch (const ConfigError& e) {
     CHECK(e.keys().front() == "model.d_model");
-    CHECK_THAT(std::string(e.what()), Contains("model.d_model: 64 is not divisible by model.n_head = 3") &&
-                                          Contains("63 or 66"));
+    CHECK_THAT(std::string(e.what()),
+               Contains("model.d_model: 64 is not divisible by model.n_head = 3") && Contains("63 or 66"));
   }
   RunConfig n;
   n.optimizer.name = OptimizerName::sgd;
@@ -590,8 +588,8 @@ TEST_CASE("config: a file that is not UTF-8 is refused with the line and column 
   TempDir dir;
   const std::string latin1 = dir.write("latin1.yaml", "model:\n  d_model: 64\n# caf\xE9\n");
   CHECK_THROWS_AS(load_config(latin1, {}), ConfigError);
-  CHECK_THROWS_WITH(load_config(latin1, {}), Contains(latin1) && Contains("not UTF-8") &&
-                                                 Contains("line 3, column 6") && Contains("byte 0xe9"));
+  CHECK_THROWS_WITH(load_config(latin1, {}),
+                    Contains(latin1) && Contains("not UTF-8") && Contains("line 3, column 6") && Contains("byte 0xe9"));
   const std::string utf16 = dir.write("utf16.yaml", std::string("\xFF\xFEm\0o\0", 6));  // a UTF-16 byte-order mark
   CHECK_THROWS_WITH(load_config(utf16, {}), Contains("not UTF-8") && Contains("line 1, column 1"));
 }
@@ -601,7 +599,8 @@ TEST_CASE("config: a check made after loading points at the key's line, its --se
   const std::string path = dir.write("run.yaml", "data:\n  task: reverse\nmodel:\n  d_model: 32\n  context: 40\n");
   const RunConfig c = load_config(path, {"training.steps=700"});
   CHECK(std::string(error_at(c, "model.context", "too long").what()) == path + ": model.context at line 5: too long");
-  CHECK(std::string(error_at(c, "training.steps", "x").what()) == path + ": training.steps (--set training.steps=700): x");
+  CHECK(std::string(error_at(c, "training.steps", "x").what()) ==
+        path + ": training.steps (--set training.steps=700): x");
   CHECK(std::string(error_at(c, "model.n_layer", "x").what()) == path + ": model.n_layer (default): x");
   CHECK(error_at(c, "model.context", "x").keys() == std::vector<std::string>{"model.context"});
   const RunConfig text = load_config_text("model:\n  n_head: 2\n", "inline.yaml");
@@ -666,9 +665,10 @@ TEST_CASE("config: the model section round-trips through its checkpoint JSON, an
 }
 
 TEST_CASE("config: every enum's names are its enumerators, and parse_enum suggests the closest", "[config]") {
-  CHECK(enum_names(Task{}) == std::vector<std::string>{"copy", "reverse", "sort", "add", "induction", "text", "tokens"});
+  CHECK(enum_names(Task{}) ==
+        std::vector<std::string>{"copy", "reverse", "sort", "add", "induction", "text", "tokens"});
   CHECK(parse_enum<DecayRule>("matrices") == DecayRule::matrices);
   CHECK(to_string(DecayRule::none) == "none");
-  CHECK_THROWS_WITH(parse_enum<DecayRule>("matrics"),
-                    Contains("valid: matrices_no_embeddings, matrices, all, none") && Contains("did you mean matrices?"));
+  CHECK_THROWS_WITH(parse_enum<DecayRule>("matrics"), Contains("valid: matrices_no_embeddings, matrices, all, none") &&
+                                                          Contains("did you mean matrices?"));
 }

@@ -147,7 +147,7 @@ TEST_CASE("data: expected attention of copy, reverse and induction points at the
         CHECK(static_cast<std::size_t>(e[q]) <= q);  // causal: a key the query can see
         CHECK(batch.x(b, static_cast<std::size_t>(e[q])) == batch.y(b, q));
         // the exact positions of the documented pattern
-        if (task == "copy") CHECK(e[q] == static_cast<long>(q - n));             // answer k = q-n: key k
+        if (task == "copy") CHECK(e[q] == static_cast<long>(q - n));               // answer k = q-n: key k
         if (task == "reverse") CHECK(e[q] == static_cast<long>(n - 1 - (q - n)));  // key n-1-k
         if (task == "induction") CHECK(e[q] == static_cast<long>(q) - static_cast<long>(n) + 1);
       }
@@ -222,8 +222,7 @@ TEST_CASE("data: the probe of every task is a valid input with an expected atten
     const auto e = source->expected_attention(probe);
     CHECK(std::count_if(e.begin(), e.end(), [](long k) { return k >= 0; }) > 0);
     CHECK((make_data_source(task_spec(task))->probe_sequence() == probe));  // fixed by the seed
-    CHECK_THROWS_AS(source->expected_attention(IndexArray::from_shape({source->seq_len() + 1})),
-                    std::invalid_argument);
+    CHECK_THROWS_AS(source->expected_attention(IndexArray::from_shape({source->seq_len() + 1})), std::invalid_argument);
   }
 }
 
@@ -287,13 +286,15 @@ TEST_CASE("data: a model context other than the task's sequence length is refuse
   CHECK(make_data_source(spec)->seq_len() == 16);  // auto
   spec.model.context = 12;
   CHECK_THROWS_AS(make_data_source(spec), config::ConfigError);
-  CHECK_THROWS_WITH(make_data_source(spec), "model.context: task 'reverse' with data.length 8 makes sequences of T = 16 tokens, "
-                                            "longer than model.context 12; set model.context to 16 or auto");
+  CHECK_THROWS_WITH(make_data_source(spec),
+                    "model.context: task 'reverse' with data.length 8 makes sequences of T = 16 tokens, "
+                    "longer than model.context 12; set model.context to 16 or auto");
   spec.model.context = 16;
   CHECK(make_data_source(spec)->seq_len() == 16);
   spec.model.context = 32;  // positions 16..31 would never see a token
   CHECK_THROWS_WITH(make_data_source(spec), Contains("T = 16 tokens; model.context 32 is larger") &&
-                                                Contains("positions 16..31") && Contains("set model.context to 16 or auto"));
+                                                Contains("positions 16..31") &&
+                                                Contains("set model.context to 16 or auto"));
   try {
     make_data_source(spec);
   } catch (const config::ConfigError& e) {

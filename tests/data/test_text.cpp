@@ -5,11 +5,11 @@
 
 #include "support/temp_dir.hpp"
 
-#include <filesystem>
-#include <set>
-#include <fstream>
-#include <string>
 #include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
 
 #include "tinyformer/data/data.hpp"
 
@@ -59,8 +59,8 @@ TEST_CASE("data: text vocabulary is the sorted distinct characters, decoded as U
   CHECK_FALSE(source->is_task());
   CHECK(source->seq_len() == 8);
   const auto& tokens = source->vocab().tokens();
-  CHECK(tokens == std::vector<std::string>{"\n", " ", ",", "1", "d", "h", "k", "l", "o", "r", "w", "é", "ö",
-                                           "—", "€", "𝄞"});
+  CHECK(tokens ==
+        std::vector<std::string>{"\n", " ", ",", "1", "d", "h", "k", "l", "o", "r", "w", "é", "ö", "—", "€", "𝄞"});
   CHECK(source->vocab().decode(source->vocab().encode(body)) == body);
   CHECK(source->vocab().encode("𝄞").size() == 1);
   CHECK(source->expected_pattern().empty());
@@ -139,12 +139,12 @@ TEST_CASE("data: invalid UTF-8 in a text file is refused with the byte offset", 
     std::size_t offset;
   };
   const std::vector<Case> cases = {
-      {"abc\xC3(def", 3},          // 2-byte lead without continuation
-      {"ab\xC0\xAF", 2},           // overlong '/'
-      {"a\xED\xA0\x80", 1},        // surrogate U+D800
-      {"\xF4\x90\x80\x80", 0},     // above U+10FFFF
-      {"ok\x80", 2},               // stray continuation byte
-      {"h\xC3\xA9llo\xE2\x82", 6}, // truncated at the end (é is 2 bytes)
+      {"abc\xC3(def", 3},           // 2-byte lead without continuation
+      {"ab\xC0\xAF", 2},            // overlong '/'
+      {"a\xED\xA0\x80", 1},         // surrogate U+D800
+      {"\xF4\x90\x80\x80", 0},      // above U+10FFFF
+      {"ok\x80", 2},                // stray continuation byte
+      {"h\xC3\xA9llo\xE2\x82", 6},  // truncated at the end (é is 2 bytes)
       {"\xFF", 0},
   };
   for (const auto& c : cases) {
@@ -164,9 +164,9 @@ TEST_CASE("data: text shorter than the context needs is refused with the sizes",
                     Contains(path) && Contains("10 characters") && Contains("model.context 16") && Contains("17"));
   // long enough overall, but the held-out 10% is not
   const std::string path2 = dir.write("split.txt", letters(60));
-  CHECK_THROWS_WITH(make_data_source(text_spec(path2, 16)),
-                    Contains(path2) && Contains("54 for training") && Contains("6 for validation") &&
-                        Contains("17 characters"));
+  CHECK_THROWS_WITH(make_data_source(text_spec(path2, 16)), Contains(path2) && Contains("54 for training") &&
+                                                                Contains("6 for validation") &&
+                                                                Contains("17 characters"));
   config::RunConfig spec = text_spec(path2, 16);
   spec.data.val_fraction = 0.5;
   CHECK_NOTHROW(make_data_source(spec));

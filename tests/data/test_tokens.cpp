@@ -4,10 +4,10 @@
 
 #include "support/temp_dir.hpp"
 
+#include <unistd.h>
 #include <filesystem>
 #include <set>
 #include <string>
-#include <unistd.h>
 
 #include "tinyformer/data/data.hpp"
 #include "tinyformer/io/npy.hpp"
@@ -144,7 +144,8 @@ TEST_CASE("data: tokens files of the wrong rank, dtype or size are refused namin
   CHECK_THROWS_WITH(make_data_source(tokens_spec("")), Contains("data.path"));
 }
 
-TEST_CASE("data: tokens rows of another length than the context, or ids outside the vocabulary, are refused", "[data]") {
+TEST_CASE("data: tokens rows of another length than the context, or ids outside the vocabulary, are refused",
+          "[data]") {
   test::TempDir dir;
   const std::string path = dir.file("rows.npy");
   io::write_npy(path, numbered_rows(10, 10));  // T = 9
@@ -160,8 +161,9 @@ TEST_CASE("data: tokens rows of another length than the context, or ids outside 
   spec.model.context = std::nullopt;
   CHECK(make_data_source(spec)->seq_len() == 9);
   spec.model.vocab_size = 50;  // ids are row * 10 + column: the first id >= 50 is at row 5, column 0; the largest is 99
-  CHECK_THROWS_WITH(make_data_source(spec), Contains("token id 50 at row 5, column 0 is not below model.vocab_size 50") &&
-                                                Contains("the largest id is 99: set model.vocab_size to at least 100"));
+  CHECK_THROWS_WITH(make_data_source(spec),
+                    Contains("token id 50 at row 5, column 0 is not below model.vocab_size 50") &&
+                        Contains("the largest id is 99: set model.vocab_size to at least 100"));
   IndexArray negative = numbered_rows(4, 3);
   negative(2, 1) = -3;
   io::write_npy(dir.file("neg.npy"), negative);

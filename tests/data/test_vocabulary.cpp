@@ -12,9 +12,8 @@ TEST_CASE("data: encode names every character not in the vocabulary with its pos
   CHECK(vocab.encode("abcé") == std::vector<Index>{0, 1, 2, 3});
   CHECK(vocab.id("c") == 2);
   CHECK(vocab.token(3) == "é");
-  CHECK_THROWS_WITH(vocab.encode("abxcy€é\n"),
-                    Contains("'x' at position 2") && Contains("'y' at position 4") &&
-                        Contains("'€' at position 5") && Contains("'\\n' at position 7"));
+  CHECK_THROWS_WITH(vocab.encode("abxcy€é\n"), Contains("'x' at position 2") && Contains("'y' at position 4") &&
+                                                   Contains("'€' at position 5") && Contains("'\\n' at position 7"));
   CHECK_THROWS_WITH(vocab.encode("a\xC3"), Contains("invalid UTF-8 at byte offset 1"));
   CHECK_THROWS_WITH(vocab.id("z"), Contains("'z'"));
   CHECK_THROWS_AS(vocab.token(4), std::invalid_argument);
@@ -57,13 +56,14 @@ TEST_CASE("data: a malformed serialized vocabulary is refused naming the line", 
 }
 
 TEST_CASE("data: tokens that are their own id in decimal are found like any other, and duplicates among them are "
-          "refused", "[data]") {
+          "refused",
+          "[data]") {
   // "0".."3" are their own ids (found by parsing, kept out of the hash map); "7" at id 4, "x" and "01" are not.
   const Vocabulary vocab({"0", "1", "2", "3", "7", "x", "01"}, Vocabulary::Layout::spaced);
   CHECK(vocab.encode("3 7 01 0 x") == std::vector<Index>{3, 4, 6, 0, 5});
   CHECK(vocab.contains("2"));
-  CHECK_FALSE(vocab.contains("4"));    // a number in range whose id holds another token
-  CHECK_FALSE(vocab.contains("00"));   // not the decimal form of 0
+  CHECK_FALSE(vocab.contains("4"));            // a number in range whose id holds another token
+  CHECK_FALSE(vocab.contains("00"));           // not the decimal form of 0
   CHECK_FALSE(vocab.contains("99999999999"));  // more digits than a 32-bit id has
   CHECK_THROWS_WITH(vocab.id("5"), Contains("'5' is not in the vocabulary"));
   CHECK_THROWS_WITH(vocab.encode("1 4 -1"), Contains("'4' at position 1") && Contains("'-1' at position 2"));

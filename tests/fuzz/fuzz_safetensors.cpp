@@ -1,7 +1,8 @@
 // libFuzzer target: the safetensors reader and what `tinyformer sample` does with a checkpoint: read the
 // header, every tensor in every dtype it offers, the model config and training state from the metadata,
-// then build that model and load its weights and the AdamW state (what --resume does). Every input must load or be refused with a std::exception
-// (runtime_error / invalid_argument); a crash, a sanitizer report or a huge allocation is a bug.
+// then build that model and load its weights and the AdamW state (what --resume does). Every input must load or be
+// refused with a std::exception (runtime_error / invalid_argument); a crash, a sanitizer report or a huge allocation is
+// a bug.
 #include <cstddef>
 #include <cstdint>
 #include <optional>

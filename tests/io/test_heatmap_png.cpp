@@ -15,8 +15,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/temp_dir.hpp"
 #include <stb/stb_image.h>  // implementation in libstb
+#include "support/temp_dir.hpp"
 
 #include "tinyformer/io/heatmap_png.hpp"
 
@@ -283,8 +283,8 @@ TEST_CASE("io: attention grid shows special characters in labels as visible esca
   CHECK_FALSE(same_image({" ", "b", "c", "d"}, {"?", "b", "c", "d"}));
   const auto space = io::render_attention_grid(w, {" ", "b", "c", "_"}, "t");
   const int x0 = space.column_x[0], y0 = space.row_y[0], s = space.pixels_per_token;
-  const int top = y0 + (s - 7) / 2;  // glyph top of query 0's label
-  CHECK(dark_in(space, x0 - 10, y0, x0 - 3, top + 4) == 0);             // glyph rows 0-3: empty
+  const int top = y0 + (s - 7) / 2;                                       // glyph top of query 0's label
+  CHECK(dark_in(space, x0 - 10, y0, x0 - 3, top + 4) == 0);               // glyph rows 0-3: empty
   CHECK(dark_in(space, x0 - 10, top + 4, x0 - 3, top + 7) == 2 + 2 + 5);  // two sides and the bottom (rows 4-6)
   CHECK(dark_in(space, x0 - 10, y0, x0 - 3, y0 + s) == 9);
   CHECK(dark_in(space, x0 - 10, y0 + 3 * s, x0 - 3, y0 + 4 * s) == 4);  // query 3's '_' (row 7)
@@ -306,10 +306,10 @@ TEST_CASE("io: attention grid outlines each query's expected key in orange on ev
           const int x = img.cell_x(h, k), y = img.cell_y(l, q);
           const bool want = expected[q] == static_cast<long>(k);
           INFO("layer " << l << " head " << h << " query " << q << " key " << k);
-          CHECK(is_orange(img.pixel(x, y)) == want);                    // top-left corner
-          CHECK(is_orange(img.pixel(x + s - 1, y + s / 2)) == want);    // right edge
-          CHECK(is_orange(img.pixel(x + s / 2, y + s - t)) == want);    // bottom edge
-          CHECK_FALSE(is_orange(img.pixel(x + s / 2, y + s / 2)));     // the weight stays visible inside
+          CHECK(is_orange(img.pixel(x, y)) == want);                  // top-left corner
+          CHECK(is_orange(img.pixel(x + s - 1, y + s / 2)) == want);  // right edge
+          CHECK(is_orange(img.pixel(x + s / 2, y + s - t)) == want);  // bottom edge
+          CHECK_FALSE(is_orange(img.pixel(x + s / 2, y + s / 2)));    // the weight stays visible inside
         }
   // Without expected keys nothing is orange; the legend in the title line says what orange means.
   const auto plain = io::render_attention_grid(causal_uniform(2, 3, T), {}, "outlined");

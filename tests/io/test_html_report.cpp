@@ -16,8 +16,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/temp_dir.hpp"
 #include <stb/stb_image.h>  // implementation in libstb
+#include "support/temp_dir.hpp"
 
 #include "tinyformer/io/html_report.hpp"
 
@@ -188,8 +188,8 @@ TEST_CASE("io: html report draws loss, accuracy and learning-rate curves as inli
   CHECK(html.find("train loss") != std::string::npos);
   CHECK(html.find("val loss") != std::string::npos);
   CHECK(html.find("log-scale y") != std::string::npos);  // 3.52 -> 0.03 spans more than a factor 10
-  CHECK(count(html, "<polyline") == 4);                   // train, val, accuracy, lr
-  CHECK(count(html, "<circle") == 2 * 7);                 // the 7 validation points and 7 accuracy points
+  CHECK(count(html, "<polyline") == 4);                  // train, val, accuracy, lr
+  CHECK(count(html, "<circle") == 2 * 7);                // the 7 validation points and 7 accuracy points
   // without accuracy and with a loss that spans less than 10x: no accuracy chart, linear axis
   io::ReportData flat = data;
   for (auto& row : flat.metrics) {
@@ -222,7 +222,8 @@ TEST_CASE("io: html report replaces its file atomically and an invalid report le
   // A second write goes to a new file renamed over the path: a hard link to the old file keeps the old bytes
   // (writing in place would have changed them) and the path now names a different inode.
   fs::create_hard_link(path, old_link);
-  struct stat before {}, after {};
+  struct stat before {
+  }, after{};
   REQUIRE(::stat(path.c_str(), &before) == 0);
   data.title = "second version";
   io::write_html_report(path.string(), data);
@@ -349,8 +350,8 @@ TEST_CASE("io: html report draws a ringed marker for a one-point series so that 
   REQUIRE_FALSE(loss.empty());
   CHECK(count(loss, "class=\"marker single\"") == 1);
   CHECK(loss.find("r=\"4\" fill=\"#756bb1\" stroke=\"#fff\"") != std::string::npos);  // the val colour, ringed
-  CHECK(count(loss, "<polyline") == 1);                                            // train only: val has no line
-  CHECK(loss.find(">val loss</text>") != std::string::npos);                       // and is in the legend
+  CHECK(count(loss, "<polyline") == 1);                                               // train only: val has no line
+  CHECK(loss.find(">val loss</text>") != std::string::npos);                          // and is in the legend
 
   // A run of one logged step: both losses are single markers.
   io::ReportData one;
@@ -381,7 +382,8 @@ TEST_CASE("io: html report embeds each snapshot's expected keys and scores and r
   CHECK(html.find("\"head_colors\":[\"#1f77b4\"") != std::string::npos);
   CHECK(html.find("An orange box marks the key each answer query is expected to attend to.") != std::string::npos);
   // tokens with special characters travel as JSON escapes; the page shows them visibly (the browser test checks)
-  CHECK(html.find("\"tokens\":[\"a\",\" \",\"b\",\"\\n\",\"c\",\"\\t\",\"d\",\"\\u003ce>\",\"a\",\"b\",\"c\",\"\\u0001\"]") !=
+  CHECK(html.find(
+            "\"tokens\":[\"a\",\" \",\"b\",\"\\n\",\"c\",\"\\t\",\"d\",\"\\u003ce>\",\"a\",\"b\",\"c\",\"\\u0001\"]") !=
         std::string::npos);
 
   using Catch::Matchers::Contains;
@@ -403,7 +405,8 @@ TEST_CASE("io: html report's score table highlights the best head and shows role
         std::string::npos);
   CHECK(html.find("Expected-pattern score of each head at step 600") != std::string::npos);
   CHECK(count(html, "class=\"score best\"") == 1);
-  CHECK(html.find("<td class=\"score best\" data-layer=\"0\" data-head=\"1\" style=\"background:") != std::string::npos);
+  CHECK(html.find("<td class=\"score best\" data-layer=\"0\" data-head=\"1\" style=\"background:") !=
+        std::string::npos);
   CHECK(html.find(">0.90<div class=\"role\">previous_token &lt;0.90&gt;</div></td>") != std::string::npos);
   CHECK(html.find("<p class=\"summary\" id=\"best-head\">Best head: L0 H1, score 0.900.</p>") != std::string::npos);
   CHECK(count(html, "<td class=\"score") == 6);

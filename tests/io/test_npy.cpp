@@ -20,7 +20,9 @@ using tf::test::write_bytes;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(TINYFORMER_SOURCE_DIR) + "/tests/io/fixtures/" + name; }
+std::string fixture(const std::string& name) {
+  return std::string(TINYFORMER_SOURCE_DIR) + "/tests/io/fixtures/" + name;
+}
 
 // The fixtures' values, as written by tests/io/fixtures (np.save, NumPy 1.24):
 //   f32_2x3.npy: np.array([[1.5, -2.25, 0.1], [3.0e7, -0.0, 1e-3]], dtype=np.float32)
@@ -126,7 +128,8 @@ TEST_CASE("io: npy round trips float64, 0-d and empty arrays", "[io]") {
 TEST_CASE("io: npy reads a version 2.0 header and uint8 data", "[io]") {
   TempDir dir;
   const std::string path = dir.file("v2.npy");
-  write_bytes(path, npy_file(2, "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2), }", std::string("\x00\x07\xff\x80", 4)));
+  write_bytes(path, npy_file(2, "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 2), }",
+                             std::string("\x00\x07\xff\x80", 4)));
   const NpyHeader h = read_npy_header(path);
   CHECK(h.major_version == 2);
   CHECK(h.data_offset == 128);  // 12-byte prefix + 59-character dict + padding + newline
@@ -136,8 +139,7 @@ TEST_CASE("io: npy reads a version 2.0 header and uint8 data", "[io]") {
 TEST_CASE("io: npy missing file names the file and the OS error", "[io]") {
   TempDir dir;
   const std::string path = dir.file("tokens.npy");
-  CHECK_THAT(runtime_error_of([&] { read_npy_index(path); }),
-             Contains(path + ": no such file"));
+  CHECK_THAT(runtime_error_of([&] { read_npy_index(path); }), Contains(path + ": no such file"));
 }
 
 TEST_CASE("io: npy refuses a file without the magic string or with an unknown version", "[io]") {
@@ -160,9 +162,9 @@ TEST_CASE("io: npy refuses truncated data and trailing bytes", "[io]") {
   const std::string path = dir.file("cut.npy");
   const std::string full = read_bytes(fixture("f32_2x3.npy"));
   write_bytes(path, full.substr(0, full.size() - 2));
-  CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }),
-             Contains(path) && Contains("truncated") && Contains("shape [2, 3] of '<f4' needs 24 bytes") &&
-                 Contains("only 22 follow"));
+  CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }), Contains(path) && Contains("truncated") &&
+                                                                Contains("shape [2, 3] of '<f4' needs 24 bytes") &&
+                                                                Contains("only 22 follow"));
   write_bytes(path, full.substr(0, 60));  // cut inside the header
   CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }),
              Contains(path) && Contains("truncated: the header length says 118 bytes but only 50 follow"));
@@ -176,14 +178,11 @@ TEST_CASE("io: npy refuses fortran_order True, big-endian and unsupported dtypes
   const std::string path = dir.file("x.npy");
   const std::string data(24, '\0');
   write_bytes(path, npy_file(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", data));
-  CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }),
-             Contains(path) && Contains("fortran_order is True"));
+  CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }), Contains(path) && Contains("fortran_order is True"));
   write_bytes(path, npy_file(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", data));
-  CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }),
-             Contains(path) && Contains("unsupported dtype '>f4'"));
+  CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }), Contains(path) && Contains("unsupported dtype '>f4'"));
   write_bytes(path, npy_file(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }", data));
-  CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }),
-             Contains(path) && Contains("unsupported dtype '<c8'"));
+  CHECK_THAT(runtime_error_of([&] { read_npy_f32(path); }), Contains(path) && Contains("unsupported dtype '<c8'"));
 }
 
 TEST_CASE("io: npy refuses a malformed header dict", "[io]") {

@@ -94,12 +94,11 @@ TEST_CASE("io: safetensors keeps 0-d scalars and empty tensors", "[io]") {
 
 TEST_CASE("io: safetensors writer output matches a hand-built file byte for byte", "[io]") {
   // Tensors in the order added (z before a), offsets contiguous, header padded with spaces to a multiple of 8.
-  const std::string json =
-      R"({"__metadata__":{"format":"pt"},)"
-      R"("z":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-      R"("a":{"dtype":"I64","shape":[1],"data_offsets":[8,16]}})";
-  REQUIRE(json.size() == 139);  // 139 characters -> 5 spaces of padding -> 144 = 0x90
-  const std::string data = std::string("\x00\x00\x80\x3f", 4)   // 1.0f
+  const std::string json = R"({"__metadata__":{"format":"pt"},)"
+                           R"("z":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                           R"("a":{"dtype":"I64","shape":[1],"data_offsets":[8,16]}})";
+  REQUIRE(json.size() == 139);                                   // 139 characters -> 5 spaces of padding -> 144 = 0x90
+  const std::string data = std::string("\x00\x00\x80\x3f", 4)    // 1.0f
                            + std::string("\x00\x00\x00\xc0", 4)  // -2.0f
                            + std::string("\x07\x00\x00\x00\x00\x00\x00\x00", 8);  // int64 7
   const std::string expected = std::string("\x90\x00\x00\x00\x00\x00\x00\x00", 8) + json + "     " + data;
@@ -161,8 +160,9 @@ TEST_CASE("io: safetensors load refuses a truncated file (data cut off)", "[io]"
   write_bytes(path, full.substr(0, full.size() - 3));
   const std::string msg = runtime_error_of([&] { SafetensorsFile::load(path); });
   CHECK_THAT(msg, Contains(path) && Contains("truncated: the header describes 16 bytes of tensor data but only 13 "
-                                            "follow it (the file is " + std::to_string(full.size() - 3) + " bytes, " +
-                                            std::to_string(full.size()) + " expected)"));
+                                             "follow it (the file is " +
+                                             std::to_string(full.size() - 3) + " bytes, " +
+                                             std::to_string(full.size()) + " expected)"));
 }
 
 TEST_CASE("io: safetensors load reports a corrupt JSON header with the parser's message", "[io]") {
@@ -214,9 +214,9 @@ TEST_CASE("io: safetensors load refuses an unknown dtype and lists the supported
   TempDir dir;
   const std::string path = dir.file("f16.safetensors");
   write_bytes(path, raw_file(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", std::string(4, '\0')));
-  CHECK_THAT(runtime_error_of([&] { SafetensorsFile::load(path); }),
-             Contains(path) && Contains("tensor 'w'") && Contains("unknown dtype 'F16'") &&
-                 Contains("F32, F64, I32, I64"));
+  CHECK_THAT(runtime_error_of([&] { SafetensorsFile::load(path); }), Contains(path) && Contains("tensor 'w'") &&
+                                                                         Contains("unknown dtype 'F16'") &&
+                                                                         Contains("F32, F64, I32, I64"));
 }
 
 TEST_CASE("io: safetensors load refuses data_offsets past the end of the data section", "[io]") {
@@ -274,8 +274,7 @@ TEST_CASE("io: safetensors writer refuses empty, reserved and duplicate names", 
   CHECK(writer.size() == 1);
 }
 
-TEST_CASE("io: safetensors write_atomic into a missing directory throws naming the path and leaves nothing",
-          "[io]") {
+TEST_CASE("io: safetensors write_atomic into a missing directory throws naming the path and leaves nothing", "[io]") {
   TempDir dir;
   const std::string path = (dir.path() / "no_such_dir" / "model.safetensors").string();
   SafetensorsWriter writer;

@@ -50,7 +50,8 @@ TEST_CASE("nn: fused and composed attention agree in output, weights and every g
     CHECK(xt::allclose(fused.out, composed.out, 1e-12, 1e-12));
     CHECK(xt::allclose(fused.weights, composed.weights, 1e-12, 1e-12));
     REQUIRE(fused.grads.size() == composed.grads.size());
-    for (std::size_t i = 0; i < fused.grads.size(); ++i) CHECK(xt::allclose(fused.grads[i], composed.grads[i], 1e-12, 1e-12));
+    for (std::size_t i = 0; i < fused.grads.size(); ++i)
+      CHECK(xt::allclose(fused.grads[i], composed.grads[i], 1e-12, 1e-12));
   }
 }
 

@@ -35,9 +35,9 @@ TEST_CASE("nn: GPT parameter names follow nanoGPT's state_dict, in order", "[nn]
   for (auto& [name, p] : model.named_parameters()) names.push_back(name);
   std::vector<std::string> expected{"transformer.wte.weight", "transformer.wpe.weight"};
   for (int i = 0; i < 2; ++i)
-    for (const char* leaf : {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
-                             "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
-                             "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"})
+    for (const char* leaf : {"ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
+                             "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+                             "mlp.c_proj.weight", "mlp.c_proj.bias"})
       expected.push_back("transformer.h." + std::to_string(i) + "." + leaf);
   expected.insert(expected.end(), {"transformer.ln_f.weight", "transformer.ln_f.bias", "lm_head.weight"});
   CHECK(names == expected);

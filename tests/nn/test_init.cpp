@@ -1,12 +1,13 @@
 // Xavier/Glorot initialisation: the empirical bounds and variance against the formulas
-//   uniform limit a = sqrt(6/(fan_in+fan_out)), variance a^2/3 = 2/(fan_in+fan_out);  normal std sqrt(2/(fan_in+fan_out))
+//   uniform limit a = sqrt(6/(fan_in+fan_out)), variance a^2/3 = 2/(fan_in+fan_out);  normal std
+//   sqrt(2/(fan_in+fan_out))
 #include <cmath>
 
 #include <catch2/catch.hpp>
 
-#include "support/configs.hpp"
 #include <xtensor/xreducer.hpp>
 #include <xtensor/xsort.hpp>
+#include "support/configs.hpp"
 
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/nn/init.hpp"

@@ -139,7 +139,8 @@ template <class S>
 double max_relative_error(const Array<S>& a, const std::vector<double>& b) {
   REQUIRE(a.size() == b.size());
   double m = 0;
-  for (std::size_t i = 0; i < b.size(); ++i) m = std::max(m, std::abs(double(a.data()[i]) - b[i]) / (1 + std::abs(b[i])));
+  for (std::size_t i = 0; i < b.size(); ++i)
+    m = std::max(m, std::abs(double(a.data()[i]) - b[i]) / (1 + std::abs(b[i])));
   return m;
 }
 
@@ -150,7 +151,8 @@ void check_against_reference(double tolerance) {
   for (std::size_t D : {4, 8, 12, 16, 32, 64})
     for (std::size_t T : {1, 7, 8, 31, 33, 70}) {
       const std::size_t H = 2, C = H * D;
-      Array<S> qkv = Array<S>::from_shape({std::size_t{2}, T, 3 * C}), dy = Array<S>::from_shape({std::size_t{2}, T, C});
+      Array<S> qkv = Array<S>::from_shape({std::size_t{2}, T, 3 * C}),
+               dy = Array<S>::from_shape({std::size_t{2}, T, C});
       Rng init(T * 100 + D);
       for (S& v : qkv) v = static_cast<S>(init.uniform(-2.0, 2.0));
       for (S& v : dy) v = static_cast<S>(init.uniform(-1.0, 1.0));
@@ -166,8 +168,7 @@ void check_against_reference(double tolerance) {
 }
 }  // namespace
 
-TEST_CASE("ops: fused attention matches plain loops in double for every head-size path and partial tile",
-          "[ops]") {
+TEST_CASE("ops: fused attention matches plain loops in double for every head-size path and partial tile", "[ops]") {
   check_against_reference<double>(1e-12);
   check_against_reference<float>(2e-5);
 }

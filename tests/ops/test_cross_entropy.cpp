@@ -54,7 +54,8 @@ TEST_CASE("ops: cross-entropy with ignore_index matches torch.nn.functional.cros
 
 TEST_CASE("ops: cross-entropy is stable for logits around +-1000", "[ops]") {
   Var<double> logits(Array<double>{{1000.0, 1001.0, 1002.0}, {-1000.0, -1001.0, -1002.0}});
-  // Row 0 target 0: kNll123[0]; row 1 target 2 (the smallest, -1002): also kNll123[0]. torch agrees: 2.4076059644443806.
+  // Row 0 target 0: kNll123[0]; row 1 target 2 (the smallest, -1002): also kNll123[0]. torch
+  // agrees: 2.4076059644443806.
   const double loss = cross_entropy(logits, IndexArray{0, 2}).item();
   CHECK(std::isfinite(loss));
   CHECK(loss == Approx(kNll123[0]).epsilon(1e-12));
@@ -75,7 +76,7 @@ TEST_CASE("ops: cross-entropy backward is (softmax - onehot) / n on kept rows an
   CHECK(g(0, 1) == Approx(s[1] / n).epsilon(1e-14));
   CHECK(g(0, 2) == Approx((s[2] - 1) / n).epsilon(1e-14));
   for (std::size_t j = 0; j < 3; ++j) CHECK(g(1, j) == 0.0);  // ignored row: exactly 0
-  CHECK(g(2, 0) == Approx((s[2] - 1) / n).epsilon(1e-14));  // row [3, 1, 2] is [1, 2, 3] rotated
+  CHECK(g(2, 0) == Approx((s[2] - 1) / n).epsilon(1e-14));    // row [3, 1, 2] is [1, 2, 3] rotated
   CHECK(g(2, 1) == Approx(s[0] / n).epsilon(1e-14));
   CHECK(g(2, 2) == Approx(s[1] / n).epsilon(1e-14));
 }
@@ -119,8 +120,11 @@ TEST_CASE("gradcheck: cross-entropy with ignore_index", "[gradcheck][ops]") {
       gradcheck([&](const Inputs& in) { return cross_entropy(in[0], targets); }, {logits}, {}, {"logits"}));
   // No target ignored, 2-D logits [N, V].
   const auto flat = random_array({4, 3}, 412, -3.0, 3.0);
-  REQUIRE_GRADCHECK(
-      gradcheck([](const Inputs& in) { return cross_entropy(in[0], IndexArray{0, 2, 1, 2}); }, {flat}, {}, {"logits"}));
+  REQUIRE_GRADCHECK(gradcheck(
+      [](const Inputs& in) {
+        return cross_entropy(in[0], IndexArray{0, 2, 1, 2});
+      },
+      {flat}, {}, {"logits"}));
   // The loss scaled by an upstream factor reaches dloss != 1.
   REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return scale(cross_entropy(in[0], targets), -2.5); }, {logits},
                               {}, {"logits"}));
@@ -129,8 +133,8 @@ TEST_CASE("gradcheck: cross-entropy with ignore_index", "[gradcheck][ops]") {
 TEST_CASE("ops: cross_entropy of logits with a NaN or a row of only -inf is NaN, loss and gradient", "[ops]") {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (const Array<float>& values : {Array<float>{{0.1f, 0.2f, 0.3f}, {-inf, -inf, -inf}},
-                                     Array<float>{{0.1f, 0.2f, 0.3f}, {0.5f, nan, 1.0f}}}) {
+  for (const Array<float>& values :
+       {Array<float>{{0.1f, 0.2f, 0.3f}, {-inf, -inf, -inf}}, Array<float>{{0.1f, 0.2f, 0.3f}, {0.5f, nan, 1.0f}}}) {
     Var<float> logits(values, true);
     const Var<float> loss = cross_entropy(logits, IndexArray{0, 2});
     CHECK(std::isnan(loss.item()));  // surfaces as a non-finite loss; no exception mid-step

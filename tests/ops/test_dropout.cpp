@@ -32,8 +32,10 @@ TEST_CASE("ops: dropout with p = 0.5 keeps about half of 100k elements and scale
   const Array<float> out = dropout(a, 0.5f, true, rng).value();
   std::size_t kept = 0, other = 0;
   for (float v : out) {
-    if (v == 2.0f) ++kept;
-    else if (v != 0.0f) ++other;
+    if (v == 2.0f)
+      ++kept;
+    else if (v != 0.0f)
+      ++other;
   }
   CHECK(other == 0);  // every element is either dropped (0) or kept and scaled to exactly 1/(1-p) = 2
   const double frac = static_cast<double>(kept) / static_cast<double>(n);

@@ -74,8 +74,8 @@ TEST_CASE("gradcheck: add of one shape, including a value added to itself", "[gr
   // the first input takes dout's buffer over; the second gets a copy; a + a must get 2 dout
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return add(in[0], in[1]); },
                               {test::random_array({3, 4}, 31), test::random_array({3, 4}, 32)}, {}, {"a", "b"}));
-  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return add(in[0], in[0]); }, {test::random_array({3, 4}, 33)}, {},
-                              {"a"}));
+  REQUIRE_GRADCHECK(
+      gradcheck([](const Inputs& in) { return add(in[0], in[0]); }, {test::random_array({3, 4}, 33)}, {}, {"a"}));
   // a residual chain: h = x + f(x), out = h + g(h), where x feeds both branches
   REQUIRE_GRADCHECK(gradcheck(
       [](const Inputs& in) {

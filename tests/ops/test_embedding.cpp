@@ -13,7 +13,7 @@ using Inputs = std::vector<Var<double>>;
 
 TEST_CASE("ops: embedding forward copies row ids[p] of the table to position p", "[ops]") {
   Var<double> w(Array<double>{{0.0, 0.1, 0.2}, {1.0, 1.1, 1.2}, {2.0, 2.1, 2.2}, {3.0, 3.1, 3.2}});  // V=4, C=3
-  const IndexArray ids{{0, 3}, {3, 1}};                                                          // [B=2, T=2]
+  const IndexArray ids{{0, 3}, {3, 1}};                                                              // [B=2, T=2]
   const Array<double> out = embedding(w, ids).value();
   REQUIRE((to_shape(out.shape()) == Shape{2, 2, 3}));
   const Array<double> expected{{{0.0, 0.1, 0.2}, {3.0, 3.1, 3.2}}, {{3.0, 3.1, 3.2}, {1.0, 1.1, 1.2}}};
@@ -54,7 +54,7 @@ TEST_CASE("gradcheck: embedding with repeated ids", "[gradcheck][ops]") {
   REQUIRE_GRADCHECK(gradcheck([&ids](const Inputs& in) { return embedding(in[0], ids); }, {w}, {}, {"weight"}));
   // The table used twice (tied weights) accumulates both scatter-adds.
   const IndexArray other{3, 1};
-  REQUIRE_GRADCHECK(gradcheck(
-      [&](const Inputs& in) { return sum(embedding(in[0], ids)) * sum(embedding(in[0], other)); }, {w}, {},
-      {"weight"}));
+  REQUIRE_GRADCHECK(
+      gradcheck([&](const Inputs& in) { return sum(embedding(in[0], ids)) * sum(embedding(in[0], other)); }, {w}, {},
+                {"weight"}));
 }

@@ -37,9 +37,8 @@ TEST_CASE("ops: layer norm with weight and bias matches torch.nn.functional.laye
   Var<double> w(Array<double>{0.5, 1.5, -1.0, 2.0});
   Var<double> b(Array<double>{0.1, 0.2, 0.3, -0.4});
   // torch.nn.functional.layer_norm(x, (4,), w, b, 1e-5) on the float64 tensors above.
-  const Array<double> expected{
-      {-0.12360640022784303, -1.8124576020505871, -0.14721280045568602, 2.2832768027341164},
-      {0.1449919449133304, 1.8197100168798928, -0.14991944913330357, -3.6394200337597855}};
+  const Array<double> expected{{-0.12360640022784303, -1.8124576020505871, -0.14721280045568602, 2.2832768027341164},
+                               {0.1449919449133304, 1.8197100168798928, -0.14991944913330357, -3.6394200337597855}};
   const Array<double> y = layer_norm(x, w, b).value();
   REQUIRE((to_shape(y.shape()) == Shape{2, 4}));
   for (std::size_t i = 0; i < 2; ++i)
@@ -85,15 +84,15 @@ TEST_CASE("gradcheck: layer norm (x, weight, bias)", "[gradcheck][ops]") {
   const auto x2 = random_array({4, 6}, 214, -0.2, 0.2);
   const auto w2 = random_array({6}, 215, -1.5, 1.5);
   const auto b2 = random_array({6}, 216);
-  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return layer_norm(in[0], in[1], in[2], 0.01); }, {x2, w2, b2},
-                              {}, {"x", "weight", "bias"}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return layer_norm(in[0], in[1], in[2], 0.01); }, {x2, w2, b2}, {},
+                              {"x", "weight", "bias"}));
 }
 
 TEST_CASE("gradcheck: layer norm applied twice to the same input accumulates", "[gradcheck][ops]") {
   const auto x = random_array({3, 4}, 217);
   const auto w = random_array({4}, 218, 0.5, 1.5);
   const auto b = random_array({4}, 219);
-  REQUIRE_GRADCHECK(gradcheck(
-      [](const Inputs& in) { return layer_norm(layer_norm(in[0], in[1], in[2]), in[1], in[2]) * in[0]; }, {x, w, b},
-      {}, {"x", "weight", "bias"}));
+  REQUIRE_GRADCHECK(
+      gradcheck([](const Inputs& in) { return layer_norm(layer_norm(in[0], in[1], in[2]), in[1], in[2]) * in[0]; },
+                {x, w, b}, {}, {"x", "weight", "bias"}));
 }

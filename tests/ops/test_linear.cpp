@@ -67,8 +67,8 @@ TEST_CASE("ops: linear_gelu equals gelu of linear, and its gradients pass gradch
   const Var<double> x(random_array({2, 3, 4}, 21)), w(random_array({6, 4}, 22)), b(random_array({6}, 23));
   CHECK(xt::allclose(linear_gelu(x, w, b).value(), gelu(linear(x, w, b)).value(), 1e-14, 1e-14));
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return linear_gelu(in[0], in[1], in[2]); },
-                              {random_array({2, 3, 4}, 24, -2, 2), random_array({6, 4}, 25), random_array({6}, 26)},
-                              {}, {"x", "weight", "bias"}));
+                              {random_array({2, 3, 4}, 24, -2, 2), random_array({6, 4}, 25), random_array({6}, 26)}, {},
+                              {"x", "weight", "bias"}));
   // the output gradient is kept intact when the caller asked to retain it
   Var<double> xv(random_array({3, 4}, 27), true), wv(random_array({5, 4}, 28), true);
   Var<double> y = linear_gelu(xv, wv, Var<double>());

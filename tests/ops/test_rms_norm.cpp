@@ -14,9 +14,9 @@
 #include "tinyformer/ops/ops.hpp"
 
 using namespace tf;
-using test::random_array;
 using test::bit_identical;
 using test::max_abs_diff;
+using test::random_array;
 
 namespace {
 using Inputs = std::vector<Var<double>>;
@@ -153,6 +153,6 @@ TEST_CASE("gradcheck: rms norm (x, weight) with row widths 5, 13, 16 and 32", "[
 TEST_CASE("gradcheck: rms norm applied twice to the same input accumulates", "[gradcheck][ops]") {
   const auto x = random_array({3, 2, 7}, 315);
   const auto w = random_array({7}, 316, 0.5, 1.5);
-  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return rms_norm(rms_norm(in[0], in[1]), in[1]) * in[0]; },
-                              {x, w}, {}, {"x", "weight"}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return rms_norm(rms_norm(in[0], in[1]), in[1]) * in[0]; }, {x, w},
+                              {}, {"x", "weight"}));
 }

@@ -14,9 +14,9 @@
 #include "tinyformer/ops/ops.hpp"
 
 using namespace tf;
-using test::random_array;
 using test::bit_identical;
 using test::max_abs_diff;
+using test::random_array;
 using test::run;
 using test::Run;
 
@@ -76,6 +76,7 @@ TEST_CASE("ops: rotary_qk matches HF LLaMA's apply_rotary_pos_emb (rotate_half) 
   //   freqs = torch.outer(torch.arange(pos0, pos0 + T, dtype=torch.float64), inv_freq)
   //   emb = torch.cat((freqs, freqs), -1); q * emb.cos() + rotate_half(q) * emb.sin() (and k), rotate_half(x) =
   //   torch.cat((-x[..., D//2:], x[..., :D//2]), -1); then q, k back to [B,T,C] and torch.cat((q, k, v), -1).
+  // clang-format off
   const Array<double> expected{  // base 10000, pos0 0: row t = 0 is not turned
       1.88, 0.83, -0.16, 1.68, 0.58, 1.16, -1.29, -0.6, 0.33, -0.85, -0.19, -1.29, -0.58, 0.49, -0.07, -0.24,
       -0.37, -1.18, 0.66, 1.14, -1.16, 0.71, -1.56, 0.1,
@@ -100,6 +101,7 @@ TEST_CASE("ops: rotary_qk matches HF LLaMA's apply_rotary_pos_emb (rotate_half) 
       1.8457619931854825, 0.02970714245320283, 0.8355612871070289, 1.4968480515924616, 0.5216566630046707,
       -1.3219099479328578, 0.8708469015520646, 1.0980245394864907, -2.666357556587929, -0.8338117957222003,
       0.3560019387959108, 0.4, -1.4, -0.42, 1.45, -1.56, 1.24, 1.16, 1.19};
+  // clang-format on
   const Var<double> qkv(reference_qkv());
   const Array<double> y = rotary_qk(qkv, 2).value();
   const Array<double> y5 = rotary_qk(qkv, 2, 100.0, 5).value();
@@ -209,12 +211,12 @@ TEST_CASE("gradcheck: rotary_qk (qkv) with D / 2 = 2, 5, 13, 16 and 32", "[gradc
   struct Case {
     std::size_t B, T, H, D, pos0;
   };
-  for (const Case& c : {Case{2, 3, 2, 4, 0}, Case{1, 4, 1, 10, 0}, Case{2, 2, 1, 26, 5}, Case{1, 3, 2, 32, 0},
-                        Case{1, 2, 1, 64, 7}}) {
+  for (const Case& c :
+       {Case{2, 3, 2, 4, 0}, Case{1, 4, 1, 10, 0}, Case{2, 2, 1, 26, 5}, Case{1, 3, 2, 32, 0}, Case{1, 2, 1, 64, 7}}) {
     INFO("B " << c.B << " T " << c.T << " H " << c.H << " D " << c.D << " pos0 " << c.pos0);
     const auto qkv = random_array({c.B, c.T, 3 * c.H * c.D}, 611 + c.D, -2.0, 2.0);
-    REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return rotary_qk(in[0], c.H, 100.0, c.pos0); }, {qkv}, {},
-                                {"qkv"}));
+    REQUIRE_GRADCHECK(
+        gradcheck([&](const Inputs& in) { return rotary_qk(in[0], c.H, 100.0, c.pos0); }, {qkv}, {}, {"qkv"}));
   }
 }
 

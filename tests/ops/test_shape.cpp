@@ -68,7 +68,7 @@ TEST_CASE("ops: split along the last axis gives the hand-computed pieces", "[ops
 }
 
 TEST_CASE("ops: concat along a middle axis gives the hand-computed result and undoes split", "[ops]") {
-  const Var<double> a(Array<double>{{{1.0, 2.0}}, {{3.0, 4.0}}});                          // [2,1,2]
+  const Var<double> a(Array<double>{{{1.0, 2.0}}, {{3.0, 4.0}}});                             // [2,1,2]
   const Var<double> b(Array<double>{{{5.0, 6.0}, {7.0, 8.0}}, {{9.0, 10.0}, {11.0, 12.0}}});  // [2,2,2]
   const Var<double> c = concat<double>({a, b}, 1);
   CHECK((c.value() == Array<double>{{{1.0, 2.0}, {5.0, 6.0}, {7.0, 8.0}}, {{3.0, 4.0}, {9.0, 10.0}, {11.0, 12.0}}}));
@@ -143,8 +143,11 @@ TEST_CASE("ops: concat rejects parts whose other dimensions differ and names bot
 // ---- gradchecks (float64 central differences)
 
 TEST_CASE("gradcheck: permute [2,3,4] by (2,0,1)", "[gradcheck][ops]") {
-  REQUIRE_GRADCHECK(
-      gradcheck([](const Inputs& in) { return permute(in[0], {2, 0, 1}); }, {random_array({2, 3, 4}, 311)}));
+  REQUIRE_GRADCHECK(gradcheck(
+      [](const Inputs& in) {
+        return permute(in[0], {2, 0, 1});
+      },
+      {random_array({2, 3, 4}, 311)}));
 }
 
 TEST_CASE("gradcheck: permute (B,T,H,D) -> (B,H,T,D) as attention heads do", "[gradcheck][ops]") {
@@ -159,8 +162,8 @@ TEST_CASE("gradcheck: permute (B,T,H,D) -> (B,H,T,D) as attention heads do", "[g
 }
 
 TEST_CASE("gradcheck: transpose of the last two axes with negative indices", "[gradcheck][ops]") {
-  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return transpose(in[0], -1, -2); },
-                              {random_array({2, 3, 4}, 314)}));
+  REQUIRE_GRADCHECK(
+      gradcheck([](const Inputs& in) { return transpose(in[0], -1, -2); }, {random_array({2, 3, 4}, 314)}));
 }
 
 TEST_CASE("gradcheck: reshape with -1", "[gradcheck][ops]") {
@@ -205,6 +208,8 @@ TEST_CASE("gradcheck: split where only some pieces are used", "[gradcheck][ops]"
 TEST_CASE("gradcheck: concat of unequal parts with a repeated input and a constant", "[gradcheck][ops]") {
   const Var<double> constant(random_array({2, 1, 3}, 322));
   REQUIRE_GRADCHECK(gradcheck(
-      [&constant](const Inputs& in) { return concat<double>({in[0], constant, in[1], in[0]}, -2); },
+      [&constant](const Inputs& in) {
+        return concat<double>({in[0], constant, in[1], in[0]}, -2);
+      },
       {random_array({2, 2, 3}, 320), random_array({2, 4, 3}, 321)}));
 }

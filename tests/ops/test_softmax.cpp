@@ -94,7 +94,8 @@ TEST_CASE("ops: softmax of causally masked scores is exactly 0 where masked and 
   const auto x = random_array({2, 2, 5, 5}, 103, -50.0, 50.0);
   const Array<double> p = softmax(causal_mask(Var<double>(x))).value();
   const Array<double> lp = log_softmax(causal_mask(Var<double>(x))).value();
-  const Array<float> pf = softmax(causal_mask(Var<float>(test::random_array_f({2, 2, 5, 5}, 103, -50.0, 50.0)))).value();
+  const Array<float> pf =
+      softmax(causal_mask(Var<float>(test::random_array_f({2, 2, 5, 5}, 103, -50.0, 50.0)))).value();
   for (std::size_t r = 0; r < 2 * 2 * 5; ++r) {
     const std::size_t i = r % 5;
     double total = 0;
@@ -130,7 +131,8 @@ TEST_CASE("ops: causal_mask backward passes the gradient where kept and 0 where 
       for (std::size_t j = 0; j < 4; ++j) CHECK(x.grad()(b, i, j) == (j <= i ? seed(b, i, j) : 0.0));
 }
 
-TEST_CASE("ops: softmax and log_softmax give NaN for a row of only -inf or with a NaN, and reject a 0-d input", "[ops]") {
+TEST_CASE("ops: softmax and log_softmax give NaN for a row of only -inf or with a NaN, and reject a 0-d input",
+          "[ops]") {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   Var<double> a(Array<double>{{0.0, 1.0}, {-inf, -inf}, {nan, 2.0}});

@@ -15,9 +15,9 @@
 #include "tinyformer/ops/ops.hpp"
 
 using namespace tf;
-using test::random_array;
 using test::bit_identical;
 using test::max_abs_diff;
+using test::random_array;
 using test::run;
 using test::Run;
 
@@ -79,8 +79,14 @@ TEMPLATE_TEST_CASE("ops: silu of NaN, +-inf and +-1e30 and its gradient follow t
   for (std::size_t i : {0u, 1u, 2u, 3u, 4u, 32u, 33u, 34u, 35u, 36u}) {
     const std::size_t k = i % 32;
     INFO("silu(" << a(i) << ") at " << i);
-    if (std::isnan(want_y[k])) CHECK(std::isnan(r.y(i))); else CHECK(r.y(i) == want_y[k]);
-    if (std::isnan(want_d[k])) CHECK(std::isnan(r.dx(i))); else CHECK(r.dx(i) == want_d[k]);
+    if (std::isnan(want_y[k]))
+      CHECK(std::isnan(r.y(i)));
+    else
+      CHECK(r.y(i) == want_y[k]);
+    if (std::isnan(want_d[k]))
+      CHECK(std::isnan(r.dx(i)));
+    else
+      CHECK(r.dx(i) == want_d[k]);
   }
   for (std::size_t i = 5; i < 32; ++i) CHECK(std::isfinite(r.y(i)));
 }
@@ -91,11 +97,10 @@ TEST_CASE("ops: swiglu and its gradient match torch's F.silu(gate) * up with the
   const Array<double> expected{{0.466844498401391, 0.20170606602749633, 0.5284782467867294},
                                {0.07585818002124356, 0.11549542124536681, -3.14349461851403}};
   const Array<double> g{{1.0, -0.5, 2.0}, {0.25, 1.5, -1.0}};
-  const Array<double> expected_dx{
-      {1.1099417809539778, 0.027123558048192473, 0.6544705492709373, 0.3112296656009273, 0.13447071068499755,
-       3.5231883119115293},
-      {0.009940111134152683, 1.8147254119441567, 1.1969145166166864, -0.04741136251327722, 0.078746878121841,
-       -2.8577223804672998}};
+  const Array<double> expected_dx{{1.1099417809539778, 0.027123558048192473, 0.6544705492709373, 0.3112296656009273,
+                                   0.13447071068499755, 3.5231883119115293},
+                                  {0.009940111134152683, 1.8147254119441567, 1.1969145166166864, -0.04741136251327722,
+                                   0.078746878121841, -2.8577223804672998}};
   const Run<double> r = run<double>([](const Var<double>& v) { return swiglu(v); }, x, g);
   REQUIRE((to_shape(r.y.shape()) == Shape{2, 3}));
   for (std::size_t i = 0; i < r.y.size(); ++i) CHECK(r.y.flat(i) == Approx(expected.flat(i)).epsilon(1e-14));
@@ -127,15 +132,14 @@ TEMPLATE_TEST_CASE("ops: silu agrees with a / (1 + exp(-a)) and swiglu with spli
 TEST_CASE("ops: swiglu_hidden is 2 * mlp_ratio * C / 3 rounded up to a multiple of 8", "[ops]") {
   static_assert(swiglu_hidden(64, 4) == 176, "C = 64, ratio 4: 512 / 3 = 170 -> 176");
   CHECK(swiglu_hidden(64, 4) == 176);
-  CHECK(swiglu_hidden(768, 4) == 2048);  // 6144 / 3 = 2048, already a multiple of 8
+  CHECK(swiglu_hidden(768, 4) == 2048);    // 6144 / 3 = 2048, already a multiple of 8
   CHECK(swiglu_hidden(4096, 4) == 10928);  // LLaMA-7B: 32768 / 3 = 10922; its 11008 rounds to multiples of 256
-  CHECK(swiglu_hidden(16, 4) == 48);     // 128 / 3 = 42 -> 48
-  CHECK(swiglu_hidden(32, 4) == 88);     // 256 / 3 = 85 -> 88
-  CHECK(swiglu_hidden(48, 2) == 64);     // 192 / 3 = 64
-  CHECK(swiglu_hidden(10, 1) == 8);      // 20 / 3 = 6 -> 8
+  CHECK(swiglu_hidden(16, 4) == 48);       // 128 / 3 = 42 -> 48
+  CHECK(swiglu_hidden(32, 4) == 88);       // 256 / 3 = 85 -> 88
+  CHECK(swiglu_hidden(48, 2) == 64);       // 192 / 3 = 64
+  CHECK(swiglu_hidden(10, 1) == 8);        // 20 / 3 = 6 -> 8
   // about the parameters of a GELU MLP: 3 H C vs 2 ratio C^2 within one multiple of 8 of H
-  for (std::size_t C : {32u, 64u, 128u, 384u})
-    CHECK(3 * swiglu_hidden(C, 4) * C < 2 * 4 * C * C + 3 * 8 * C);
+  for (std::size_t C : {32u, 64u, 128u, 384u}) CHECK(3 * swiglu_hidden(C, 4) * C < 2 * 4 * C * C + 3 * 8 * C);
 }
 
 TEST_CASE("ops: silu and swiglu values and gradients are bit-identical at 1 and 2 threads", "[ops][threads]") {

@@ -58,8 +58,7 @@ TEST_CASE("ops: exp and log forward match known values and identities", "[ops]")
         1e-12);
 }
 
-TEST_CASE("ops: exp of infinities, of huge values and of NaN, in float and double (vector and tail lanes)",
-          "[ops]") {
+TEST_CASE("ops: exp of infinities, of huge values and of NaN, in float and double (vector and tail lanes)", "[ops]") {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   // 15 values: whole SIMD batches and a scalar tail in both precisions
   const Array<double> x = {-inf, -1e4, -1000.0, -800.0, -700.0, 0.0, nan, -inf, 1.0, nan, inf, 1e4, 800.0, -inf, 2.5};

@@ -95,8 +95,7 @@ TEST_CASE("clip: the norm is accumulated in float64 (a float32 sum would drop th
   CHECK(d.grad()(0) == Approx(6.0 * 5.0 / (10.0 + 1e-6)).epsilon(1e-14));
 }
 
-TEST_CASE("clip: no gradients gives 0, a non-finite norm leaves gradients as they are, bad max_norm throws",
-          "[clip]") {
+TEST_CASE("clip: no gradients gives 0, a non-finite norm leaves gradients as they are, bad max_norm throws", "[clip]") {
   Var<float> p(Array<float>{1.0f, 2.0f}, true);
   CHECK(clip_grad_norm(std::vector<Var<float>>{p}, 1.0) == 0.0);
   CHECK(clip_grad_norm(std::vector<Var<float>>{}, 1.0) == 0.0);

@@ -153,10 +153,11 @@ const double kFloatRel = 1e-6;
 
 TEST_CASE("optim: SGD without momentum matches torch.optim.SGD and the formula over 3 steps", "[optim]") {
   // make = lambda g: torch.optim.SGD(g, lr=0.1, foreach=False); run(make, 0.0, 0.0)
-  const Trajectory torch_values = {{
-      {0.474999994, -1.20000005, 1.92499995, -0.850000024, 1.51250005, 0.212500006, 0.574999988, -0.400000006, 1.20000005},
-      {0.5, -1.17500007, 1.83749998, -0.987500012, 1.47500002, 0.275000006, 0.550000012, -0.462500006, 1.22500002},
-      {0.574999988, -1.17500007, 1.73749995, -1.16250002, 1.38750005, 0.4375, 0.550000012, -0.5625, 1.20000005}}};
+  const Trajectory torch_values = {
+      {{0.474999994, -1.20000005, 1.92499995, -0.850000024, 1.51250005, 0.212500006, 0.574999988, -0.400000006,
+        1.20000005},
+       {0.5, -1.17500007, 1.83749998, -0.987500012, 1.47500002, 0.275000006, 0.550000012, -0.462500006, 1.22500002},
+       {0.574999988, -1.17500007, 1.73749995, -1.16250002, 1.38750005, 0.4375, 0.550000012, -0.5625, 1.20000005}}};
   Params<float> ps;
   SGD<float> opt(ps.groups(0.0, 0.0), 0.1);
   const Trajectory got = run_three_steps(opt, ps);
@@ -168,10 +169,12 @@ TEST_CASE("optim: SGD without momentum matches torch.optim.SGD and the formula o
 
 TEST_CASE("optim: SGD with momentum 0.9 matches torch.optim.SGD and the formula over 3 steps", "[optim]") {
   // make = lambda g: torch.optim.SGD(g, lr=0.1, momentum=0.9, foreach=False); run(make, 0.0, 0.0)
-  const Trajectory torch_values = {{
-      {0.474999994, -1.20000005, 1.92499995, -0.850000024, 1.51250005, 0.212500006, 0.574999988, -0.400000006, 1.20000005},
-      {0.477499992, -1.13, 1.76999998, -1.07749999, 1.48625004, 0.241250008, 0.504999995, -0.485000014, 1.29250002},
-      {0.554749966, -1.06700003, 1.53049994, -1.45725, 1.37512505, 0.429625005, 0.442000002, -0.661500037, 1.35074997}}};
+  const Trajectory torch_values = {
+      {{0.474999994, -1.20000005, 1.92499995, -0.850000024, 1.51250005, 0.212500006, 0.574999988, -0.400000006,
+        1.20000005},
+       {0.477499992, -1.13, 1.76999998, -1.07749999, 1.48625004, 0.241250008, 0.504999995, -0.485000014, 1.29250002},
+       {0.554749966, -1.06700003, 1.53049994, -1.45725, 1.37512505, 0.429625005, 0.442000002, -0.661500037,
+        1.35074997}}};
   Params<float> ps;
   SGD<float> opt(ps.groups(0.0, 0.0), 0.1, SgdOptions{0.9, 0.0, false});
   const Trajectory got = run_three_steps(opt, ps);
@@ -181,10 +184,12 @@ TEST_CASE("optim: SGD with momentum 0.9 matches torch.optim.SGD and the formula 
 
 TEST_CASE("optim: SGD with Nesterov momentum matches torch.optim.SGD and the formula over 3 steps", "[optim]") {
   // make = lambda g: torch.optim.SGD(g, lr=0.1, momentum=0.9, nesterov=True, foreach=False); run(make, 0.0, 0.0)
-  const Trajectory torch_values = {{
-      {0.452499986, -1.15499997, 1.85749996, -0.939999998, 1.52374995, 0.178750008, 0.529999971, -0.422500014, 1.26750004},
-      {0.479749978, -1.06699991, 1.63049996, -1.28225005, 1.46262491, 0.26712501, 0.441999972, -0.561500013, 1.37575006},
-      {0.624274969, -1.01029992, 1.31494999, -1.79902506, 1.27511239, 0.599162519, 0.385299981, -0.820349991, 1.40317512}}};
+  const Trajectory torch_values = {{{0.452499986, -1.15499997, 1.85749996, -0.939999998, 1.52374995, 0.178750008,
+                                     0.529999971, -0.422500014, 1.26750004},
+                                    {0.479749978, -1.06699991, 1.63049996, -1.28225005, 1.46262491, 0.26712501,
+                                     0.441999972, -0.561500013, 1.37575006},
+                                    {0.624274969, -1.01029992, 1.31494999, -1.79902506, 1.27511239, 0.599162519,
+                                     0.385299981, -0.820349991, 1.40317512}}};
   Params<float> ps;
   SGD<float> opt(ps.groups(0.0, 0.0), 0.1, SgdOptions{0.9, 0.0, true});
   const Trajectory got = run_three_steps(opt, ps);
@@ -195,10 +200,11 @@ TEST_CASE("optim: SGD with Nesterov momentum matches torch.optim.SGD and the for
 TEST_CASE("optim: SGD with weight decay (first group only) and dampening matches torch.optim.SGD and the formula",
           "[optim]") {
   // make = lambda g: torch.optim.SGD(g, lr=0.1, momentum=0.9, dampening=0.25, foreach=False); run(make, 0.1, 0.0)
-  const Trajectory torch_values = {{
-      {0.469999999, -1.1875, 1.90499997, -0.842500031, 1.49749994, 0.209999993, 0.574999988, -0.400000006, 1.20000005},
-      {0.458224982, -1.10359371, 1.73958743, -1.0225563, 1.45589364, 0.219299987, 0.511249959, -0.469375014, 1.28625},
-      {0.500440776, -1.01980114, 1.50266922, -1.30818772, 1.34190381, 0.347900242, 0.453874975, -0.606812537, 1.34512496}}};
+  const Trajectory torch_values = {
+      {{0.469999999, -1.1875, 1.90499997, -0.842500031, 1.49749994, 0.209999993, 0.574999988, -0.400000006, 1.20000005},
+       {0.458224982, -1.10359371, 1.73958743, -1.0225563, 1.45589364, 0.219299987, 0.511249959, -0.469375014, 1.28625},
+       {0.500440776, -1.01980114, 1.50266922, -1.30818772, 1.34190381, 0.347900242, 0.453874975, -0.606812537,
+        1.34512496}}};
   Params<float> ps;
   SGD<float> opt(ps.groups(0.1, 0.0), 0.1, SgdOptions{0.9, 0.25, false});
   const Trajectory got = run_three_steps(opt, ps);
@@ -209,10 +215,12 @@ TEST_CASE("optim: SGD with weight decay (first group only) and dampening matches
 TEST_CASE("optim: Adam with L2 weight decay matches torch.optim.Adam and the formula over 3 steps", "[optim]") {
   // eps = 1e-3 makes the placement of eps (after the bias correction of v) visible at this tolerance.
   // make = lambda g: torch.optim.Adam(g, lr=0.05, eps=1e-3, foreach=False); run(make, 0.1, 0.0)
-  const Trajectory torch_values = {{
-      {0.450166106, -1.20007992, 1.95005262, -0.79994601, 1.45192313, 0.200124681, 0.575099826, -0.424800783, 1.17493343},
-      {0.443531871, -1.15238547, 1.9000355, -0.849650145, 1.41325665, 0.212670237, 0.528608501, -0.471687675, 1.21840882},
-      {0.469522208, -1.110991, 1.84990275, -0.899271786, 1.37122917, 0.245745569, 0.492690951, -0.518395662, 1.24082041}}};
+  const Trajectory torch_values = {{{0.450166106, -1.20007992, 1.95005262, -0.79994601, 1.45192313, 0.200124681,
+                                     0.575099826, -0.424800783, 1.17493343},
+                                    {0.443531871, -1.15238547, 1.9000355, -0.849650145, 1.41325665, 0.212670237,
+                                     0.528608501, -0.471687675, 1.21840882},
+                                    {0.469522208, -1.110991, 1.84990275, -0.899271786, 1.37122917, 0.245745569,
+                                     0.492690951, -0.518395662, 1.24082041}}};
   Params<float> ps;
   Adam<float> opt(ps.groups(0.1, 0.0), 0.05, AdamOptions{0.9, 0.999, 1e-3});
   const Trajectory got = run_three_steps(opt, ps);
@@ -223,10 +231,12 @@ TEST_CASE("optim: Adam with L2 weight decay matches torch.optim.Adam and the for
 TEST_CASE("optim: AdamW with decoupled weight decay matches torch.optim.AdamW and the formula over 3 steps",
           "[optim]") {
   // make = lambda g: torch.optim.AdamW(g, lr=0.05, betas=(0.9, 0.95), foreach=False); run(make, 0.1, 0.0)
-  const Trajectory torch_values = {{
-      {0.44749999, -1.19375002, 1.94000006, -0.796250045, 1.54250002, 0.198750004, 0.574999988, -0.425000012, 1.17499995},
-      {0.447894067, -1.14081669, 1.88034344, -0.841871858, 1.51032269, 0.212348282, 0.528035343, -0.471563578, 1.21899807},
-      {0.474883139, -1.09833944, 1.82102108, -0.886963844, 1.46653736, 0.244419992, 0.491262108, -0.517596662, 1.24187517}}};
+  const Trajectory torch_values = {{{0.44749999, -1.19375002, 1.94000006, -0.796250045, 1.54250002, 0.198750004,
+                                     0.574999988, -0.425000012, 1.17499995},
+                                    {0.447894067, -1.14081669, 1.88034344, -0.841871858, 1.51032269, 0.212348282,
+                                     0.528035343, -0.471563578, 1.21899807},
+                                    {0.474883139, -1.09833944, 1.82102108, -0.886963844, 1.46653736, 0.244419992,
+                                     0.491262108, -0.517596662, 1.24187517}}};
   Params<float> ps;
   AdamW<float> opt(ps.groups(0.1, 0.0), 0.05, AdamOptions{0.9, 0.95, 1e-8});
   const Trajectory got = run_three_steps(opt, ps);
@@ -305,8 +315,7 @@ TEST_CASE("optim: set_lr changes the step size of the next step and lr() reports
   CHECK(opt.lr() == 0.5);
   ps.set_grads(0);
   opt.step();
-  for (std::size_t j = 0; j < 6; ++j)
-    CHECK(ps.w.value().data()[j] == Approx(kW0[j] - 0.5 * kGW[j]).epsilon(kFloatRel));
+  for (std::size_t j = 0; j < 6; ++j) CHECK(ps.w.value().data()[j] == Approx(kW0[j] - 0.5 * kGW[j]).epsilon(kFloatRel));
   CHECK_THROWS_AS(opt.set_lr(-1e-3), std::invalid_argument);
   CHECK_THROWS_AS(opt.set_lr(std::nan("")), std::invalid_argument);
   CHECK(opt.lr() == 0.5);
@@ -405,12 +414,12 @@ TEST_CASE("optim: load_state throws listing every mismatched name and shape and 
   one() = 1.0f;
   const NamedArrays<float> bad = {
       {"step.w", one},
-      {"exp_avg.w", zeros({3, 2})},        // wrong shape
+      {"exp_avg.w", zeros({3, 2})},  // wrong shape
       {"exp_avg_sq.w", zeros({2, 3})},
-      {"exp_avg.nope", zeros({2, 3})},     // no such parameter
-      {"momentum_buffer.b", zeros({3})},   // not an Adam state kind
+      {"exp_avg.nope", zeros({2, 3})},    // no such parameter
+      {"momentum_buffer.b", zeros({3})},  // not an Adam state kind
       {"step.b", one},
-      {"exp_avg.b", zeros({3})},           // exp_avg_sq.b missing
+      {"exp_avg.b", zeros({3})},  // exp_avg_sq.b missing
   };
   std::string message;
   try {
@@ -464,7 +473,8 @@ TEST_CASE("optim: constructors reject bad hyper-parameters and duplicate or non-
                     Catch::Contains("'w' and 'w2' are the same Var"));
   CHECK_THROWS_WITH(Adam<float>(NamedVars<float>{{"w", ps.w}, {"w", ps.b}}), Catch::Contains("'w' appears twice"));
   CHECK_THROWS_WITH(Adam<float>(NamedVars<float>{}), Catch::Contains("empty parameter list"));
-  Var<float> op_result = make_result<float>(ps.w.value(), {ps.w}, [](Node<float>&) {}, "copy");
+  Var<float> op_result = make_result<float>(
+      ps.w.value(), {ps.w}, [](Node<float>&) {}, "copy");
   CHECK_THROWS_WITH(Adam<float>(NamedVars<float>{{"x", op_result}}), Catch::Contains("not a leaf"));
 }
 

@@ -16,11 +16,11 @@ TEST_CASE("schedule: constant returns base_lr at every step", "[schedule]") {
 
 TEST_CASE("schedule: linear warmup gives lr*(step+1)/(W+1) before step W and lr from step W on", "[schedule]") {
   const double lr = 1e-3;
-  const LrSchedule s = LrSchedule::warmup(lr, 9);  // W = 9: steps 0..8 warm up
-  CHECK(s.at(0) == Approx(lr / 10).epsilon(1e-15));       // first step: lr/(W+1)
+  const LrSchedule s = LrSchedule::warmup(lr, 9);    // W = 9: steps 0..8 warm up
+  CHECK(s.at(0) == Approx(lr / 10).epsilon(1e-15));  // first step: lr/(W+1)
   CHECK(s.at(4) == Approx(lr * 5 / 10).epsilon(1e-15));
-  CHECK(s.at(8) == Approx(lr * 9 / 10).epsilon(1e-15));   // last warmup step: lr*W/(W+1)
-  CHECK(s.at(9) == lr);                                   // warmup done
+  CHECK(s.at(8) == Approx(lr * 9 / 10).epsilon(1e-15));  // last warmup step: lr*W/(W+1)
+  CHECK(s.at(9) == lr);                                  // warmup done
   CHECK(s.at(10000) == lr);
   for (std::int64_t step = 1; step < 9; ++step) CHECK(s.at(step) > s.at(step - 1));
   // No warmup at all: lr from the first step.
@@ -33,8 +33,8 @@ TEST_CASE("schedule: cosine gives lr after warmup, (lr+min_lr)/2 at the midpoint
   const LrSchedule s = LrSchedule::cosine(lr, 100, 1100, min_lr);  // W = 100, D = 1100
   CHECK(s.at(0) == Approx(lr / 101).epsilon(1e-15));
   CHECK(s.at(99) == Approx(lr * 100 / 101).epsilon(1e-15));
-  CHECK(s.at(100) == Approx(lr).epsilon(1e-15));                     // cos(0) = 1
-  CHECK(s.at(600) == Approx((lr + min_lr) / 2).epsilon(1e-12));      // ratio 1/2: cos(pi/2) = 0
+  CHECK(s.at(100) == Approx(lr).epsilon(1e-15));                 // cos(0) = 1
+  CHECK(s.at(600) == Approx((lr + min_lr) / 2).epsilon(1e-12));  // ratio 1/2: cos(pi/2) = 0
   // ratio 1/4: coeff = 0.5 * (1 + cos(pi/4))
   CHECK(s.at(350) == Approx(min_lr + 0.5 * (1 + std::sqrt(0.5)) * (lr - min_lr)).epsilon(1e-12));
   CHECK(s.at(1100) == Approx(min_lr).epsilon(1e-15));
@@ -52,9 +52,9 @@ TEST_CASE("schedule: cosine equals nanoGPT's get_lr at chosen steps", "[schedule
   //   coeff = 0.5 * (1.0 + math.cos(math.pi * decay_ratio)); return min_lr + coeff * (learning_rate - min_lr)
   // printed with %.17g.
   const std::pair<std::int64_t, double> expected[] = {
-      {0, 2.9985007496251872e-07},       {1, 5.9970014992503744e-07},      {1999, 0.00059970014992503744},
-      {2000, 0.00059999999999999995},    {2001, 0.00059999999999627409},   {123456, 0.0005468768063375066},
-      {301000, 0.00032999999999999994},  {599999, 6.0000000003725903e-05}, {600000, 6.0000000000000002e-05},
+      {0, 2.9985007496251872e-07},      {1, 5.9970014992503744e-07},      {1999, 0.00059970014992503744},
+      {2000, 0.00059999999999999995},   {2001, 0.00059999999999627409},   {123456, 0.0005468768063375066},
+      {301000, 0.00032999999999999994}, {599999, 6.0000000003725903e-05}, {600000, 6.0000000000000002e-05},
       {600001, 6.0000000000000002e-05}};
   const LrSchedule s = LrSchedule::cosine(6e-4, 2000, 600000, 6e-5);
   for (const auto& [step, lr] : expected) {

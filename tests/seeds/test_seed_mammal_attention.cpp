@@ -29,11 +29,8 @@ struct Animals {
   // keys [5, 3] = np.stack([kitten, lizard, salmon, whale, wolf], axis=0)
   V64 animals = concat(std::vector<V64>{kitten, lizard, salmon, whale, wolf}, 0);
   // values [5, 4]: furry, scaly, slippery, huge, ferocious
-  V64 values = constant({{3.4, 1.3, 0.4, 9.8},
-                         {7.5, 3.9, 4.1, 0.2},
-                         {8.3, 2.8, 2.3, 0.1},
-                         {1.6, 8.4, 9.9, 3.4},
-                         {2.2, 9.4, 8.7, 1.1}});
+  V64 values = constant(
+      {{3.4, 1.3, 0.4, 9.8}, {7.5, 3.9, 4.1, 0.2}, {8.3, 2.8, 2.3, 0.1}, {1.6, 8.4, 9.9, 3.4}, {2.2, 9.4, 8.7, 1.1}});
 };
 
 // scaling = np.sqrt(len(mammal)); the notebook divides the scores by it.
@@ -84,8 +81,7 @@ TEST_CASE("seed: reptile query", "[seeds]") {
   check_printed(weights.value(), R"([5.25436708e-13 9.98297480e-01 1.70251120e-03 1.47297680e-09
  7.33251915e-09])",
                 Printed::NumPy);
-  check_printed(matmul(weights, a.values).value(), "[7.50136196 3.89812728 4.09693552 0.19982976]",
-                Printed::NumPy);
+  check_printed(matmul(weights, a.values).value(), "[7.50136196 3.89812728 4.09693552 0.19982976]", Printed::NumPy);
 }
 
 TEST_CASE("seed: query matrix of mammal and reptile", "[seeds]") {
@@ -187,6 +183,5 @@ TEST_CASE("seed: mammal weights without the 1/sqrt(3) scaling do not match the p
   CHECK_FALSE(matches_printed(softmax(scores).value(), kMammalWeights, Printed::NumPy));
   CHECK(matches_printed(softmax(scale(scores, 1.0 / kScaling)).value(), kMammalWeights, Printed::NumPy));
   // A near miss is caught too: scaling by 1/sqrt(3.0001) moves the weights by ~1e-5.
-  CHECK_FALSE(matches_printed(softmax(scale(scores, 1.0 / std::sqrt(3.0001))).value(), kMammalWeights,
-                              Printed::NumPy));
+  CHECK_FALSE(matches_printed(softmax(scale(scores, 1.0 / std::sqrt(3.0001))).value(), kMammalWeights, Printed::NumPy));
 }

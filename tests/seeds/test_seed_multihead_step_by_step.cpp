@@ -21,9 +21,9 @@ namespace {
 constexpr std::size_t kHeads = 2, kModel = 4, kHead = kModel / kHeads, kSeq = 3;  // h, d_model, d_k, n
 
 struct Example {
-  Array<double> input;           // [n, d_model]
-  Array<double> w_q, w_k, w_v;   // [h, d_model, d_k] as np.array([xavier_uniform_init(4, 2) for _ in range(h)])
-  Array<double> w_o;             // [h * d_v, d_model]
+  Array<double> input;          // [n, d_model]
+  Array<double> w_q, w_k, w_v;  // [h, d_model, d_k] as np.array([xavier_uniform_init(4, 2) for _ in range(h)])
+  Array<double> w_o;            // [h * d_v, d_model]
 };
 
 // limit = sqrt(6 / (in + out)); np.random.uniform(-limit, limit, (in, out))

@@ -64,9 +64,9 @@ struct ThreadsGuard {
 }  // namespace tf::test
 
 // Passes when every checked element is within tolerance; the report names the worst element of each input.
-#define REQUIRE_GRADCHECK(result_expr)            \
-  do {                                            \
-    const auto tf_gc_result = (result_expr);      \
-    INFO(tf_gc_result.report());                  \
-    REQUIRE(tf_gc_result.ok);                     \
+#define REQUIRE_GRADCHECK(result_expr)       \
+  do {                                       \
+    const auto tf_gc_result = (result_expr); \
+    INFO(tf_gc_result.report());             \
+    REQUIRE(tf_gc_result.ok);                \
   } while (0)

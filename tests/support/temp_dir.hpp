@@ -11,8 +11,8 @@
 
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 namespace tf::test {
 

@@ -17,7 +17,8 @@ TEST_CASE("tensor: utf8_split accepts every valid length and stops at the first 
 }
 
 TEST_CASE("tensor: byte_position_str counts lines and columns from 1 and names the byte", "[tensor]") {
-  const std::string text = "ab\ncd\xff" "e";
+  const std::string text = "ab\ncd\xff"
+                           "e";
   CHECK(byte_position_str(text, 5) == "line 2, column 3 (byte offset 5, byte 0xff)");
   CHECK(byte_position_str(text, 0) == "line 1, column 1 (byte offset 0, byte 0x61)");
 }

@@ -15,11 +15,11 @@
 //   nan_weight              transformer.h.0.mlp.c_fc.weight holds a NaN at [3, 17] and an infinity at [4, 1]
 //   nan_optimizer_state     optimizer.exp_avg_sq.lm_head.weight holds a NaN at [0, 0]
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -47,7 +47,8 @@ std::string with_header(const nlohmann::json& header, const std::string& data) {
 tf::IndexArray token_rows(std::size_t N, std::size_t C, int modulo) {
   tf::IndexArray a = tf::IndexArray::from_shape({N, C});
   for (std::size_t r = 0; r < N; ++r)
-    for (std::size_t c = 0; c < C; ++c) a(r, c) = static_cast<tf::Index>((r * 7 + c) % static_cast<std::size_t>(modulo));
+    for (std::size_t c = 0; c < C; ++c)
+      a(r, c) = static_cast<tf::Index>((r * 7 + c) % static_cast<std::size_t>(modulo));
   return a;
 }
 

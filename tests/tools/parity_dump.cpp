@@ -42,9 +42,14 @@ nlohmann::json describe(const config::RunConfig& cfg) {
   const config::OptimizerConfig& o = cfg.optimizer;
   return {{"model", nlohmann::json::parse(config::model_json(cfg.model))},
           {"optimizer",
-           {{"name", config::to_string(o.name)}, {"lr", o.lr}, {"weight_decay", o.weight_decay},
-            {"betas", {o.betas[0], o.betas[1]}}, {"eps", o.eps}, {"momentum", o.momentum},
-            {"nesterov", o.nesterov}, {"decay_rule", config::to_string(o.decay_rule)}}},
+           {{"name", config::to_string(o.name)},
+            {"lr", o.lr},
+            {"weight_decay", o.weight_decay},
+            {"betas", {o.betas[0], o.betas[1]}},
+            {"eps", o.eps},
+            {"momentum", o.momentum},
+            {"nesterov", o.nesterov},
+            {"decay_rule", config::to_string(o.decay_rule)}}},
           {"steps", cfg.training.steps}};
 }
 

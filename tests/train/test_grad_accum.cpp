@@ -37,9 +37,15 @@ std::vector<double> losses(const std::vector<std::string>& data, std::size_t bat
                            const std::string& out) {
   train::TrainOptions opts;
   opts.config_path = config_path("reverse");
-  opts.overrides = {"training.steps=50", "schedule.warmup_steps=5", "model.d_model=32", "training.eval_interval=50",
-                    "logging.attention_interval=0", "logging.checkpoint_interval=0", "training.grad_clip=1",
-                    "training.batch_size=" + std::to_string(batch), "training.grad_accum=" + std::to_string(accum)};
+  opts.overrides = {"training.steps=50",
+                    "schedule.warmup_steps=5",
+                    "model.d_model=32",
+                    "training.eval_interval=50",
+                    "logging.attention_interval=0",
+                    "logging.checkpoint_interval=0",
+                    "training.grad_clip=1",
+                    "training.batch_size=" + std::to_string(batch),
+                    "training.grad_accum=" + std::to_string(accum)};
   opts.overrides.insert(opts.overrides.end(), data.begin(), data.end());
   opts.out_dir = out;
   opts.overwrite = true;
@@ -65,8 +71,9 @@ TEST_CASE("train: grad_accum 4 x batch_size 8 gives the losses of batch_size 32 
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases{
       {"reverse", {}},
       {"tokens", {"data.task=tokens", "data.path=" + tokens, "data.shuffle=false"}},
-      {"tokens, SGD", {"data.task=tokens", "data.path=" + tokens, "data.shuffle=false", "optimizer.name=sgd",
-                       "optimizer.lr=0.3", "training.grad_clip=0"}}};
+      {"tokens, SGD",
+       {"data.task=tokens", "data.path=" + tokens, "data.shuffle=false", "optimizer.name=sgd", "optimizer.lr=0.3",
+        "training.grad_clip=0"}}};
   for (const auto& [name, data] : cases) {
     INFO(name);
     const std::vector<double> whole = losses(data, 32, 1, dir.file("whole"));
@@ -114,9 +121,15 @@ TEST_CASE("train: grad_accum 2 stopped after N steps and resumed equals the unin
                            std::vector<std::string>{"data.task=tokens", "data.path=" + tokens, "data.shuffle=false"}}) {
     train::TrainOptions full;
     full.config_path = config_path("reverse");
-    full.overrides = {"training.steps=16", "schedule.decay_steps=16", "schedule.warmup_steps=4", "model.d_model=32",
-                      "training.batch_size=4", "training.grad_accum=2", "logging.attention_interval=0",
-                      "logging.checkpoint_interval=0", "training.eval_interval=8"};
+    full.overrides = {"training.steps=16",
+                      "schedule.decay_steps=16",
+                      "schedule.warmup_steps=4",
+                      "model.d_model=32",
+                      "training.batch_size=4",
+                      "training.grad_accum=2",
+                      "logging.attention_interval=0",
+                      "logging.checkpoint_interval=0",
+                      "training.eval_interval=8"};
     full.overrides.insert(full.overrides.end(), data.begin(), data.end());
     full.out_dir = dir.file("full");
     full.progress = false;

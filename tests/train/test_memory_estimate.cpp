@@ -21,8 +21,8 @@ config::RunConfig task_config(config::Task task) {
 }  // namespace
 
 TEST_CASE("memory: the data footprint's T and V are the made task sources' own, for every task") {
-  for (const auto task : {config::Task::copy, config::Task::reverse, config::Task::sort, config::Task::add,
-                          config::Task::induction}) {
+  for (const auto task :
+       {config::Task::copy, config::Task::reverse, config::Task::sort, config::Task::add, config::Task::induction}) {
     for (const std::size_t length : {3, 8}) {
       config::RunConfig cfg = task_config(task);
       cfg.data.length = length;

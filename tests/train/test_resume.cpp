@@ -32,7 +32,8 @@ TEST_CASE("resume: the checkpoint's decay_steps and warmup_steps are kept unless
                 "min_lr from step 400); set schedule.decay_steps (with --allow-changes) to change it; the config's "
                 "warmup_steps 50 is not used (a resumed run keeps the checkpoint's unless --set gives it)");
 
-  config::RunConfig set = reverse_config({"training.steps=500", "schedule.decay_steps=450", "schedule.warmup_steps=20"});
+  config::RunConfig set =
+      reverse_config({"training.steps=500", "schedule.decay_steps=450", "schedule.warmup_steps=20"});
   const std::string set_line = train::keep_checkpoint_schedule(saved, 200, set);
   CHECK(set.schedule.warmup_steps == 20);
   CHECK(*set.schedule.decay_steps == 450);
@@ -41,7 +42,8 @@ TEST_CASE("resume: the checkpoint's decay_steps and warmup_steps are kept unless
   CHECK_THAT(set_line, Catch::EndsWith("at step 201, down to min_lr 3.00e-04 at step 450)"));
 }
 
-TEST_CASE("resume: changed keys are listed, exact ones need --allow-changes and fixed ones are always refused", "[train]") {
+TEST_CASE("resume: changed keys are listed, exact ones need --allow-changes and fixed ones are always refused",
+          "[train]") {
   const config::RunConfig saved = reverse_config({"training.batch_size=8"});
   std::vector<std::string> notes;
   config::RunConfig cfg = reverse_config({"training.batch_size=8", "training.steps=500", "logging.log_interval=5"});
@@ -96,7 +98,8 @@ TEST_CASE("resume: the data fingerprint names a changed vocabulary, file size or
   const std::string b = fingerprint(vocab_b);
   CHECK_THROWS_WITH(train::check_same_data(a, vocab_a, b, vocab_b, false, "c", notes),
                     Catch::Contains("the data differs from the checkpoint's: the vocabulary (4 symbols in the "
-                                    "checkpoint, 4 now); data.path " + path + ": its content (the same size, 601 bytes"));
+                                    "checkpoint, 4 now); data.path " +
+                                    path + ": its content (the same size, 601 bytes"));
   write("abc", 201);
   const std::string c = fingerprint(vocab_c);
   CHECK_THROWS_WITH(train::check_same_data(a, vocab_a, c, vocab_c, false, "c", notes),
@@ -130,6 +133,7 @@ TEST_CASE("run log: the progress line has step/total, loss, lr, tok/s, elapsed a
   CHECK_THAT(train::summary_line(r), Catch::StartsWith("tinyformer: stopped: step 400 of 400"));
   CHECK_THAT(train::summary_line(r), !Catch::Contains("accuracy"));
   r.steps_skipped = 3;
-  CHECK_THAT(train::summary_line(r), Catch::StartsWith("tinyformer: stopped: step 400 of 400 (300 this run, 3 skipped) | "
-                                                       "train loss 0.0123"));
+  CHECK_THAT(train::summary_line(r),
+             Catch::StartsWith("tinyformer: stopped: step 400 of 400 (300 this run, 3 skipped) | "
+                               "train loss 0.0123"));
 }

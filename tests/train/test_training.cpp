@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include "tinyformer/config/config.hpp"
-#include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/infer/heads.hpp"
+#include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/train/checkpoint.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
@@ -73,10 +73,16 @@ TEST_CASE("train: configs/induction.yaml learns recall and a head attends to the
 }
 
 TEST_CASE("train: 2N steps equal N steps plus a resume for N more, bit for bit (dropout on)", "[train]") {
-  const std::vector<std::string> common{"training.steps=24",    "schedule.decay_steps=24", "schedule.warmup_steps=4",
-                                        "model.dropout=0.1",    "model.d_model=32",        "training.batch_size=8",
-                                        "logging.log_interval=4", "training.eval_interval=8",
-                                        "logging.attention_interval=12", "logging.checkpoint_interval=0"};
+  const std::vector<std::string> common{"training.steps=24",
+                                        "schedule.decay_steps=24",
+                                        "schedule.warmup_steps=4",
+                                        "model.dropout=0.1",
+                                        "model.d_model=32",
+                                        "training.batch_size=8",
+                                        "logging.log_interval=4",
+                                        "training.eval_interval=8",
+                                        "logging.attention_interval=12",
+                                        "logging.checkpoint_interval=0"};
   train::TrainOptions full;
   full.config_path = config_path("reverse");
   full.overrides = common;
@@ -120,15 +126,15 @@ TEST_CASE("train: resume refuses a checkpoint whose model differs from the confi
 TEST_CASE("train: a run writes config, metrics, attention snapshots, checkpoint and report", "[train]") {
   train::TrainOptions opts;
   opts.config_path = config_path("reverse");
-  opts.overrides = {"training.steps=10", "schedule.warmup_steps=2", "logging.attention_interval=5", "logging.log_interval=5",
-                    "training.eval_interval=5", "model.d_model=32"};
+  opts.overrides = {"training.steps=10",      "schedule.warmup_steps=2",  "logging.attention_interval=5",
+                    "logging.log_interval=5", "training.eval_interval=5", "model.d_model=32"};
   opts.out_dir = fresh_dir("artifacts");
   opts.progress = false;
   train::train(opts);
   const fs::path out = *opts.out_dir;
-  for (const char* f : {"config.yaml", "metrics.jsonl", "checkpoint.safetensors", "report.html",
-                        "attention/step_000005.npy", "attention/step_000005.json", "attention/step_000005.png",
-                        "attention/step_000010.npy"})
+  for (const char* f :
+       {"config.yaml", "metrics.jsonl", "checkpoint.safetensors", "report.html", "attention/step_000005.npy",
+        "attention/step_000005.json", "attention/step_000005.png", "attention/step_000010.npy"})
     CHECK(fs::exists(out / f));
   std::ifstream metrics(out / "metrics.jsonl");
   std::string line;

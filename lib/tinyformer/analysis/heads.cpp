@@ -16,18 +16,20 @@ constexpr std::size_t kPatterns = 6;
 
 void check_ids(const IndexArray& ids, const char* where) {
   if (ids.dimension() != 1)
-    throw std::invalid_argument(fmt::format("{}: token ids must be one sequence [T], got {}", where,
-                                            shape_str(to_shape(ids.shape()))));
+    throw std::invalid_argument(
+        fmt::format("{}: token ids must be one sequence [T], got {}", where, shape_str(to_shape(ids.shape()))));
 }
 
 void check_expected(const std::vector<long>& expected, std::size_t T, const char* where) {
   if (!expected.empty() && expected.size() != T)
     throw std::invalid_argument(fmt::format("{}: {} expected keys for a sequence of {} tokens: give one per query "
-                                            "(-1 for none) or none", where, expected.size(), T));
+                                            "(-1 for none) or none",
+                                            where, expected.size(), T));
   for (std::size_t q = 0; q < expected.size(); ++q)
     if (expected[q] < -1 || expected[q] > static_cast<long>(q))
       throw std::invalid_argument(fmt::format("{}: expected key {} of query {} is not in [-1, {}] (-1: none; a "
-                                              "query attends to keys 0..q)", where, expected[q], q, q));
+                                              "query attends to keys 0..q)",
+                                              where, expected[q], q, q));
 }
 
 // Shape [L,H,T,T] of attention for ids [T].
@@ -35,11 +37,12 @@ Shape checked_attention_shape(const Array<float>& attention, const IndexArray& i
   const Shape shape = to_shape(attention.shape());
   if (shape.size() != 4 || shape[2] != shape[3] || shape_numel(shape) == 0)
     throw std::invalid_argument(fmt::format("{}: attention must be [L,H,T,T] (layers, heads, queries, keys) with L, "
-                                            "H, T > 0, got {}", where, shape_str(shape)));
+                                            "H, T > 0, got {}",
+                                            where, shape_str(shape)));
   check_ids(ids, where);
   if (ids.size() != shape[2])
-    throw std::invalid_argument(fmt::format("{}: {} token ids for attention {}: give {}", where, ids.size(),
-                                            shape_str(shape), shape[2]));
+    throw std::invalid_argument(
+        fmt::format("{}: {} token ids for attention {}: give {}", where, ids.size(), shape_str(shape), shape[2]));
   return shape;
 }
 
@@ -48,9 +51,15 @@ std::vector<std::size_t> cells_of_query(Pattern p, const IndexArray& ids, const 
                                         std::size_t q) {
   std::vector<std::size_t> keys;
   switch (p) {
-    case Pattern::previous_token: if (q >= 1) keys.push_back(q - 1); break;
-    case Pattern::self: if (q >= 1) keys.push_back(q); break;
-    case Pattern::first_token: if (q >= 1) keys.push_back(0); break;
+    case Pattern::previous_token:
+      if (q >= 1) keys.push_back(q - 1);
+      break;
+    case Pattern::self:
+      if (q >= 1) keys.push_back(q);
+      break;
+    case Pattern::first_token:
+      if (q >= 1) keys.push_back(0);
+      break;
     case Pattern::duplicate_token:
       for (std::size_t j = 0; j < q; ++j)
         if (ids(j) == ids(q)) keys.push_back(j);
@@ -78,7 +87,8 @@ double checked_row_sum(const float* row, std::size_t T, std::size_t l, std::size
   }
   if (!(sum > 0.0))
     throw std::invalid_argument(fmt::format("HeadPatternAccumulator::add: attention of layer {}, head {}, query {} "
-                                            "sums to 0: a row of attention weights must have some weight", l, h, q));
+                                            "sums to 0: a row of attention weights must have some weight",
+                                            l, h, q));
   return sum;
 }
 
@@ -95,37 +105,49 @@ double row_entropy(const float* row, std::size_t T, double sum) {
 }  // namespace
 
 const std::vector<Pattern>& all_patterns() {
-  static const std::vector<Pattern> patterns{Pattern::previous_token, Pattern::self,      Pattern::first_token,
+  static const std::vector<Pattern> patterns{Pattern::previous_token,  Pattern::self,      Pattern::first_token,
                                              Pattern::duplicate_token, Pattern::induction, Pattern::expected};
   return patterns;
 }
 
 std::string pattern_name(Pattern p) {
   switch (p) {
-    case Pattern::previous_token: return "previous_token";
-    case Pattern::self: return "self";
-    case Pattern::first_token: return "first_token";
-    case Pattern::duplicate_token: return "duplicate_token";
-    case Pattern::induction: return "induction";
-    case Pattern::expected: return "expected";
+    case Pattern::previous_token:
+      return "previous_token";
+    case Pattern::self:
+      return "self";
+    case Pattern::first_token:
+      return "first_token";
+    case Pattern::duplicate_token:
+      return "duplicate_token";
+    case Pattern::induction:
+      return "induction";
+    case Pattern::expected:
+      return "expected";
   }
   return "?";
 }
 
 std::string pattern_description(Pattern p) {
   switch (p) {
-    case Pattern::previous_token: return "each query attends to the token just before it (key q-1)";
-    case Pattern::self: return "each query attends to itself (key q)";
-    case Pattern::first_token: return "each query attends to the first token (key 0), the attention sink";
-    case Pattern::duplicate_token: return "each query attends to earlier occurrences of its own token";
+    case Pattern::previous_token:
+      return "each query attends to the token just before it (key q-1)";
+    case Pattern::self:
+      return "each query attends to itself (key q)";
+    case Pattern::first_token:
+      return "each query attends to the first token (key 0), the attention sink";
+    case Pattern::duplicate_token:
+      return "each query attends to earlier occurrences of its own token";
     case Pattern::induction:
       return "each query attends to the token right after an earlier occurrence of its own token (induction)";
-    case Pattern::expected: return "each answer query attends to the key the task says it needs";
+    case Pattern::expected:
+      return "each answer query attends to the key the task says it needs";
   }
   return "?";
 }
 
-std::vector<std::vector<std::size_t>> pattern_cells(Pattern p, const IndexArray& ids, const std::vector<long>& expected) {
+std::vector<std::vector<std::size_t>> pattern_cells(Pattern p, const IndexArray& ids,
+                                                    const std::vector<long>& expected) {
   check_ids(ids, "pattern_cells");
   const std::size_t T = ids.size();
   check_expected(expected, T, "pattern_cells");
@@ -141,7 +163,8 @@ void HeadPatternAccumulator::add(const Array<float>& attention, const IndexArray
   const std::size_t L = shape[0], H = shape[1], T = shape[2];
   if (sequences_ > 0 && (L != layers_ || H != heads_))
     throw std::invalid_argument(fmt::format("{}: attention {} has {} layers and {} heads, earlier sequences had {} "
-                                            "and {}", where, shape_str(shape), L, H, layers_, heads_));
+                                            "and {}",
+                                            where, shape_str(shape), L, H, layers_, heads_));
   check_expected(expected, T, where);
 
   std::vector<std::vector<std::vector<std::size_t>>> cells;  // [P][T] keys
@@ -216,7 +239,8 @@ std::optional<std::size_t> HeadScores::index_of(Pattern p) const {
 double HeadScores::at(std::size_t p, std::size_t layer, std::size_t head) const {
   if (p >= patterns.size() || layer >= layers || head >= heads)
     throw std::out_of_range(fmt::format("HeadScores::at: pattern {}, layer {}, head {} is outside {} patterns x {} "
-                                        "layers x {} heads", p, layer, head, patterns.size(), layers, heads));
+                                        "layers x {} heads",
+                                        p, layer, head, patterns.size(), layers, heads));
   return score.at((p * layers + layer) * heads + head);
 }
 
@@ -237,15 +261,14 @@ std::vector<std::vector<double>> HeadScores::entropy_table() const {
 }
 
 std::string HeadVerdict::label() const {
-  if (diffuse)
-    return fmt::format("diffuse (entropy {:.2f} nats; best: {} {:.2f})", entropy, pattern_name(best), score);
+  if (diffuse) return fmt::format("diffuse (entropy {:.2f} nats; best: {} {:.2f})", entropy, pattern_name(best), score);
   return fmt::format("{} {:.2f}", pattern_name(best), score);
 }
 
 std::vector<double> mean_entropy(const Array<float>& weights) {
   if (weights.dimension() != 4)
-    throw std::invalid_argument(fmt::format("mean_entropy: weights must be [B,H,T,T], got {}",
-                                            shape_str(to_shape(weights.shape()))));
+    throw std::invalid_argument(
+        fmt::format("mean_entropy: weights must be [B,H,T,T], got {}", shape_str(to_shape(weights.shape()))));
   const std::size_t B = weights.shape()[0], H = weights.shape()[1], T = weights.shape()[2];
   std::vector<double> out(H, 0.0);
   for (std::size_t b = 0; b < B; ++b)
@@ -283,13 +306,12 @@ std::vector<HeadVerdict> verdicts(const HeadScores& scores, double threshold) {
 }
 
 BestHead best_head(const std::vector<std::vector<double>>& table) {
-  if (table.empty() || table[0].empty())
-    throw std::invalid_argument("best_head: the score table [L][H] is empty");
+  if (table.empty() || table[0].empty()) throw std::invalid_argument("best_head: the score table [L][H] is empty");
   BestHead best{0, 0, table[0][0]};
   for (std::size_t l = 0; l < table.size(); ++l) {
     if (table[l].size() != table[0].size())
-      throw std::invalid_argument(fmt::format("best_head: layer {} has {} heads, layer 0 has {}", l, table[l].size(),
-                                              table[0].size()));
+      throw std::invalid_argument(
+          fmt::format("best_head: layer {} has {} heads, layer 0 has {}", l, table[l].size(), table[0].size()));
     for (std::size_t h = 0; h < table[l].size(); ++h)
       if (table[l][h] > best.score || (std::isnan(best.score) && !std::isnan(table[l][h]))) best = {l, h, table[l][h]};
   }

@@ -25,8 +25,8 @@
 // The uniform baseline of P is the same average for a head that spreads evenly over the q+1 visible keys:
 // (1 / N_P) * sum |P(s, q)| / (q + 1); a score near the baseline means the head does not prefer the pattern.
 //
-// Entropy of a head: the mean over queries q >= 1 of all sequences of  -sum_j a_j ln a_j,  a_j = A[q, j] / sum_j A[q, j]
-// (nats; query 0 is left out for the same reason as above). A head spread evenly over the q+1 visible keys has
+// Entropy of a head: the mean over queries q >= 1 of all sequences of  -sum_j a_j ln a_j,  a_j = A[q, j] / sum_j A[q,
+// j] (nats; query 0 is left out for the same reason as above). A head spread evenly over the q+1 visible keys has
 // entropy ln(q+1); HeadScores::uniform_entropy is the mean of that over the same queries.
 #include <cstddef>
 #include <optional>
@@ -55,15 +55,15 @@ std::vector<std::vector<std::size_t>> pattern_cells(Pattern p, const IndexArray&
 
 // The result of HeadPatternAccumulator: scores of the patterns that had at least one counted query.
 struct HeadScores {
-  std::size_t layers = 0;                  // L
-  std::size_t heads = 0;                   // H
-  std::size_t sequences = 0;               // sequences added
-  std::vector<Pattern> patterns;           // [P] the patterns with counted queries, in all_patterns() order
-  std::vector<std::size_t> counted;        // [P] counted queries of each pattern over all sequences (> 0)
-  std::vector<double> baseline;            // [P] score of a uniform causal head
-  std::vector<double> score;               // [P][L][H] row-major
-  std::vector<double> entropy;             // [L][H] mean row entropy in nats (queries q >= 1)
-  double uniform_entropy = 0.0;            // mean of ln(q+1) over the same queries
+  std::size_t layers = 0;            // L
+  std::size_t heads = 0;             // H
+  std::size_t sequences = 0;         // sequences added
+  std::vector<Pattern> patterns;     // [P] the patterns with counted queries, in all_patterns() order
+  std::vector<std::size_t> counted;  // [P] counted queries of each pattern over all sequences (> 0)
+  std::vector<double> baseline;      // [P] score of a uniform causal head
+  std::vector<double> score;         // [P][L][H] row-major
+  std::vector<double> entropy;       // [L][H] mean row entropy in nats (queries q >= 1)
+  double uniform_entropy = 0.0;      // mean of ln(q+1) over the same queries
 
   // Index of a pattern in `patterns`, or nullopt when it had no counted query.
   std::optional<std::size_t> index_of(Pattern p) const;
@@ -94,10 +94,10 @@ class HeadPatternAccumulator {
 
  private:
   std::size_t layers_ = 0, heads_ = 0, sequences_ = 0;
-  std::vector<double> numerator_;        // [P_all][L][H] sums of per-query fractions
-  std::vector<std::size_t> counted_;     // [P_all]
-  std::vector<double> baseline_sum_;     // [P_all]
-  std::vector<double> entropy_sum_;      // [L][H]
+  std::vector<double> numerator_;     // [P_all][L][H] sums of per-query fractions
+  std::vector<std::size_t> counted_;  // [P_all]
+  std::vector<double> baseline_sum_;  // [P_all]
+  std::vector<double> entropy_sum_;   // [L][H]
   std::size_t entropy_rows_ = 0;
   double uniform_entropy_sum_ = 0.0;
 };
@@ -119,11 +119,11 @@ inline constexpr double kPatternThreshold = 0.4;
 struct HeadVerdict {
   std::size_t layer = 0;
   std::size_t head = 0;
-  bool diffuse = false;      // no pattern reached the threshold
+  bool diffuse = false;                    // no pattern reached the threshold
   Pattern best = Pattern::previous_token;  // the best-scoring pattern (also when diffuse)
-  double score = 0.0;        // its score
-  double baseline = 0.0;     // its uniform baseline
-  double entropy = 0.0;      // the head's mean row entropy (nats)
+  double score = 0.0;                      // its score
+  double baseline = 0.0;                   // its uniform baseline
+  double entropy = 0.0;                    // the head's mean row entropy (nats)
   // "previous_token 0.93" or "diffuse (entropy 1.85 nats; best: induction 0.21)".
   std::string label() const;
 };
@@ -140,8 +140,8 @@ struct BestHead {
   double score = 0.0;
 };
 
-// The head with the highest score in a table [L][H] (the first one on ties; NaN entries are passed over). Throws std::invalid_argument when the
-// table is empty or ragged.
+// The head with the highest score in a table [L][H] (the first one on ties; NaN entries are passed over). Throws
+// std::invalid_argument when the table is empty or ragged.
 BestHead best_head(const std::vector<std::vector<double>>& table);
 
 }  // namespace tf::analysis

@@ -23,13 +23,13 @@ struct GradcheckOptions {
 };
 
 struct GradcheckWorst {
-  std::string name;          // input or parameter name
-  std::size_t checked = 0;   // elements compared
-  std::size_t failed = 0;    // elements outside tolerance
-  std::size_t index = 0;     // flat index of the worst element
+  std::string name;         // input or parameter name
+  std::size_t checked = 0;  // elements compared
+  std::size_t failed = 0;   // elements outside tolerance
+  std::size_t index = 0;    // flat index of the worst element
   double analytic = 0, numeric = 0;
   double abs_err = 0, rel_err = 0;  // of the worst element; rel_err = abs_err / max(|numeric|, atol)
-  double excess = 0;         // abs_err / (atol + rtol*|numeric|): > 1 fails
+  double excess = 0;                // abs_err / (atol + rtol*|numeric|): > 1 fails
 };
 
 struct GradcheckResult {

@@ -14,8 +14,8 @@ namespace tf::profile {
 
 struct OpTime {
   std::string name;
-  std::size_t calls = 0;      // forward calls
-  double forward_ms = 0;      // summed over all recorded steps
+  std::size_t calls = 0;  // forward calls
+  double forward_ms = 0;  // summed over all recorded steps
   double backward_ms = 0;
 };
 
@@ -23,8 +23,8 @@ void set_enabled(bool on);
 bool enabled();
 void reset();
 
-void begin_forward();                         // starts the forward clock
-void end_forward_op(const char* op);          // from make_result
+void begin_forward();                          // starts the forward clock
+void end_forward_op(const char* op);           // from make_result
 void add_backward(const char* op, double ms);  // from Var::backward
 void add_phase(const char* what, double ms);   // e.g. "optimizer step"
 

@@ -48,7 +48,8 @@ std::size_t Var<S>::size(long axis) const {
 template <class S>
 S Var<S>::item() const {
   if (numel() != 1)
-    throw std::invalid_argument(fmt::format("item(): the value has shape {}, not a single element", shape_str(shape())));
+    throw std::invalid_argument(
+        fmt::format("item(): the value has shape {}, not a single element", shape_str(shape())));
   return *node_->value.data();
 }
 
@@ -62,8 +63,8 @@ Var<S>& Var<S>::set_requires_grad(bool on) {
 template <class S>
 const Array<S>& Var<S>::grad() const {
   if (!node_->has_grad)
-    throw std::logic_error(fmt::format("grad(): no gradient has reached this {} value (shape {})", node_->op,
-                                       shape_str(shape())));
+    throw std::logic_error(
+        fmt::format("grad(): no gradient has reached this {} value (shape {})", node_->op, shape_str(shape())));
   return node_->grad;
 }
 
@@ -98,9 +99,8 @@ void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
     throw std::invalid_argument(fmt::format("backward(): seed shape {} differs from the value's shape {}",
                                             shape_str(to_shape(seed.shape())), shape_str(shape())));
   if (node_->graph_released)
-    throw std::logic_error(
-        "backward(): the graph behind this value was already released by an earlier backward(); "
-        "set BackwardOptions::retain_graph in the first call to differentiate the same graph twice");
+    throw std::logic_error("backward(): the graph behind this value was already released by an earlier backward(); "
+                           "set BackwardOptions::retain_graph in the first call to differentiate the same graph twice");
   if (!node_->requires_grad)
     throw std::logic_error("backward(): this value does not require grad (no input of it requires grad, "
                            "or it was computed inside a NoGradGuard)");

@@ -1,11 +1,11 @@
 #include "tinyformer/bench/bench.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <fstream>
-#include <string>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -69,17 +69,15 @@ const BenchShape& bench_shape(const std::string& name) {
   for (const auto* list : {&bench_shapes(), &scaling_shapes()})
     for (const auto& s : *list)
       if (s.name == name) return s;
-  throw std::invalid_argument(fmt::format(
-      "unknown bench shape '{}': expected tiny, small, medium, large, all, T64, T128, T256, T512, T1024 "
-      "(the shapes of --scaling) or floor",
-      name));
+  throw std::invalid_argument(
+      fmt::format("unknown bench shape '{}': expected tiny, small, medium, large, all, T64, T128, T256, T512, T1024 "
+                  "(the shapes of --scaling) or floor",
+                  name));
 }
 
 namespace {
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 }  // namespace
 
@@ -183,11 +181,11 @@ std::string profile_table(const BenchResult& r, std::size_t steps) {
   const double n = static_cast<double>(steps);
   double total = 0;
   for (const auto& t : r.profile) total += t.forward_ms + t.backward_ms;
-  std::string out = fmt::format("profile of {} ({} threads{}), per step: {:.3f} ms timed by the hooks, {:.3f} ms median "
-                                "step\n",
-                                r.shape, r.threads,
-                                r.processes > 1 ? fmt::format(" x {} processes, rank 0's times", r.processes) : "",
-                                total / n, r.ms_per_step);
+  std::string out = fmt::format(
+      "profile of {} ({} threads{}), per step: {:.3f} ms timed by the hooks, {:.3f} ms median "
+      "step\n",
+      r.shape, r.threads, r.processes > 1 ? fmt::format(" x {} processes, rank 0's times", r.processes) : "", total / n,
+      r.ms_per_step);
   out += fmt::format("{:<26} {:>7} {:>11} {:>11} {:>7}\n", "op", "calls", "forward ms", "backward ms", "share");
   for (const auto& t : r.profile)
     out += fmt::format("{:<26} {:>7.0f} {:>11.3f} {:>11.3f} {:>6.1f}%\n", t.name, static_cast<double>(t.calls) / n,

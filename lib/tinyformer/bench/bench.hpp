@@ -26,29 +26,30 @@ const std::vector<BenchShape>& scaling_shapes();
 const BenchShape& floor_shape();
 // Any of the names above; throws std::invalid_argument listing them.
 const BenchShape& bench_shape(const std::string& name);
-// The GPT of a shape: untied head, biases, dropout 0, LayerNorm, GELU, learned positions (the model section's defaults).
+// The GPT of a shape: untied head, biases, dropout 0, LayerNorm, GELU, learned positions (the model section's
+// defaults).
 config::ModelConfig model_config(const BenchShape& shape);
 
 struct BenchResult {
   std::string shape;
   std::size_t context = 0, batch = 0;  // the shape's T and global B
-  int threads = 1;         // per process
-  int processes = 1;       // MPI processes (dist::size())
+  int threads = 1;                     // per process
+  int processes = 1;                   // MPI processes (dist::size())
   std::size_t params = 0;
-  double ms_per_step = 0;  // median over the timed steps
-  double tokens_per_s = 0; // the global batch's tokens (all processes) per second
-  double allreduce_ms = 0; // median time per step in the gradient all-reduce, after a barrier (0 with one process)
+  double ms_per_step = 0;   // median over the timed steps
+  double tokens_per_s = 0;  // the global batch's tokens (all processes) per second
+  double allreduce_ms = 0;  // median time per step in the gradient all-reduce, after a barrier (0 with one process)
   std::size_t allreduce_bytes = 0;  // per step: 4 x params
-  double gflops = 0;       // (6 * params * tokens + 12 * layers * T * d_model * tokens) / step time
+  double gflops = 0;                // (6 * params * tokens + 12 * layers * T * d_model * tokens) / step time
   double peak_rss_mb = 0;
-  std::vector<double> losses;  // per step, to show runs agree whatever the thread count
+  std::vector<double> losses;            // per step, to show runs agree whatever the thread count
   std::vector<profile::OpTime> profile;  // with profiling on: per op, summed over the timed steps
 };
 
 // With `profile` the timed steps also record per-op times (see autograd/profile.hpp) and, under MPI, the
 // all-reduce as the phase "gradient all-reduce" (it starts after a barrier, timed as "waiting for the other
-// processes", so it is the transfer and the sum alone); the hooks cost a clock read per op, so ms_per_step of a profiled
-// run is slightly higher. Collective under MPI; throws dist::CollectiveError when N does not divide the batch.
+// processes", so it is the transfer and the sum alone); the hooks cost a clock read per op, so ms_per_step of a
+// profiled run is slightly higher. Collective under MPI; throws dist::CollectiveError when N does not divide the batch.
 BenchResult bench_training(const BenchShape& shape, int threads, std::size_t steps, std::size_t warmup,
                            bool profile = false);
 std::string to_json_line(const BenchResult& r);

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "tinyformer/tensor/parallel.hpp"
 #include <nlohmann/json.hpp>
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::config {
 
@@ -23,19 +23,26 @@ ConfigError::ConfigError(const std::string& message, std::vector<std::string> ke
 
 bool Check::allows(double v) const {
   switch (kind) {
-    case Kind::any: return true;
-    case Kind::at_least: return v >= lo;
-    case Kind::above: return v > lo;
-    case Kind::range: return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
+    case Kind::any:
+      return true;
+    case Kind::at_least:
+      return v >= lo;
+    case Kind::above:
+      return v > lo;
+    case Kind::range:
+      return (lo_open ? v > lo : v >= lo) && (hi_open ? v < hi : v <= hi);
   }
   return true;
 }
 
 std::string Check::describe() const {
   switch (kind) {
-    case Kind::any: return "";
-    case Kind::at_least: return fmt::format(">= {}", lo);
-    case Kind::above: return fmt::format("> {}", lo);
+    case Kind::any:
+      return "";
+    case Kind::at_least:
+      return fmt::format(">= {}", lo);
+    case Kind::above:
+      return fmt::format("> {}", lo);
     case Kind::range:
       return fmt::format("in {}{}, {}{}", lo_open ? "(" : "[", lo, hi, hi_open ? ")" : "]");
   }
@@ -73,12 +80,23 @@ std::string value_text(const std::string& s) {
   for (const char ch : s) {
     const auto c = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += (c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02X}", c) : std::string(1, ch);
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += (c < 0x20 || c == 0x7f) ? fmt::format("\\x{:02X}", c) : std::string(1, ch);
     }
   }
   return out + "\"";
@@ -301,7 +319,9 @@ void from_json_value(const nlohmann::json& j, std::optional<std::size_t>& v) {
 void from_json_value(const nlohmann::json& j, double& v) { v = j.get<double>(); }
 void from_json_value(const nlohmann::json& j, bool& v) { v = j.get<bool>(); }
 [[maybe_unused]] void from_json_value(const nlohmann::json& j, std::string& v) { v = j.get<std::string>(); }
-[[maybe_unused]] void from_json_value(const nlohmann::json& j, std::array<double, 2>& v) { v = j.get<std::array<double, 2>>(); }
+[[maybe_unused]] void from_json_value(const nlohmann::json& j, std::array<double, 2>& v) {
+  v = j.get<std::array<double, 2>>();
+}
 template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
 void from_json_value(const nlohmann::json& j, E& v) {
   v = parse_enum<E>(j.get<std::string>());

@@ -48,15 +48,16 @@ TF_CONFIG_SECTIONS(TF_CONFIG_STRUCT)
 template <class Struct>
 struct SectionFields;  // SectionFields<ModelConfig>::name == "model", ::visit(section, f)
 
-#define TF_CONFIG_VISIT(key, type, default_value, check, on_resume, doc) f(FieldInfo{name, #key, check, on_resume, doc}, s.key);
-#define TF_CONFIG_SECTION_FIELDS(section, Struct, FIELDS)   \
-  template <>                                               \
-  struct SectionFields<Struct> {                            \
-    static constexpr const char* name = #section;           \
-    template <class S, class F>                             \
-    static void visit(S& s, F&& f) {                        \
-      FIELDS(TF_CONFIG_VISIT)                               \
-    }                                                       \
+#define TF_CONFIG_VISIT(key, type, default_value, check, on_resume, doc) \
+  f(FieldInfo{name, #key, check, on_resume, doc}, s.key);
+#define TF_CONFIG_SECTION_FIELDS(section, Struct, FIELDS) \
+  template <>                                             \
+  struct SectionFields<Struct> {                          \
+    static constexpr const char* name = #section;         \
+    template <class S, class F>                           \
+    static void visit(S& s, F&& f) {                      \
+      FIELDS(TF_CONFIG_VISIT)                             \
+    }                                                     \
   };
 TF_CONFIG_SECTIONS(TF_CONFIG_SECTION_FIELDS)
 #undef TF_CONFIG_SECTION_FIELDS
@@ -104,10 +105,10 @@ void for_each_field_of(Run& cfg, F&& f) {
 // ---- values as text: the YAML (and docs, and checkpoint) spelling of a field's value ----
 std::string value_text(std::size_t v);                        // also the 64-bit seed (the same type)
 std::string value_text(const std::optional<std::size_t>& v);  // "auto" when unset
-std::string value_text(double v);                              // shortest text that reads back equal
+std::string value_text(double v);                             // shortest text that reads back equal
 std::string value_text(bool v);
-std::string value_text(const std::string& v);                  // double-quoted, escaped
-std::string value_text(const std::array<double, 2>& v);        // "[0.9, 0.999]"
+std::string value_text(const std::string& v);            // double-quoted, escaped
+std::string value_text(const std::array<double, 2>& v);  // "[0.9, 0.999]"
 template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
 std::string value_text(E v) {
   return enum_names(v).at(static_cast<std::size_t>(v));
@@ -139,8 +140,8 @@ ConfigError error_at(const RunConfig& cfg, const std::string& key, const std::st
 
 // A field whose value differs between two configs.
 struct FieldChange {
-  std::string path;          // "training.batch_size"
-  std::string before, after; // value_text of each
+  std::string path;           // "training.batch_size"
+  std::string before, after;  // value_text of each
   OnResume on_resume;
 };
 // Every field that differs between `before` and `after`, in declaration order.

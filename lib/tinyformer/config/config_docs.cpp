@@ -86,9 +86,7 @@ std::string type_doc(const Check& c, const std::optional<std::size_t>&) {
 std::string type_doc(const Check& c, double) { return c.kind == Check::Kind::any ? "real" : "real " + c.describe(); }
 std::string type_doc(const Check&, bool) { return "bool"; }
 std::string type_doc(const Check&, const std::string&) { return "string"; }
-std::string type_doc(const Check& c, const std::array<double, 2>&) {
-  return "list of two reals " + c.describe();
-}
+std::string type_doc(const Check& c, const std::array<double, 2>&) { return "list of two reals " + c.describe(); }
 template <class E, class = std::enable_if_t<std::is_enum_v<E>>>
 std::string type_doc(const Check&, E v) {
   return fmt::format("`{}`", fmt::join(enum_names(v), "` \\| `"));
@@ -105,9 +103,12 @@ std::string default_doc(const std::string& path, const std::string& value) {
 // The on --resume column (config/field.hpp's OnResume).
 const char* on_resume_doc(OnResume r) {
   switch (r) {
-    case OnResume::free: return "free";
-    case OnResume::exact: return "exact";
-    case OnResume::fixed: return "fixed";
+    case OnResume::free:
+      return "free";
+    case OnResume::exact:
+      return "exact";
+    case OnResume::fixed:
+      return "fixed";
   }
   return "";
 }

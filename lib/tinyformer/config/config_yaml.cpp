@@ -59,7 +59,8 @@ std::string unknown_section_detail(const std::string& name) {
   } else {
     for (const auto& [section, keys] : schema())  // a key written at the top level instead of in its section
       for (const auto& key : keys)
-        if (key == name && hint.empty()) hint = fmt::format("did you mean {}.{} (inside section {})? ", section, key, section);
+        if (key == name && hint.empty())
+          hint = fmt::format("did you mean {}.{} (inside section {})? ", section, key, section);
   }
   return fmt::format("unknown section '{}'; {}valid sections: {}", name, hint, fmt::join(section_names(), ", "));
 }
@@ -74,7 +75,8 @@ std::string unknown_key_detail(const std::string& section, const std::string& ke
       if (k == key && other != section && hint.empty()) hint = fmt::format("did you mean {}.{}? ", other, k);
   if (const std::string guess = closest_name(key, keys); hint.empty() && !guess.empty())
     hint = fmt::format("did you mean {}.{}? ", section, guess);
-  return fmt::format("unknown key '{}' in section {}; {}valid keys of {}: {}", key, section, hint, section, fmt::join(keys, ", "));
+  return fmt::format("unknown key '{}' in section {}; {}valid keys of {}: {}", key, section, hint, section,
+                     fmt::join(keys, ", "));
 }
 
 // Where a value came from: a line of the file (1-based), or a --set override (its full text).
@@ -192,8 +194,8 @@ void parse_value(const YAML::Node& n, E& out) {
 }
 
 // Limits checked before the YAML parser sees the text (it recurses per level and would report "bad file"): a config
-// is at most 1 MiB (checked first), holds no NUL byte, and nests at most kMaxDepth levels of [ ] / { } or indents at most 64
-// columns (a config needs two levels: sections and their keys). "" when the text is within them.
+// is at most 1 MiB (checked first), holds no NUL byte, and nests at most kMaxDepth levels of [ ] / { } or indents at
+// most 64 columns (a config needs two levels: sections and their keys). "" when the text is within them.
 constexpr std::size_t kMaxConfigBytes = std::size_t{1} << 20;
 constexpr int kMaxDepth = 32;
 
@@ -254,7 +256,8 @@ class Loader {
       fail_file(fmt::format("is {} bytes; a config is at most {} bytes (1 MiB)", text.size(), kMaxConfigBytes));
     std::vector<std::string> chars;
     if (const std::size_t bad = utf8_split(text, chars); bad != std::string::npos)
-      fail_file(fmt::format("not UTF-8 text: invalid byte at {}; save the config as UTF-8", byte_position_str(text, bad)));
+      fail_file(
+          fmt::format("not UTF-8 text: invalid byte at {}; save the config as UTF-8", byte_position_str(text, bad)));
     if (const std::string problem = shape_problem(text); !problem.empty()) fail_file(problem);
 
     YAML::Node root;
@@ -267,8 +270,8 @@ class Loader {
     }
     if (root.IsNull()) return;  // an empty file: all defaults
     if (!root.IsMap())
-      fail_file(fmt::format("the top level must be a mapping of sections ({}), got {}", fmt::join(section_names(), ", "),
-                            describe(root)));
+      fail_file(fmt::format("the top level must be a mapping of sections ({}), got {}",
+                            fmt::join(section_names(), ", "), describe(root)));
 
     std::map<std::string, int> seen_sections;
     for (const auto& item : root) {
@@ -472,7 +475,8 @@ std::string to_yaml(const RunConfig& cfg) {
   std::string y = "# tinyformer run config, resolved: every key with the value in effect (docs/config.md)\n";
   for_each_section(cfg, [&](const char* name, const auto& section) {
     y += fmt::format("{}:\n", name);
-    for_each_field(section, [&](const FieldInfo& f, const auto& v) { y += fmt::format("  {}: {}\n", f.key, value_text(v)); });
+    for_each_field(section,
+                   [&](const FieldInfo& f, const auto& v) { y += fmt::format("  {}: {}\n", f.key, value_text(v)); });
   });
   return y;
 }

@@ -20,9 +20,9 @@ struct Check {
   static constexpr Check any() { return {}; }
   static constexpr Check at_least(double lo) { return {Kind::at_least, lo, 0, false, false}; }
   static constexpr Check above(double lo) { return {Kind::above, lo, 0, false, false}; }
-  static constexpr Check closed(double lo, double hi) { return {Kind::range, lo, hi, false, false}; }  // [lo, hi]
+  static constexpr Check closed(double lo, double hi) { return {Kind::range, lo, hi, false, false}; }    // [lo, hi]
   static constexpr Check half_open(double lo, double hi) { return {Kind::range, lo, hi, true, false}; }  // [lo, hi)
-  static constexpr Check open(double lo, double hi) { return {Kind::range, lo, hi, true, true}; }  // (lo, hi)
+  static constexpr Check open(double lo, double hi) { return {Kind::range, lo, hi, true, true}; }        // (lo, hi)
 
   bool allows(double v) const;
   // "must be at least 1, got 0", "must be in [0, 1), got 1.5"; "" when v is allowed.
@@ -45,7 +45,7 @@ struct FieldInfo {
   const char* key;      // "d_model"
   Check check;
   OnResume on_resume;
-  const char* doc;      // one line for docs/config.md
+  const char* doc;  // one line for docs/config.md
 
   std::string path() const { return std::string(section) + "." + key; }  // "model.d_model"
 };

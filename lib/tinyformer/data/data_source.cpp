@@ -21,21 +21,27 @@ std::size_t resolve_context(const config::RunConfig& cfg, std::size_t T, const s
   const std::optional<std::size_t>& context = cfg.model.context;
   if (!context || *context == T) return T;
   if (*context < T)
-    throw config::error_at(cfg, "model.context", fmt::format("{} makes sequences of T = {} tokens, longer than model.context {}; "
-                                                 "set model.context to {} or auto", what, T, *context, T));
-  throw config::error_at(cfg, "model.context",
-                         fmt::format("{} makes sequences of T = {} tokens; model.context {} is larger, so positions {}..{} of "
-                              "the positional table would never be trained; set model.context to {} or auto",
-                              what, T, *context, T, *context - 1, T));
+    throw config::error_at(cfg, "model.context",
+                           fmt::format("{} makes sequences of T = {} tokens, longer than model.context {}; "
+                                       "set model.context to {} or auto",
+                                       what, T, *context, T));
+  throw config::error_at(
+      cfg, "model.context",
+      fmt::format("{} makes sequences of T = {} tokens; model.context {} is larger, so positions {}..{} of "
+                  "the positional table would never be trained; set model.context to {} or auto",
+                  what, T, *context, T, *context - 1, T));
 }
 
 std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg) {
   config::validate(cfg);
   try {
     switch (cfg.data.task) {
-      case config::Task::text: return make_text_source(cfg);
-      case config::Task::tokens: return make_tokens_source(cfg);
-      default: return make_task_source(cfg);
+      case config::Task::text:
+        return make_text_source(cfg);
+      case config::Task::tokens:
+        return make_tokens_source(cfg);
+      default:
+        return make_task_source(cfg);
     }
   } catch (const std::runtime_error& e) {  // the file: missing, empty, not UTF-8, a bad .npy, ...
     throw std::runtime_error(fmt::format("{}: {}", cfg.source.locate("data.path"), e.what()));

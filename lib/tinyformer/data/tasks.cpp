@@ -90,9 +90,10 @@ class TaskSource final : public DataSource {
       space_ = saturating_pow(alphabet_, n_);
     }
     vocab_ = Vocabulary(std::move(tokens));
-    resolve_context(cfg, L_ - 1,
-                    fmt::format("task '{}' with {}", name,
-                                kind == Task::add ? fmt::format("data.digits {}", d_) : fmt::format("data.length {}", n_)));
+    resolve_context(
+        cfg, L_ - 1,
+        fmt::format("task '{}' with {}", name,
+                    kind == Task::add ? fmt::format("data.digits {}", d_) : fmt::format("data.length {}", n_)));
     disjoint_ = space_ >= 2 * static_cast<std::uint64_t>(eval_size_);
 
     // The held-out set: eval_size examples from their own stream (distinct when the space allows).
@@ -122,8 +123,7 @@ class TaskSource final : public DataSource {
       do generate(rng, row);
       while (disjoint_ && eval_keys_.count(key(row)) != 0);
     }
-    return rows_to_batches(rows, B, L_ - 1, B, [this](std::size_t, std::size_t q) { return scored(q); })
-        .front();
+    return rows_to_batches(rows, B, L_ - 1, B, [this](std::size_t, std::size_t q) { return scored(q); }).front();
   }
 
   const std::vector<Batch>& eval_batches(std::size_t B) override {
@@ -140,14 +140,19 @@ class TaskSource final : public DataSource {
   // The sequences in words: "8 symbols | the same 8 symbols reversed".
   std::string layout() const {
     switch (kind_) {
-      case Task::copy: return fmt::format("{} symbols | the same {} symbols", n_, n_);
-      case Task::reverse: return fmt::format("{} symbols | the same {} symbols reversed", n_, n_);
-      case Task::sort: return fmt::format("{} symbols | the same {} symbols sorted", n_, n_);
-      case Task::induction: return fmt::format("{} symbols then the same {} symbols again", n_, n_);
+      case Task::copy:
+        return fmt::format("{} symbols | the same {} symbols", n_, n_);
+      case Task::reverse:
+        return fmt::format("{} symbols | the same {} symbols reversed", n_, n_);
+      case Task::sort:
+        return fmt::format("{} symbols | the same {} symbols sorted", n_, n_);
+      case Task::induction:
+        return fmt::format("{} symbols then the same {} symbols again", n_, n_);
       case Task::add:
         return fmt::format("a + b = c with {}-digit a, b and c = a+b written as {} digits, least significant first", d_,
                            d_ + 1);
-      default: return "";
+      default:
+        return "";
     }
   }
 
@@ -156,10 +161,10 @@ class TaskSource final : public DataSource {
         kind_ == Task::add ? std::string("digits 0-9") : fmt::format("alphabet of {} symbols", alphabet_);
     const std::string held_out =
         disjoint_ ? fmt::format("{} held-out sequences, never drawn for training", eval_size_)
-                  : fmt::format("{} held-out sequences, which overlap training (only {} distinct sources)",
-                                eval_size_, space_);
-    return fmt::format("task '{}': {} ({}); T = {}, V = {}, {} answer tokens scored; {}", config::to_string(kind_), layout(),
-                       symbols, L_ - 1, vocab_.size(), answer_len_, held_out);
+                  : fmt::format("{} held-out sequences, which overlap training (only {} distinct sources)", eval_size_,
+                                space_);
+    return fmt::format("task '{}': {} ({}); T = {}, V = {}, {} answer tokens scored; {}", config::to_string(kind_),
+                       layout(), symbols, L_ - 1, vocab_.size(), answer_len_, held_out);
   }
 
   IndexArray probe_sequence() const override {
@@ -170,12 +175,18 @@ class TaskSource final : public DataSource {
 
   std::string expected_key() const override {
     switch (kind_) {
-      case Task::copy: return "the source token it copies";
-      case Task::reverse: return "the mirrored source token";
-      case Task::sort: return "the first source position holding the value";
-      case Task::add: return "a's digit of the same place value";
-      case Task::induction: return "the token after the earlier occurrence of the current token";
-      default: return "";
+      case Task::copy:
+        return "the source token it copies";
+      case Task::reverse:
+        return "the mirrored source token";
+      case Task::sort:
+        return "the first source position holding the value";
+      case Task::add:
+        return "a's digit of the same place value";
+      case Task::induction:
+        return "the token after the earlier occurrence of the current token";
+      default:
+        return "";
     }
   }
 
@@ -183,10 +194,12 @@ class TaskSource final : public DataSource {
     switch (kind_) {
       case Task::copy:
         return fmt::format("The query predicting answer token k (x position {}+k) attends to source position k, "
-                           "the token it copies.", first_answer_query());
+                           "the token it copies.",
+                           first_answer_query());
       case Task::reverse:
         return fmt::format("The query predicting answer token k (x position {}+k) attends to source position {}-k, "
-                           "the mirrored source token.", first_answer_query(), n_ - 1);
+                           "the mirrored source token.",
+                           first_answer_query(), n_ - 1);
       case Task::sort:
         return fmt::format("The query predicting the k-th smallest symbol (x position {}+k) attends to the source "
                            "position holding that value (its first occurrence when the value repeats).",
@@ -199,9 +212,11 @@ class TaskSource final : public DataSource {
       case Task::induction:
         return fmt::format("The query at position i of the second copy attends to the position right after the "
                            "earlier occurrence of its current token, i-{} (an induction head); the last query of "
-                           "the first copy attends to position 0.", n_ - 1);
+                           "the first copy attends to position 0.",
+                           n_ - 1);
       case Task::text:
-      case Task::tokens: break;  // not synthetic: no such object is made for them
+      case Task::tokens:
+        break;  // not synthetic: no such object is made for them
     }
     return "";
   }
@@ -223,12 +238,13 @@ class TaskSource final : public DataSource {
     const std::size_t T = L_ - 1;
     if (seq.dimension() != 1 || seq.size() > T || seq.size() == 0)
       throw std::invalid_argument(fmt::format("task '{}': expected_attention needs one input sequence of at most {} "
-                                              "tokens, got {}", config::to_string(kind_), T,
-                                              shape_str(to_shape(seq.shape()))));
+                                              "tokens, got {}",
+                                              config::to_string(kind_), T, shape_str(to_shape(seq.shape()))));
     for (std::size_t i = 0; i < seq.size(); ++i)
       if (seq(i) < 0 || static_cast<std::size_t>(seq(i)) >= vocab_.size())
         throw std::invalid_argument(fmt::format("task '{}': expected_attention: token id {} at position {} is not "
-                                                "in [0, {})", config::to_string(kind_), seq(i), i, vocab_.size()));
+                                                "in [0, {})",
+                                                config::to_string(kind_), seq(i), i, vocab_.size()));
     std::vector<long> expected(seq.size(), -1);
     const std::size_t q0 = first_answer_query();
     if (seq.size() <= q0) return expected;  // a prompt that stops before the answer has no answer queries
@@ -240,8 +256,12 @@ class TaskSource final : public DataSource {
     for (std::size_t k = 0; k < answer_len_; ++k) {
       long key = -1;
       switch (kind_) {
-        case Task::copy: key = static_cast<long>(k); break;
-        case Task::reverse: key = static_cast<long>(n_ - 1 - k); break;
+        case Task::copy:
+          key = static_cast<long>(k);
+          break;
+        case Task::reverse:
+          key = static_cast<long>(n_ - 1 - k);
+          break;
         case Task::sort:
           for (std::size_t i = 0; i < n_; ++i)
             if (seq(i) == sorted[k]) {
@@ -249,10 +269,15 @@ class TaskSource final : public DataSource {
               break;
             }
           break;
-        case Task::add: key = k < d_ ? static_cast<long>(d_ - 1 - k) : -1; break;
-        case Task::induction: key = static_cast<long>(q0 + k) - static_cast<long>(n_) + 1; break;
+        case Task::add:
+          key = k < d_ ? static_cast<long>(d_ - 1 - k) : -1;
+          break;
+        case Task::induction:
+          key = static_cast<long>(q0 + k) - static_cast<long>(n_) + 1;
+          break;
         case Task::text:
-        case Task::tokens: break;
+        case Task::tokens:
+          break;
       }
       if (q0 + k < seq.size()) expected[q0 + k] = key;
     }
@@ -297,15 +322,20 @@ class TaskSource final : public DataSource {
     if (kind_ != Task::induction) seq[n_] = sep_;
     switch (kind_) {
       case Task::copy:
-      case Task::induction: std::copy(seq, seq + n_, answer); break;
-      case Task::reverse: std::reverse_copy(seq, seq + n_, answer); break;
+      case Task::induction:
+        std::copy(seq, seq + n_, answer);
+        break;
+      case Task::reverse:
+        std::reverse_copy(seq, seq + n_, answer);
+        break;
       case Task::sort:
         std::copy(seq, seq + n_, answer);
         std::sort(answer, answer + n_);
         break;
       case Task::add:
       case Task::text:
-      case Task::tokens: break;
+      case Task::tokens:
+        break;
     }
   }
 
@@ -325,8 +355,6 @@ class TaskSource final : public DataSource {
 
 }  // namespace
 
-std::unique_ptr<DataSource> make_task_source(const config::RunConfig& cfg) {
-  return std::make_unique<TaskSource>(cfg);
-}
+std::unique_ptr<DataSource> make_task_source(const config::RunConfig& cfg) { return std::make_unique<TaskSource>(cfg); }
 
 }  // namespace tf::data

@@ -41,7 +41,8 @@ class TextSource final : public DataSource {
     const std::string bytes = read_file_bytes(path_);
     if (bytes.empty())
       throw std::runtime_error(fmt::format("text data '{}' is empty (0 bytes); model.context {} needs at least {} "
-                                           "characters", path_, T_, T_ + 1));
+                                           "characters",
+                                           path_, T_, T_ + 1));
     std::vector<std::string> chars;
     const std::size_t bad = utf8_split(bytes, chars);
     if (bad != std::string::npos)
@@ -50,14 +51,15 @@ class TextSource final : public DataSource {
     const std::size_t N = chars.size();
     if (N < T_ + 1)
       throw std::runtime_error(fmt::format("text data '{}' has {} characters ({} bytes); model.context {} needs at "
-                                           "least {}", path_, N, bytes.size(), T_, T_ + 1));
+                                           "least {}",
+                                           path_, N, bytes.size(), T_, T_ + 1));
     n_val_ = static_cast<std::size_t>(static_cast<double>(N) * spec.val_fraction);
     n_train_ = N - n_val_;
     if (n_train_ < T_ + 1 || n_val_ < T_ + 1)
-      throw std::runtime_error(fmt::format(
-          "text data '{}': {} characters split by data.val_fraction {} into {} for training and {} for "
-          "validation; each part needs at least model.context + 1 = {} characters",
-          path_, N, spec.val_fraction, n_train_, n_val_, T_ + 1));
+      throw std::runtime_error(
+          fmt::format("text data '{}': {} characters split by data.val_fraction {} into {} for training and {} for "
+                      "validation; each part needs at least model.context + 1 = {} characters",
+                      path_, N, spec.val_fraction, n_train_, n_val_, T_ + 1));
 
     // sorted by code point (byte order of UTF-8 is code point order)
     const std::set<std::string> distinct(chars.begin(), chars.end());
@@ -94,9 +96,11 @@ class TextSource final : public DataSource {
     if (it == eval_cache_.end()) {
       std::vector<Index> rows;
       rows.reserve(eval_windows_.size() * (T_ + 1));
-      for (std::size_t start : eval_windows_) rows.insert(rows.end(), ids_.begin() + start, ids_.begin() + start + T_ + 1);
+      for (std::size_t start : eval_windows_)
+        rows.insert(rows.end(), ids_.begin() + start, ids_.begin() + start + T_ + 1);
       it = eval_cache_
-               .emplace(B, rows_to_batches(rows, eval_windows_.size(), T_, B, [](std::size_t, std::size_t) { return true; }))
+               .emplace(
+                   B, rows_to_batches(rows, eval_windows_.size(), T_, B, [](std::size_t, std::size_t) { return true; }))
                .first;
     }
     return it->second;

@@ -27,23 +27,25 @@ class TokensSource final : public DataSource {
     const IndexArray rows = io::read_npy_index(path_);  // runtime_error naming the file on a bad file/dtype
     if (rows.dimension() != 2)
       throw std::runtime_error(fmt::format("tokens data '{}': expected a rank-2 array [N, T+1] of token ids, got "
-                                           "shape {}", path_, shape_str(to_shape(rows.shape()))));
+                                           "shape {}",
+                                           path_, shape_str(to_shape(rows.shape()))));
     N_ = rows.shape(0);
     const std::size_t C = rows.shape(1);
     if (C < 2)
       throw std::runtime_error(fmt::format("tokens data '{}': rows of {} token(s); each row needs at least 2 "
-                                           "(input and target)", path_, C));
+                                           "(input and target)",
+                                           path_, C));
     T_ = C - 1;
     resolve_context(cfg, T_, fmt::format("tokens data '{}' with rows of {} tokens", path_, C));
     if (N_ < 2)
-      throw std::runtime_error(fmt::format("tokens data '{}': {} row(s); needs at least 2 (training and held out)",
-                                           path_, N_));
+      throw std::runtime_error(
+          fmt::format("tokens data '{}': {} row(s); needs at least 2 (training and held out)", path_, N_));
     Index max_id = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Index id = rows.data()[i];
       if (id < 0)
-        throw std::runtime_error(fmt::format("tokens data '{}': token id {} at row {}, column {} is negative",
-                                             path_, id, i / C, i % C));
+        throw std::runtime_error(
+            fmt::format("tokens data '{}': token id {} at row {}, column {} is negative", path_, id, i / C, i % C));
       max_id = std::max(max_id, id);
     }
     const std::size_t V = vocab_size ? *vocab_size : static_cast<std::size_t>(max_id) + 1;
@@ -109,8 +111,8 @@ class TokensSource final : public DataSource {
   std::string describe() const override {
     return fmt::format("tokens '{}': {} rows of T+1 = {} ids, V = {} ({}); {} training rows ({}), {} of the last {} "
                        "held out; T = {}",
-                       path_, N_, T_ + 1, vocab_.size(), vocab_auto_ ? "largest id + 1" : "model.vocab_size",
-                       n_train_, shuffle_ ? "random rows" : "in file order, wrapping", n_eval_, n_val_, T_);
+                       path_, N_, T_ + 1, vocab_.size(), vocab_auto_ ? "largest id + 1" : "model.vocab_size", n_train_,
+                       shuffle_ ? "random rows" : "in file order, wrapping", n_eval_, n_val_, T_);
   }
 
   IndexArray probe_sequence() const override {

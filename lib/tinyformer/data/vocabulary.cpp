@@ -13,12 +13,18 @@ std::string display_token(const std::string& token) {
   std::string out;
   for (char c : token) {
     const auto u = static_cast<unsigned char>(c);
-    if (c == '\n') out += "\\n";
-    else if (c == '\t') out += "\\t";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\\') out += "\\\\";
-    else if (u < 0x20 || u == 0x7F) out += fmt::format("\\x{:02x}", u);
-    else out += c;
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\t')
+      out += "\\t";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\\')
+      out += "\\\\";
+    else if (u < 0x20 || u == 0x7F)
+      out += fmt::format("\\x{:02x}", u);
+    else
+      out += c;
   }
   return out;
 }
@@ -58,13 +64,12 @@ Vocabulary::Vocabulary(std::vector<std::string> tokens, Layout layout) : tokens_
     if (t.empty()) throw std::invalid_argument(fmt::format("Vocabulary: token {} is empty", i));
     if (layout_ == Layout::joined) {
       if (utf8_split(t, chars) != std::string::npos || chars.size() != 1)
-        throw std::invalid_argument(fmt::format(
-            "Vocabulary: token {} ('{}') must be exactly one UTF-8 character in a joined vocabulary", i,
-            display_token(t)));
+        throw std::invalid_argument(
+            fmt::format("Vocabulary: token {} ('{}') must be exactly one UTF-8 character in a joined vocabulary", i,
+                        display_token(t)));
     } else if (has_whitespace(t)) {
-      throw std::invalid_argument(
-          fmt::format("Vocabulary: token {} ('{}') contains whitespace, not allowed in a spaced vocabulary", i,
-                      display_token(t)));
+      throw std::invalid_argument(fmt::format(
+          "Vocabulary: token {} ('{}') contains whitespace, not allowed in a spaced vocabulary", i, display_token(t)));
     }
     if (numbered_id(t) == static_cast<Index>(i)) continue;
     const Index other = find(t);  // a token numbered elsewhere, or an earlier one in ids_
@@ -121,8 +126,7 @@ std::vector<Index> Vocabulary::encode(const std::string& text) const {
   std::vector<std::string> pieces;
   if (layout_ == Layout::joined) {
     const std::size_t bad = utf8_split(text, pieces);
-    if (bad != std::string::npos)
-      throw std::invalid_argument(fmt::format("invalid UTF-8 at byte offset {}", bad));
+    if (bad != std::string::npos) throw std::invalid_argument(fmt::format("invalid UTF-8 at byte offset {}", bad));
   } else {
     std::istringstream words(text);
     for (std::string w; words >> w;) pieces.push_back(w);
@@ -132,8 +136,10 @@ std::vector<Index> Vocabulary::encode(const std::string& text) const {
   std::vector<std::pair<std::string, std::size_t>> unknown;
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const Index id = find(pieces[i]);
-    if (id < 0) unknown.emplace_back(pieces[i], i);
-    else ids.push_back(id);
+    if (id < 0)
+      unknown.emplace_back(pieces[i], i);
+    else
+      ids.push_back(id);
   }
   if (!unknown.empty())
     throw std::invalid_argument(fmt::format("not in the vocabulary: {} ({} counted from 0); {}", list_unknown(unknown),
@@ -144,8 +150,8 @@ std::vector<Index> Vocabulary::encode(const std::string& text) const {
 std::string Vocabulary::describe_tokens() const {
   constexpr std::size_t max_listed = 100;
   if (layout_ == Layout::spaced)
-    return fmt::format("the vocabulary is the {} words {} .. {}", tokens_.size(), tokens_.empty() ? "" : tokens_.front(),
-                       tokens_.empty() ? "" : tokens_.back());
+    return fmt::format("the vocabulary is the {} words {} .. {}", tokens_.size(),
+                       tokens_.empty() ? "" : tokens_.front(), tokens_.empty() ? "" : tokens_.back());
   std::string out = fmt::format("the vocabulary's {} characters: ", tokens_.size());
   for (std::size_t i = 0; i < tokens_.size() && i < max_listed; ++i) out += (i ? " " : "") + display_token(tokens_[i]);
   if (tokens_.size() > max_listed) out += " ...";
@@ -169,10 +175,14 @@ std::string Vocabulary::serialize() const {
   std::string out = fmt::format("tinyformer-vocabulary 1 {} {}\n", layout_name(layout_), tokens_.size());
   for (const auto& t : tokens_) {
     for (char c : t) {
-      if (c == '\\') out += "\\\\";
-      else if (c == '\n') out += "\\n";
-      else if (c == '\r') out += "\\r";
-      else out += c;
+      if (c == '\\')
+        out += "\\\\";
+      else if (c == '\n')
+        out += "\\n";
+      else if (c == '\r')
+        out += "\\r";
+      else
+        out += c;
     }
     out += '\n';
   }
@@ -202,8 +212,8 @@ Vocabulary Vocabulary::deserialize(const std::string& text) {
         "Vocabulary::deserialize: line 1 is '{}', expected 'tinyformer-vocabulary 1 <joined|spaced> <count>'",
         display_token(lines[0])));
   if (lines.size() - 1 != static_cast<std::size_t>(count))
-    throw std::invalid_argument(fmt::format("Vocabulary::deserialize: header announces {} tokens, found {} lines",
-                                            count, lines.size() - 1));
+    throw std::invalid_argument(
+        fmt::format("Vocabulary::deserialize: header announces {} tokens, found {} lines", count, lines.size() - 1));
   std::vector<std::string> tokens;
   tokens.reserve(lines.size() - 1);
   for (std::size_t l = 1; l < lines.size(); ++l) {
@@ -215,13 +225,16 @@ Vocabulary Vocabulary::deserialize(const std::string& text) {
         continue;
       }
       const char next = i + 1 < line.size() ? line[i + 1] : '\0';
-      if (next == '\\') t += '\\';
-      else if (next == 'n') t += '\n';
-      else if (next == 'r') t += '\r';
+      if (next == '\\')
+        t += '\\';
+      else if (next == 'n')
+        t += '\n';
+      else if (next == 'r')
+        t += '\r';
       else
-        throw std::invalid_argument(fmt::format(
-            "Vocabulary::deserialize: line {} has an invalid escape at column {} (valid: \\\\, \\n, \\r)", l + 1,
-            i + 1));
+        throw std::invalid_argument(
+            fmt::format("Vocabulary::deserialize: line {} has an invalid escape at column {} (valid: \\\\, \\n, \\r)",
+                        l + 1, i + 1));
       ++i;
     }
     tokens.push_back(std::move(t));

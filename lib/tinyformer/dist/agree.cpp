@@ -12,8 +12,8 @@ namespace {
 // Where two values first differ, short enough for one line: the values themselves when they are one short line,
 // otherwise the first line that differs.
 std::string difference(const std::string& a, const std::string& b, int rank_b) {
-  const bool short_values = a.size() <= 80 && b.size() <= 80 && a.find('\n') == std::string::npos &&
-                            b.find('\n') == std::string::npos;
+  const bool short_values =
+      a.size() <= 80 && b.size() <= 80 && a.find('\n') == std::string::npos && b.find('\n') == std::string::npos;
   if (short_values) return fmt::format("rank 0 has '{}', rank {} has '{}'", a, rank_b, b);
   std::size_t line = 1, begin = 0;
   while (begin <= std::max(a.size(), b.size())) {

@@ -2,7 +2,7 @@
 // job with MPI's message, which is what a failed collective should do.
 #ifdef TINYFORMER_WITH_MPI
 
-#define OMPI_SKIP_MPICXX 1   // the plain C API: mpi.h included from C++ would declare the C++ bindings too
+#define OMPI_SKIP_MPICXX 1  // the plain C API: mpi.h included from C++ would declare the C++ bindings too
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
@@ -29,16 +29,21 @@ int g_rank = 0, g_size = 1;
 
 int checked_count(std::size_t n, const char* what) {
   if (n > static_cast<std::size_t>(INT_MAX))
-    throw std::length_error(fmt::format("dist::{}: {} elements is more than one MPI call takes ({})", what, n, INT_MAX));
+    throw std::length_error(
+        fmt::format("dist::{}: {} elements is more than one MPI call takes ({})", what, n, INT_MAX));
   return static_cast<int>(n);
 }
 
 template <class T>
 MPI_Datatype mpi_type();
 template <>
-MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
+MPI_Datatype mpi_type<float>() {
+  return MPI_FLOAT;
+}
 template <>
-MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+MPI_Datatype mpi_type<double>() {
+  return MPI_DOUBLE;
+}
 
 // Reduce-scatter by all-to-all (rank r receives slice r from every rank and adds the copies in rank order), then
 // all-gather of the summed slices. `scratch` holds the N received copies of this rank's slice between steps.

@@ -48,7 +48,8 @@ double GradientAllReduce::operator()(const std::vector<Var<float>>& all, float s
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   at = flat_.data();
   for (auto p : params) {
-    if (p.has_grad()) std::transform(at, at + p.numel(), p.mutable_grad().begin(), [scale](float g) { return g * scale; });
+    if (p.has_grad())
+      std::transform(at, at + p.numel(), p.mutable_grad().begin(), [scale](float g) { return g * scale; });
     at += p.numel();
   }
   return ms;

@@ -20,8 +20,8 @@ struct HeadAblation {
 };
 
 struct AblationReport {
-  EvalResult intact;               // the model as it is
-  std::vector<HeadAblation> heads; // one per head, layer by layer
+  EvalResult intact;                // the model as it is
+  std::vector<HeadAblation> heads;  // one per head, layer by layer
 };
 
 // Evaluates on the first `max_batches` held-out batches of `batch_size`; the model is left as it was.

@@ -53,7 +53,8 @@ void evaluate_share(nn::GPT<float>& model, data::DataSource& source, const data:
                     std::size_t batch_size, std::size_t share, std::size_t global, EvalSums& e) {
   const std::size_t rows = batch.x.shape(0), mine = share * static_cast<std::size_t>(dist::rank());
   for (std::size_t first = mine; first < std::min(rows, mine + share); first += batch_size) {
-    const data::Batch chunk = global == batch_size ? batch : data::rows_of(batch, first, std::min(batch_size, rows - first));
+    const data::Batch chunk =
+        global == batch_size ? batch : data::rows_of(batch, first, std::min(batch_size, rows - first));
     const Var<float> logits = model.forward(chunk.x);
     const data::Accuracy acc = data::accuracy_from_logits(logits.value(), chunk.y);
     // one piece per batch: its mean as it is; several: means weighted by their scored targets

@@ -24,8 +24,8 @@ void add_batch(analysis::HeadPatternAccumulator& acc, const std::vector<Array<fl
   }
 }
 
-std::optional<analysis::HeadScores> score_heads_on_data(nn::GPT<float>& model, data::DataSource& source, std::size_t batch_size,
-                                         std::size_t max_batches) {
+std::optional<analysis::HeadScores> score_heads_on_data(nn::GPT<float>& model, data::DataSource& source,
+                                                        std::size_t batch_size, std::size_t max_batches) {
   NoGradGuard no_grad;
   const bool was_training = model.training();
   model.eval();
@@ -51,14 +51,16 @@ analysis::HeadScores score_heads_on_ids(nn::GPT<float>& model, const data::DataS
 std::string heads_json(const analysis::HeadScores& scores) {
   nlohmann::json patterns = nlohmann::json::object();
   for (std::size_t p = 0; p < scores.patterns.size(); ++p)
-    patterns[analysis::pattern_name(scores.patterns[p])] = {{"score", scores.table(scores.patterns[p])},
-                                                            {"baseline", scores.baseline[p]},
-                                                            {"counted", scores.counted[p]}};
+    patterns[analysis::pattern_name(scores.patterns[p])] = {
+        {"score", scores.table(scores.patterns[p])}, {"baseline", scores.baseline[p]}, {"counted", scores.counted[p]}};
   std::vector<std::vector<std::string>> labels(scores.layers, std::vector<std::string>(scores.heads));
   for (const auto& v : analysis::verdicts(scores)) labels[v.layer][v.head] = v.label();
-  const nlohmann::json j = {{"layers", scores.layers},   {"heads", scores.heads},
-                            {"sequences", scores.sequences}, {"uniform_entropy", scores.uniform_entropy},
-                            {"patterns", patterns},       {"entropy", scores.entropy_table()},
+  const nlohmann::json j = {{"layers", scores.layers},
+                            {"heads", scores.heads},
+                            {"sequences", scores.sequences},
+                            {"uniform_entropy", scores.uniform_entropy},
+                            {"patterns", patterns},
+                            {"entropy", scores.entropy_table()},
                             {"verdicts", labels}};
   return j.dump(1);
 }

@@ -18,8 +18,8 @@ void add_batch(analysis::HeadPatternAccumulator& acc, const std::vector<Array<fl
 
 // The heads' scores on the first `max_batches` held-out batches of `batch_size` sequences; nullopt when no sequence
 // could be scored (every one had non-finite attention).
-std::optional<analysis::HeadScores> score_heads_on_data(nn::GPT<float>& model, data::DataSource& source, std::size_t batch_size,
-                                         std::size_t max_batches);
+std::optional<analysis::HeadScores> score_heads_on_data(nn::GPT<float>& model, data::DataSource& source,
+                                                        std::size_t batch_size, std::size_t max_batches);
 // The heads' scores on one input [T] (expected keys from `source` when it has a pattern; none if `source` is null).
 analysis::HeadScores score_heads_on_ids(nn::GPT<float>& model, const data::DataSource* source, const IndexArray& ids);
 

@@ -10,8 +10,8 @@ namespace tf::infer {
 
 std::vector<double> next_token_probs(const Array<float>& last_logits, double temperature, std::size_t top_k) {
   if (!(temperature > 0))
-    throw std::invalid_argument(fmt::format("temperature must be > 0 here, got {} (0 means greedy: choose_token)",
-                                            temperature));
+    throw std::invalid_argument(
+        fmt::format("temperature must be > 0 here, got {} (0 means greedy: choose_token)", temperature));
   const std::size_t V = last_logits.size();
   std::vector<double> z(V);
   for (std::size_t i = 0; i < V; ++i) z[i] = last_logits.data()[i] / temperature;

@@ -76,8 +76,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   if (fd_ < 0) {
     const int err = errno;
     release_slot(slot_);
-    throw std::runtime_error(fmt::format("{}: cannot create the temporary file '{}': {}", path_, temp_path_,
-                                         std::strerror(err)));
+    throw std::runtime_error(
+        fmt::format("{}: cannot create the temporary file '{}': {}", path_, temp_path_, std::strerror(err)));
   }
 }
 
@@ -209,8 +209,8 @@ void InputFile::read(void* data, std::size_t size, const char* what) {
       throw std::runtime_error(fmt::format("{}: reading {} failed: {}", path_, what, std::strerror(err)));
     }
     if (n == 0)
-      throw std::runtime_error(fmt::format("{}: truncated: the file ended at offset {} while reading {}", path_,
-                                           position_, what));
+      throw std::runtime_error(
+          fmt::format("{}: truncated: the file ended at offset {} while reading {}", path_, position_, what));
     p += n;
     size -= static_cast<std::size_t>(n);
     position_ += static_cast<std::uint64_t>(n);

@@ -56,14 +56,15 @@ std::string chart(const CompareData& data, const StepAxis& axis, const std::stri
 std::string charts_html(const CompareData& data) {
   const StepAxis axis = shared_axis(data);
   std::string html;
-  html += chart(data, axis, "chart-train-loss", "Train loss", [](const MetricsRow& m) {
-    return std::optional<double>(m.train_loss);
-  }, true);
-  html += chart(data, axis, "chart-val-loss", "Validation loss", [](const MetricsRow& m) { return m.val_loss; }, true);
-  html += chart(data, axis, "chart-accuracy", "Accuracy", [](const MetricsRow& m) { return m.accuracy; }, false);
-  html += chart(data, axis, "chart-lr", "Learning rate", [](const MetricsRow& m) {
-    return std::optional<double>(m.lr);
-  }, false);
+  html += chart(
+      data, axis, "chart-train-loss", "Train loss",
+      [](const MetricsRow& m) { return std::optional<double>(m.train_loss); }, true);
+  html += chart(
+      data, axis, "chart-val-loss", "Validation loss", [](const MetricsRow& m) { return m.val_loss; }, true);
+  html += chart(
+      data, axis, "chart-accuracy", "Accuracy", [](const MetricsRow& m) { return m.accuracy; }, false);
+  html += chart(
+      data, axis, "chart-lr", "Learning rate", [](const MetricsRow& m) { return std::optional<double>(m.lr); }, false);
   return html.empty() ? "" : "<h2>Training curves</h2>\n<div class=\"charts\">" + html + "</div>\n";
 }
 
@@ -91,7 +92,8 @@ std::string render_compare_report(const CompareData& data) {
                                               d.values.size(), data.runs.size()));
   const std::string title = html_escape(data.title.empty() ? std::string("tinyformer runs compared") : data.title);
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + title +
-                     "</title>\n<style>" + report::report_style() + "</style>\n</head>\n<body>\n<h1>" + title + "</h1>\n";
+                     "</title>\n<style>" + report::report_style() + "</style>\n</head>\n<body>\n<h1>" + title +
+                     "</h1>\n";
   html += "<p class=\"summary\">";
   for (std::size_t i = 0; i < data.runs.size(); ++i)
     html += fmt::format("{}<span style=\"color:{}\">&#9632;</span> {} ({} logged steps)", i ? "; " : "", run_color(i),

@@ -22,8 +22,8 @@ constexpr int kMargin = 12;
 constexpr int kTitleBand = 32;
 constexpr int kCaptionBand = 14;
 constexpr int kGap = 16;
-constexpr int kCharWidth = 6;       // stb_easy_font advance per character at scale 1
-constexpr int kGlyphHeight = 7;     // cap height at scale 1 (descenders go 2 px lower)
+constexpr int kCharWidth = 6;    // stb_easy_font advance per character at scale 1
+constexpr int kGlyphHeight = 7;  // cap height at scale 1 (descenders go 2 px lower)
 constexpr int kMaxLabelChars = 8;
 constexpr int kMaxTitleChars = 100;
 constexpr int kColorBarWidth = 120;  // "0" + 4 + 100 px ramp + 4 + "1"
@@ -118,8 +118,8 @@ struct Canvas {
   // counter-clockwise, reading bottom-to-top from (x, y), glyph tops pointing left (x is the glyph top).
   // kVisibleSpace is drawn as an open box (U+2423) in a space's advance. Pixels outside the clip rectangle are
   // left alone.
-  void text(const std::string& s, int x, int y, int scale, bool vertical, Rgb c, int clip_x0, int clip_y0,
-            int clip_x1, int clip_y1) {
+  void text(const std::string& s, int x, int y, int scale, bool vertical, Rgb c, int clip_x0, int clip_y0, int clip_x1,
+            int clip_y1) {
     if (s.empty()) return;
     const TextPlace place{x, y, scale, vertical, c, clip_x0, clip_y0, clip_x1, clip_y1};
     std::vector<char> chars;
@@ -146,12 +146,14 @@ struct Canvas {
         chars[i] = '\0';  // the width of the text before it
         const int ox = stb_easy_font_width(chars.data());
         chars[i] = ' ';
-        glyph_rect(place, ox, 6, ox + 5, 7);      // the bottom
-        glyph_rect(place, ox, 4, ox + 1, 6);      // and two short sides, within the cap height (rows 0..6)
+        glyph_rect(place, ox, 6, ox + 5, 7);  // the bottom
+        glyph_rect(place, ox, 4, ox + 1, 6);  // and two short sides, within the cap height (rows 0..6)
         glyph_rect(place, ox + 4, 4, ox + 5, 6);
       }
   }
-  void text(const std::string& s, int x, int y, int scale, Rgb c) { text(s, x, y, scale, false, c, 0, 0, width, height); }
+  void text(const std::string& s, int x, int y, int scale, Rgb c) {
+    text(s, x, y, scale, false, c, 0, 0, width, height);
+  }
 };
 
 void append_bytes(void* context, void* data, int size) {
@@ -163,9 +165,9 @@ void append_bytes(void* context, void* data, int size) {
 AttentionDims check_attention_weights(const Array<float>& weights, std::size_t n_labels, const std::string& where) {
   const Shape shape = to_shape(weights.shape());
   if (shape.size() != 4 || shape[2] != shape[3] || shape_numel(shape) == 0)
-    throw std::invalid_argument(fmt::format(
-        "{}: attention weights must be [L,H,T,T] (layers, heads, queries, keys) with L, H, T > 0, got {}", where,
-        shape_str(shape)));
+    throw std::invalid_argument(
+        fmt::format("{}: attention weights must be [L,H,T,T] (layers, heads, queries, keys) with L, H, T > 0, got {}",
+                    where, shape_str(shape)));
   if (n_labels != 0 && n_labels != shape[2])
     throw std::invalid_argument(fmt::format("{}: {} token labels for attention weights {}: give {} labels or none",
                                             where, n_labels, shape_str(shape), shape[2]));
@@ -175,7 +177,7 @@ AttentionDims check_attention_weights(const Array<float>& weights, std::size_t n
 std::array<std::uint8_t, 3> attention_color(float weight) {
   // White, then ColorBrewer "Blues" (9 classes) from its 2nd class on, at evenly spaced weights.
   static constexpr Rgb kStops[9] = {{255, 255, 255}, {222, 235, 247}, {198, 219, 239}, {158, 202, 225}, {107, 174, 214},
-                                    {66, 146, 198},   {33, 113, 181},  {8, 81, 156},    {8, 48, 107}};
+                                    {66, 146, 198},  {33, 113, 181},  {8, 81, 156},    {8, 48, 107}};
   if (std::isnan(weight)) return {220, 40, 40};
   const float t = std::clamp(weight, 0.f, 1.f) * 8.f;
   const int i = std::min(static_cast<int>(t), 7);
@@ -196,8 +198,8 @@ int AttentionGridImage::cell_y(std::size_t layer, std::size_t query) const {
 
 std::array<std::uint8_t, 3> AttentionGridImage::pixel(int x, int y) const {
   if (x < 0 || y < 0 || x >= width || y >= height)
-    throw std::invalid_argument(fmt::format("AttentionGridImage::pixel: ({}, {}) is outside the {} x {} image", x, y,
-                                            width, height));
+    throw std::invalid_argument(
+        fmt::format("AttentionGridImage::pixel: ({}, {}) is outside the {} x {} image", x, y, width, height));
   const std::uint8_t* p = &rgb[(static_cast<std::size_t>(y) * width + x) * 3];
   return {p[0], p[1], p[2]};
 }
@@ -246,11 +248,12 @@ GridLayout choose_layout(const AttentionDims& d, long longest_label, bool annota
 void check_expected_keys(const std::vector<long>& expected, std::size_t T) {
   if (!expected.empty() && expected.size() != T)
     throw std::invalid_argument(fmt::format("render_attention_grid: {} expected keys for {} tokens: give one per "
-                                            "query (-1 for none) or none", expected.size(), T));
+                                            "query (-1 for none) or none",
+                                            expected.size(), T));
   for (std::size_t q = 0; q < expected.size(); ++q)
     if (expected[q] < -1 || expected[q] >= static_cast<long>(T))
-      throw std::invalid_argument(fmt::format("render_attention_grid: expected key {} of query {} is not in [-1, {})",
-                                              expected[q], q, T));
+      throw std::invalid_argument(
+          fmt::format("render_attention_grid: expected key {} of query {} is not in [-1, {})", expected[q], q, T));
 }
 
 // The title line: the title at scale 2, a color bar "0 [ramp] 1", and with outlines a legend for them.
@@ -276,8 +279,8 @@ void draw_labels(Canvas& canvas, const GridLayout& g, const std::vector<std::str
   for (std::size_t t = 0; t < labels.size(); t += static_cast<std::size_t>(k)) {
     const int at = static_cast<int>(t) * s, slot0 = at + s / 2 - k * s / 2, slot1 = slot0 + k * s;
     const int label_w = kCharWidth * static_cast<int>(labels[t].size());
-    canvas.text(labels[t], x0 - 4 - label_w + 1, y0 + at + text_offset, 1, false, kText, x0 - band, y0 + slot0,
-                x0 - 2, y0 + slot1);
+    canvas.text(labels[t], x0 - 4 - label_w + 1, y0 + at + text_offset, 1, false, kText, x0 - band, y0 + slot0, x0 - 2,
+                y0 + slot1);
     canvas.text(labels[t], x0 + at + text_offset, y0 - 4, 1, true, kText, x0 + slot0, y0 - band, x0 + slot1, y0 - 2);
     if (k > 1) {  // thinned: a tick in the gap points at the labelled row and column
       canvas.fill_rect(x0 - 3, y0 + at + s / 2, x0 - 1, y0 + at + s / 2 + 1, kText);
@@ -320,7 +323,8 @@ AttentionGridImage render_attention_grid(const Array<float>& weights, const std:
   const bool outlines = !expected.empty();
   const long title_w = 2 * kMargin + 2 * kCharWidth * static_cast<long>(title_text.size()) + kGap + kColorBarWidth +
                        (outlines ? kGap + kOutlineLegendWidth : 0);
-  const GridLayout g = choose_layout(d, labels.empty() ? 0 : std::max(longest, 1L), !labels.empty() || outlines, title_w);
+  const GridLayout g =
+      choose_layout(d, labels.empty() ? 0 : std::max(longest, 1L), !labels.empty() || outlines, title_w);
 
   AttentionGridImage img;
   img.width = static_cast<int>(g.width);
@@ -358,7 +362,8 @@ std::string encode_png_rgb(int width, int height, const std::vector<std::uint8_t
                                             static_cast<std::size_t>(std::max(width, 0)) * std::max(height, 0) * 3));
   std::string png;
   if (stbi_write_png_to_func(append_bytes, &png, width, height, 3, rgb.data(), width * 3) == 0 || png.empty())
-    throw std::runtime_error(fmt::format("encode_png_rgb: stb_image_write failed to encode a {} x {} image", width, height));
+    throw std::runtime_error(
+        fmt::format("encode_png_rgb: stb_image_write failed to encode a {} x {} image", width, height));
   return png;
 }
 

@@ -19,8 +19,8 @@
 //   width    = max(2*12 + H*block_w + (H-1)*16, 2*12 + 12*title characters (at most 100) + 16 + 120 [+ 16 + 86])
 //              (the title line: the title at twice the font size, a 120 px color bar, and with outlines a legend)
 //   height   = 2*12 + 32 (title line) + L*block_h + (L-1)*16
-// The heatmap of layer l, head h starts at x = 12 + h*(block_w + 16) + band, y = 12 + 32 + l*(block_h + 16) + 14 + band.
-// So T=32, L=2, H=4 with labels of up to 8 characters gives 1304 x 716 with 8 px per token; T=36 gets 8 px per
+// The heatmap of layer l, head h starts at x = 12 + h*(block_w + 16) + band, y = 12 + 32 + l*(block_h + 16) + 14 +
+// band. So T=32, L=2, H=4 with labels of up to 8 characters gives 1304 x 716 with 8 px per token; T=36 gets 8 px per
 // token (instead of 7) and every label.
 //
 // Expected cells: given one key per query (-1 for none, as data::DataSource::expected_attention returns), the cell
@@ -61,12 +61,12 @@ struct AttentionGridImage {
   int height = 0;
   std::vector<std::uint8_t> rgb;  // width * height * 3
   AttentionDims dims;
-  int pixels_per_token = 0;  // s
-  bool labels = false;       // token labels were drawn
-  int label_every = 0;       // k: every k-th token is labelled (0 without labels)
-  bool outlines = false;     // expected cells were outlined
-  std::vector<int> column_x; // [H] left edge of the heatmaps of head h
-  std::vector<int> row_y;    // [L] top edge of the heatmaps of layer l
+  int pixels_per_token = 0;   // s
+  bool labels = false;        // token labels were drawn
+  int label_every = 0;        // k: every k-th token is labelled (0 without labels)
+  bool outlines = false;      // expected cells were outlined
+  std::vector<int> column_x;  // [H] left edge of the heatmaps of head h
+  std::vector<int> row_y;     // [L] top edge of the heatmaps of layer l
 
   // Top-left pixel of the heatmap cell (query q, key k) of layer l, head h; the cell is s x s pixels.
   int cell_x(std::size_t head, std::size_t key) const;

@@ -3,9 +3,9 @@
 #include "tinyformer/io/html_report.hpp"
 
 #include <algorithm>
-#include <map>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -27,7 +27,9 @@ using report::StepAxis;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-std::string hex_color(const std::array<std::uint8_t, 3>& c) { return fmt::format("#{:02x}{:02x}{:02x}", c[0], c[1], c[2]); }
+std::string hex_color(const std::array<std::uint8_t, 3>& c) {
+  return fmt::format("#{:02x}{:02x}{:02x}", c[0], c[1], c[2]);
+}
 
 // One colour per head (and per layer in the entropy chart), away from the orange of the expected-key outlines.
 const std::vector<std::string>& head_colors() {
@@ -47,13 +49,13 @@ AttentionDims check_snapshot(const AttentionSnapshot& s, std::size_t index) {
                                             where, s.expected.size(), d.tokens));
   for (std::size_t q = 0; q < s.expected.size(); ++q)
     if (s.expected[q] < -1 || s.expected[q] >= static_cast<long>(d.tokens))
-      throw std::invalid_argument(fmt::format("{}: expected key {} of query {} is not in [-1, {})", where,
-                                              s.expected[q], q, d.tokens));
+      throw std::invalid_argument(
+          fmt::format("{}: expected key {} of query {} is not in [-1, {})", where, s.expected[q], q, d.tokens));
   bool scores_ok = s.scores.empty() || s.scores.size() == d.layers;
   for (const auto& row : s.scores) scores_ok = scores_ok && row.size() == d.heads;
   if (!scores_ok)
-    throw std::invalid_argument(fmt::format("{}: scores must be [L][H] = [{}][{}] (one per head) or empty", where,
-                                            d.layers, d.heads));
+    throw std::invalid_argument(
+        fmt::format("{}: scores must be [L][H] = [{}][{}] (one per head) or empty", where, d.layers, d.heads));
   return d;
 }
 
@@ -133,8 +135,7 @@ std::vector<Series> entropy_series(const std::vector<MetricsRow>& metrics) {
   std::vector<Series> series;
   for (const auto& m : metrics)
     for (std::size_t l = 0; l < m.attention_entropy.size(); ++l) {
-      if (l >= series.size())
-        series.push_back({fmt::format("L{}", l), head_colors()[l % head_colors().size()], {}});
+      if (l >= series.size()) series.push_back({fmt::format("L{}", l), head_colors()[l % head_colors().size()], {}});
       series[l].points.emplace_back(static_cast<double>(m.step), finite_mean(m.attention_entropy[l]));
     }
   if (series.size() == 1) series[0].name = "mean over heads";
@@ -176,7 +177,9 @@ std::string summary_html(const std::vector<MetricsRow>& metrics) {
       last_val = m.val_loss;
       if (!best_val || *m.val_loss < *best_val) best_val = m.val_loss, best_step = m.step;
     }
-  if (last_val) s += fmt::format(", val loss {} (best {} at step {})", short_number(*last_val), short_number(*best_val), *best_step);
+  if (last_val)
+    s +=
+        fmt::format(", val loss {} (best {} at step {})", short_number(*last_val), short_number(*best_val), *best_step);
   if (last.accuracy) s += fmt::format(", accuracy {}", short_number(*last.accuracy));
   if (last.grad_norm) s += fmt::format(", gradient norm {}", short_number(*last.grad_norm));
   s += fmt::format(", learning rate {}.", short_number(last.lr));
@@ -234,8 +237,9 @@ std::string score_table_html(const ReportData& data, const std::optional<ScoreSo
   const auto best = best_of(table);
   std::string html;
   if (scores)
-    html += "<p class=\"summary\">The expected-pattern score of a head is the fraction of each answer query's attention "
-            "that lands on its expected key, averaged over the answer queries (1 = all of it).</p>\n";
+    html +=
+        "<p class=\"summary\">The expected-pattern score of a head is the fraction of each answer query's attention "
+        "that lands on its expected key, averaged over the answer queries (1 = all of it).</p>\n";
   html += "<table id=\"head-scores\" class=\"scores\"><caption>";
   html += scores ? fmt::format("Expected-pattern score of each head at step {}", scores->step)
                  : std::string("The role of each head");
@@ -280,8 +284,8 @@ std::string heads_html(const ReportData& data, const StepAxis& axis) {
   const Series s = best ? best_head_series(data, best->first, best->second) : Series{};
   if (s.points.size() >= 2) {  // a chart over steps needs at least two of them
     html += "<div class=\"charts\">" +
-            report::svg_line_chart("chart-best-score",
-                                   fmt::format("Expected-pattern score of {} (best head)", s.name), {s}, axis, false) +
+            report::svg_line_chart("chart-best-score", fmt::format("Expected-pattern score of {} (best head)", s.name),
+                                   {s}, axis, false) +
             "</div>\n";
   }
   return html;

@@ -12,7 +12,8 @@
 //  - "Heads" (per-head scores or roles given): the expected pattern in one sentence, a table layer x head of the
 //    expected-pattern scores (the latest MetricsRow::attention_score, else the latest AttentionSnapshot::scores) with
 //    the best head highlighted and each head's role under its score, and (given scores at two steps or more) a chart
-//    of the best head's score over the steps, on the same step axis as the loss chart (placed at the same left edge, so it sits right under it).
+//    of the best head's score over the steps, on the same step axis as the loss chart (placed at the same left edge, so
+//    it sits right under it).
 //  - "Attention maps" (snapshots given): every layer x head as a T x T heatmap with token labels on both axes
 //    (every k-th token when rows are too dense for a label each; spaces shown as U+2423, newline "\n", tab "\t",
 //    other control characters "\xNN"), the expected key of each query outlined in orange when the snapshot has
@@ -64,9 +65,9 @@ struct AttentionSnapshot {
 struct ReportData {
   std::string title;
   std::string config_yaml;
-  std::vector<MetricsRow> metrics;            // in step order
-  std::vector<AttentionSnapshot> attention;   // in step order; each may have its own L, H, T
-  std::string expected_pattern;               // one sentence: which key each answer query should attend to, or ""
+  std::vector<MetricsRow> metrics;           // in step order
+  std::vector<AttentionSnapshot> attention;  // in step order; each may have its own L, H, T
+  std::string expected_pattern;              // one sentence: which key each answer query should attend to, or ""
   std::vector<std::vector<std::string>> head_roles;  // [L][H] a short role per head ("previous_token 0.93"), or empty
 };
 

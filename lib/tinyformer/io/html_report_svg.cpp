@@ -17,12 +17,23 @@ std::string html_escape(const std::string& s) {
   out.reserve(s.size());
   for (const char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -103,23 +114,21 @@ std::string axes_svg(const ChartScale& c) {
   std::string svg;
   for (const double t : y_ticks(c)) {
     const double y = c.py(t);
-    svg += fmt::format(
-        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
-        "<text x=\"{3:.1f}\" y=\"{4:.1f}\" font-size=\"11\" text-anchor=\"end\" fill=\"#555\">{5}</text>",
-        kPlotL, y, kPlotL + c.pw, kPlotL - 5, y + 4, short_number(t));
+    svg +=
+        fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#eee\"/>"
+                    "<text x=\"{3:.1f}\" y=\"{4:.1f}\" font-size=\"11\" text-anchor=\"end\" fill=\"#555\">{5}</text>",
+                    kPlotL, y, kPlotL + c.pw, kPlotL - 5, y + 4, short_number(t));
   }
   for (const double t : nice_ticks(c.xmin, c.xmax)) {
     const double x = c.px(t);
-    svg += fmt::format(
-        "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#eee\"/>"
-        "<text class=\"xtick\" x=\"{0:.1f}\" y=\"{3:.1f}\" font-size=\"11\" text-anchor=\"middle\" "
-        "fill=\"#555\">{4}</text>",
-        x, kPlotT, kPlotT + c.ph, kPlotT + c.ph + 15, short_number(t));
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#eee\"/>"
+                       "<text class=\"xtick\" x=\"{0:.1f}\" y=\"{3:.1f}\" font-size=\"11\" text-anchor=\"middle\" "
+                       "fill=\"#555\">{4}</text>",
+                       x, kPlotT, kPlotT + c.ph, kPlotT + c.ph + 15, short_number(t));
   }
-  svg += fmt::format(
-      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>"
-      "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">step{}</text>",
-      kPlotL, kPlotT, c.pw, c.ph, kPlotL + c.pw / 2, kChartHeight - 6, c.log_y ? " (log-scale y)" : "");
+  svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>"
+                     "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">step{}</text>",
+                     kPlotL, kPlotT, c.pw, c.ph, kPlotL + c.pw / 2, kChartHeight - 6, c.log_y ? " (log-scale y)" : "");
   return svg;
 }
 
@@ -145,9 +154,11 @@ std::string series_svg(const Series& s, const ChartScale& c) {
     for (const auto& [x, y] : run) {
       if (run.size() == 1)  // no line through it: a marker large enough to see on its own
         svg += fmt::format("<circle class=\"marker single\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"4\" fill=\"{}\" "
-                           "stroke=\"#fff\" stroke-width=\"1.5\"/>", x, y, s.color);
+                           "stroke=\"#fff\" stroke-width=\"1.5\"/>",
+                           x, y, s.color);
       else if (shown <= kDottedSeries)
-        svg += fmt::format("<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>", x, y, s.color);
+        svg +=
+            fmt::format("<circle class=\"marker\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>", x, y, s.color);
     }
   }
   return svg;
@@ -158,10 +169,9 @@ std::string legend_svg(const std::string& title, const std::vector<Series>& seri
   std::string svg;
   double x = kPlotL + std::max(110.0, 8.0 * static_cast<double>(title.size()) + 16.0);
   for (const auto& s : series) {
-    svg += fmt::format(
-        "<line x1=\"{0:.1f}\" y1=\"14\" x2=\"{1:.1f}\" y2=\"14\" stroke=\"{2}\" stroke-width=\"2\"/>"
-        "<text x=\"{3:.1f}\" y=\"18\" font-size=\"11\" fill=\"#333\">{4}</text>",
-        x, x + 18, s.color, x + 23, html_escape(s.name));
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"14\" x2=\"{1:.1f}\" y2=\"14\" stroke=\"{2}\" stroke-width=\"2\"/>"
+                       "<text x=\"{3:.1f}\" y=\"18\" font-size=\"11\" fill=\"#333\">{4}</text>",
+                       x, x + 18, s.color, x + 23, html_escape(s.name));
     x += 23 + 6.5 * static_cast<double>(s.name.size()) + 14;
   }
   return svg;
@@ -181,7 +191,8 @@ std::string svg_line_chart(const std::string& id, const std::string& title, cons
                              kChartHeight / 2);
   std::vector<Series> drawn;  // the series with a point to show
   for (const auto& s : series)
-    if (std::any_of(s.points.begin(), s.points.end(), [&](const auto& p) { return scale->plottable(p.first, p.second); }))
+    if (std::any_of(s.points.begin(), s.points.end(),
+                    [&](const auto& p) { return scale->plottable(p.first, p.second); }))
       drawn.push_back(s);
   svg += axes_svg(*scale);
   for (const auto& s : drawn) svg += series_svg(s, *scale);

@@ -72,7 +72,9 @@ class HeaderParser {
     if (i_ != s_.size()) fail("unexpected text after the closing '}'");
     if (!have_descr || !have_fortran || !have_shape)
       throw std::runtime_error(fmt::format("{}: the .npy header lacks {}: \"{}\"", path_,
-                                           !have_descr ? "'descr'" : !have_fortran ? "'fortran_order'" : "'shape'",
+                                           !have_descr     ? "'descr'"
+                                           : !have_fortran ? "'fortran_order'"
+                                                           : "'shape'",
                                            trimmed()));
     if (fortran)
       throw std::runtime_error(fmt::format("{}: fortran_order is True; only C-ordered arrays are supported "
@@ -209,8 +211,8 @@ NpyHeader parse_header(InputFile& in) {
 
 void check_rank(const std::string& path, const NpyHeader& h, std::optional<std::size_t> rank) {
   if (rank && h.shape.size() != *rank)
-    throw std::runtime_error(fmt::format("{}: rank {} but rank {} was expected (shape {})", path, h.shape.size(),
-                                         *rank, shape_str(h.shape)));
+    throw std::runtime_error(fmt::format("{}: rank {} but rank {} was expected (shape {})", path, h.shape.size(), *rank,
+                                         shape_str(h.shape)));
 }
 
 // The values as stored (T matches the file's dtype), straight into an array of the file's shape.
@@ -243,9 +245,9 @@ void write_npy_raw(const std::string& path, const char* descr, const Shape& shap
   if (!shape.empty()) dict.append(kGrowthAxisDigits - std::to_string(shape[0]).size(), ' ');
   std::size_t prefix_len = kMagicLen + 2 + 2;  // version 1.0: u16 length
   int major = 1;
-  std::size_t hlen = dict.size() + 1;          // + '\n'
+  std::size_t hlen = dict.size() + 1;  // + '\n'
   std::size_t padlen = kAlign - (prefix_len + hlen) % kAlign;
-  if (hlen + padlen > 0xffff) {                // version 2.0: u32 length
+  if (hlen + padlen > 0xffff) {  // version 2.0: u32 length
     major = 2;
     prefix_len = kMagicLen + 2 + 4;
     padlen = kAlign - (prefix_len + hlen) % kAlign;
@@ -283,8 +285,7 @@ Array<float> read_npy_f32(const std::string& path, std::optional<std::size_t> ra
     throw std::runtime_error(fmt::format("{}: dtype '<f8' but float32 ('<f4') was expected; reading it would round "
                                          "it (save arr.astype(np.float32))",
                                          path));
-  throw std::runtime_error(
-      fmt::format("{}: dtype '{}' but a float array was expected (float32 '<f4')", path, h.descr));
+  throw std::runtime_error(fmt::format("{}: dtype '{}' but a float array was expected (float32 '<f4')", path, h.descr));
 }
 
 Array<double> read_npy_f64(const std::string& path, std::optional<std::size_t> rank) {
@@ -312,8 +313,8 @@ IndexArray read_npy_index(const std::string& path, std::optional<std::size_t> ra
     IndexArray out = IndexArray::from_shape(h.shape);
     for (std::size_t i = 0; i < buf.size(); ++i) {
       if (buf[i] < std::numeric_limits<Index>::min() || buf[i] > std::numeric_limits<Index>::max())
-        throw std::runtime_error(fmt::format("{}: value {} at flat position {} is outside the int32 range of token ids",
-                                             path, buf[i], i));
+        throw std::runtime_error(
+            fmt::format("{}: value {} at flat position {} is outside the int32 range of token ids", path, buf[i], i));
       out.data()[i] = static_cast<Index>(buf[i]);
     }
     return out;

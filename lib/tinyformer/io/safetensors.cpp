@@ -23,11 +23,16 @@ namespace {
 constexpr const char* kMetadataKey = "__metadata__";
 
 bool parse_dtype(const std::string& s, DType& out) {
-  if (s == "F32") out = DType::F32;
-  else if (s == "F64") out = DType::F64;
-  else if (s == "I32") out = DType::I32;
-  else if (s == "I64") out = DType::I64;
-  else return false;
+  if (s == "F32")
+    out = DType::F32;
+  else if (s == "F64")
+    out = DType::F64;
+  else if (s == "I32")
+    out = DType::I32;
+  else if (s == "I64")
+    out = DType::I64;
+  else
+    return false;
   return true;
 }
 
@@ -65,20 +70,28 @@ T load_at(const std::uint8_t* p) {
 
 const char* dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::F32: return "F32";
-    case DType::F64: return "F64";
-    case DType::I32: return "I32";
-    case DType::I64: return "I64";
+    case DType::F32:
+      return "F32";
+    case DType::F64:
+      return "F64";
+    case DType::I32:
+      return "I32";
+    case DType::I64:
+      return "I64";
   }
   return "?";
 }
 
 std::size_t dtype_size(DType dtype) {
   switch (dtype) {
-    case DType::F32: return 4;
-    case DType::F64: return 8;
-    case DType::I32: return 4;
-    case DType::I64: return 8;
+    case DType::F32:
+      return 4;
+    case DType::F64:
+      return 8;
+    case DType::I32:
+      return 4;
+    case DType::I64:
+      return 8;
   }
   return 0;
 }
@@ -91,17 +104,17 @@ namespace {
 // The JSON header after the 8-byte length; `data_size` gets the size of the data section that follows it.
 nlohmann::json read_header(InputFile& in, const std::string& path, std::size_t& data_size) {
   if (in.size() < 8)
-    throw std::runtime_error(fmt::format(
-        "{}: not a safetensors file: it is {} bytes long, shorter than the 8-byte header length field", path,
-        in.size()));
+    throw std::runtime_error(
+        fmt::format("{}: not a safetensors file: it is {} bytes long, shorter than the 8-byte header length field",
+                    path, in.size()));
   unsigned char len_bytes[8];
   in.read(len_bytes, 8, "the header length");
   const std::uint64_t header_len = read_le_u64(len_bytes);
   const std::uint64_t rest = in.size() - 8;
   if (header_len > rest)
-    throw std::runtime_error(fmt::format(
-        "{}: corrupt safetensors file: the header length field says {} bytes but only {} bytes follow it", path,
-        header_len, rest));
+    throw std::runtime_error(
+        fmt::format("{}: corrupt safetensors file: the header length field says {} bytes but only {} bytes follow it",
+                    path, header_len, rest));
   std::string header_text(static_cast<std::size_t>(header_len), '\0');
   in.read(header_text.data(), header_text.size(), "the JSON header");
   data_size = static_cast<std::size_t>(rest - header_len);
@@ -109,12 +122,12 @@ nlohmann::json read_header(InputFile& in, const std::string& path, std::size_t& 
   try {
     header = nlohmann::json::parse(header_text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e2060
-    throw std::runtime_error(fmt::format("{}: the safetensors header is not valid JSON: {}", path,
-                                         short_json_error(e.what())));
+    throw std::runtime_error(
+        fmt::format("{}: the safetensors header is not valid JSON: {}", path, short_json_error(e.what())));
   }
   if (!header.is_object())
-    throw std::runtime_error(fmt::format("{}: the safetensors header must be a JSON object, got a {}", path,
-                                         header.type_name()));
+    throw std::runtime_error(
+        fmt::format("{}: the safetensors header must be a JSON object, got a {}", path, header.type_name()));
   return header;
 }
 
@@ -125,8 +138,7 @@ std::map<std::string, std::string> parse_metadata(const nlohmann::json& value, c
   std::map<std::string, std::string> metadata;
   for (const auto& [mk, mv] : value.items()) {
     if (!mv.is_string())
-      throw std::runtime_error(
-          fmt::format("{}: metadata \"{}\" must be a string, got a {}", path, mk, mv.type_name()));
+      throw std::runtime_error(fmt::format("{}: metadata \"{}\" must be a string, got a {}", path, mk, mv.type_name()));
     metadata[mk] = mv.get<std::string>();
   }
   return metadata;
@@ -140,7 +152,8 @@ TensorEntry parse_entry(const std::string& path, const std::string& key, const n
   };
   if (!value.is_object()) throw where(fmt::format("the entry must be a JSON object, got a {}", value.type_name()));
   for (const char* field : {"dtype", "shape", "data_offsets"})
-    if (!value.contains(field)) throw where(fmt::format("no \"{}\" (each entry needs dtype, shape and data_offsets)", field));
+    if (!value.contains(field))
+      throw where(fmt::format("no \"{}\" (each entry needs dtype, shape and data_offsets)", field));
   TensorEntry e{};
   const auto& jd = value["dtype"];
   if (!jd.is_string()) throw where(fmt::format("\"dtype\" must be a string, got {}", jd.dump()));
@@ -304,8 +317,8 @@ Array<double> SafetensorsFile::get_f64(const std::string& name) const {
 IndexArray SafetensorsFile::get_index(const std::string& name) const {
   const Entry& e = entry(name);
   if (is_float(e.dtype))
-    throw std::runtime_error(fmt::format("{}: tensor '{}' is {} but an integer array (I32 or I64) was requested",
-                                         path_, name, dtype_name(e.dtype)));
+    throw std::runtime_error(fmt::format("{}: tensor '{}' is {} but an integer array (I32 or I64) was requested", path_,
+                                         name, dtype_name(e.dtype)));
   if (e.dtype == DType::I64) {
     const std::uint8_t* src = data_.data() + e.begin;
     const std::size_t n = (e.end - e.begin) / 8;
@@ -323,8 +336,8 @@ IndexArray SafetensorsFile::get_index(const std::string& name) const {
 Array<std::int64_t> SafetensorsFile::get_i64(const std::string& name) const {
   const Entry& e = entry(name);
   if (is_float(e.dtype))
-    throw std::runtime_error(fmt::format("{}: tensor '{}' is {} but an integer array (I32 or I64) was requested",
-                                         path_, name, dtype_name(e.dtype)));
+    throw std::runtime_error(fmt::format("{}: tensor '{}' is {} but an integer array (I32 or I64) was requested", path_,
+                                         name, dtype_name(e.dtype)));
   return copy_as<std::int64_t>(e);
 }
 

@@ -37,13 +37,13 @@ Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
   att = softmax(causal_mask(att));
   if (record_) weights_ = att.value();
   att = dropout(att, dropout_, this->training(), dropout_rng_);
-  const Var<S> y = matmul(att, v);                                                   // [B,H,T,D]
-  return reshape(permute(y, {0, 2, 1, 3}), {long(B), long(T), long(C)});             // [B,T,C]
+  const Var<S> y = matmul(att, v);                                        // [B,H,T,D]
+  return reshape(permute(y, {0, 2, 1, 3}), {long(B), long(T), long(C)});  // [B,T,C]
 }
 
 template <class S>
 Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
-  Var<S> qkv = c_attn.forward(x);  // [B,T,3C]
+  Var<S> qkv = c_attn.forward(x);            // [B,T,3C]
   if (rope_) qkv = rotary_qk(qkv, n_head_);  // q and k turned by position
   Var<S> y;
   if (impl_ == config::AttentionImpl::fused)
@@ -100,8 +100,8 @@ Var<S> CausalSelfAttention<S>::forward_cached(const Var<S>& x, KVCache<S>& cache
   if (x.shape().size() != 3 || x.size(0) != 1 || x.size(2) != C)
     throw std::invalid_argument(fmt::format("forward_cached: x must be [1,n,{}], got {}", C, shape_str(x.shape())));
   if (p0 + n > cache.k.shape()[1])
-    throw std::length_error(fmt::format("forward_cached: {} positions do not fit a cache of {}", p0 + n,
-                                        cache.k.shape()[1]));
+    throw std::length_error(
+        fmt::format("forward_cached: {} positions do not fit a cache of {}", p0 + n, cache.k.shape()[1]));
   Var<S> qkv = c_attn.forward(x);  // [1,n,3C]
   if (rope_) qkv = rotary_qk(qkv, H, 10000.0, p0);
   const S* a = qkv.value().data();
@@ -142,8 +142,8 @@ Var<S> CausalSelfAttention<S>::apply_ablation(const Var<S>& y) const {
   Array<S> fill = xt::zeros<S>({T, C});
   for (const auto& [h, r] : ablated_) {
     if (r && r->shape()[0] < T)
-      throw std::invalid_argument(fmt::format("ablation of head {}: the replacement has {} rows, the input {}", h,
-                                              r->shape()[0], T));
+      throw std::invalid_argument(
+          fmt::format("ablation of head {}: the replacement has {} rows, the input {}", h, r->shape()[0], T));
     for (std::size_t d = 0; d < D; ++d) {
       keep(h * D + d) = S(0);
       if (r)

@@ -36,10 +36,7 @@ Var<S> MLP<S>::forward(const Var<S>& x) {
 
 template <class S>
 Block<S>::Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
-    : ln_1(cfg),
-      attn(cfg, init_rng, dropout_rng),
-      ln_2(cfg),
-      mlp(cfg, init_rng, dropout_rng) {
+    : ln_1(cfg), attn(cfg, init_rng, dropout_rng), ln_2(cfg), mlp(cfg, init_rng, dropout_rng) {
   this->register_module("ln_1", ln_1);
   this->register_module("attn", attn);
   this->register_module("ln_2", ln_2);
@@ -59,8 +56,7 @@ Var<S> Block<S>::forward_cached(const Var<S>& x, KVCache<S>& cache) {
 }
 
 template <class S>
-GPT<S>::Trunk::Trunk(const config::ModelConfig& cfg, Rng& rng)
-    : wte(*cfg.vocab_size, cfg.d_model, rng), ln_f(cfg) {
+GPT<S>::Trunk::Trunk(const config::ModelConfig& cfg, Rng& rng) : wte(*cfg.vocab_size, cfg.d_model, rng), ln_f(cfg) {
   this->register_module("wte", wte);
   if (cfg.position == config::Position::learned) {
     wpe = std::make_unique<Embedding<S>>(*cfg.context, cfg.d_model, rng);
@@ -102,14 +98,14 @@ GPT<S>::~GPT() = default;
 template <class S>
 Var<S> GPT<S>::forward(const IndexArray& ids) {
   if (ids.dimension() != 2)
-    throw std::invalid_argument(fmt::format("GPT::forward: token ids must be [B,T], got {}",
-                                            shape_str(to_shape(ids.shape()))));
+    throw std::invalid_argument(
+        fmt::format("GPT::forward: token ids must be [B,T], got {}", shape_str(to_shape(ids.shape()))));
   const std::size_t T = ids.shape()[1];
   if (T > context())
     throw std::invalid_argument(
         fmt::format("GPT::forward: sequence length {} exceeds the context length {}", T, context()));
   Var<S> x = transformer_->wte.forward(ids);  // [B,T,C]
-  if (transformer_->wpe) {                     // + [T,C]
+  if (transformer_->wpe) {                    // + [T,C]
     IndexArray positions = IndexArray::from_shape({T});
     for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<Index>(t);
     x = add(x, transformer_->wpe->forward(positions));
@@ -132,11 +128,12 @@ template <class S>
 Var<S> GPT<S>::forward_cached(const IndexArray& ids, std::vector<KVCache<S>>& cache) {
   if (ids.dimension() != 2 || ids.shape()[0] != 1 || cache.size() != blocks_.size())
     throw std::invalid_argument(fmt::format("GPT::forward_cached: token ids must be [1,n] and the cache one per layer, "
-                                            "got ids {} and {} caches", shape_str(to_shape(ids.shape())), cache.size()));
+                                            "got ids {} and {} caches",
+                                            shape_str(to_shape(ids.shape())), cache.size()));
   const std::size_t n = ids.shape()[1], p0 = cache.front().length;
   if (p0 + n > context())
-    throw std::length_error(fmt::format("GPT::forward_cached: positions {}..{} pass the context length {}", p0,
-                                        p0 + n - 1, context()));
+    throw std::length_error(
+        fmt::format("GPT::forward_cached: positions {}..{} pass the context length {}", p0, p0 + n - 1, context()));
   Var<S> x = transformer_->wte.forward(ids);  // [1,n,C]
   if (transformer_->wpe) {
     IndexArray positions = IndexArray::from_shape({n});

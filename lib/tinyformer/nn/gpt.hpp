@@ -37,7 +37,7 @@ template <class S>
 class Block : public Module<S> {
  public:
   Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
-  Var<S> forward(const Var<S>& x);  // [B,T,C] -> [B,T,C]
+  Var<S> forward(const Var<S>& x);                            // [B,T,C] -> [B,T,C]
   Var<S> forward_cached(const Var<S>& x, KVCache<S>& cache);  // [1,n,C] -> [1,n,C], see CausalSelfAttention
   Norm<S> ln_1;
   CausalSelfAttention<S> attn;

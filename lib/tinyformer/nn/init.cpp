@@ -31,17 +31,20 @@ template <class S>
 Array<S> init_weight(InitScheme scheme, std::size_t out_features, std::size_t in_features, Rng& rng) {
   const Shape shape{out_features, in_features};
   switch (scheme) {
-    case InitScheme::xavier_uniform: return xavier_uniform<S>(shape, in_features, out_features, rng);
-    case InitScheme::xavier_normal: return xavier_normal<S>(shape, in_features, out_features, rng);
-    case InitScheme::normal: return normal<S>(shape, 0.0, 0.02, rng);
+    case InitScheme::xavier_uniform:
+      return xavier_uniform<S>(shape, in_features, out_features, rng);
+    case InitScheme::xavier_normal:
+      return xavier_normal<S>(shape, in_features, out_features, rng);
+    case InitScheme::normal:
+      return normal<S>(shape, 0.0, 0.02, rng);
   }
   throw std::logic_error("init_weight: unhandled scheme");
 }
 
-#define TF_INSTANTIATE(S)                                                                   \
-  template Array<S> xavier_uniform<S>(const Shape&, std::size_t, std::size_t, Rng&);        \
-  template Array<S> xavier_normal<S>(const Shape&, std::size_t, std::size_t, Rng&);         \
-  template Array<S> normal<S>(const Shape&, double, double, Rng&);                          \
+#define TF_INSTANTIATE(S)                                                            \
+  template Array<S> xavier_uniform<S>(const Shape&, std::size_t, std::size_t, Rng&); \
+  template Array<S> xavier_normal<S>(const Shape&, std::size_t, std::size_t, Rng&);  \
+  template Array<S> normal<S>(const Shape&, double, double, Rng&);                   \
   template Array<S> init_weight<S>(InitScheme, std::size_t, std::size_t, Rng&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

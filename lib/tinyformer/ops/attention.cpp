@@ -9,9 +9,9 @@
 //             dQ = scale dS K   dK = scale dS^T Q
 //
 // Memory: P [B,H,T,T] is what the backward needs besides qkv. When it is small (at most 32 MB for the whole layer,
-// set_attention_keep_limit) it is kept from the forward; when it is larger (long sequences: 64 MB a layer at B 2, H 8, T 1024)
-// only the dropout mask is kept, one byte a weight, and the backward computes each head's P again from Q and K, with
-// the same loops in the same order, so the values are the same to the bit either way. Each thread then holds one
+// set_attention_keep_limit) it is kept from the forward; when it is larger (long sequences: 64 MB a layer at B 2, H 8,
+// T 1024) only the dropout mask is kept, one byte a weight, and the backward computes each head's P again from Q and K,
+// with the same loops in the same order, so the values are the same to the bit either way. Each thread then holds one
 // head's P (T x T) at a time.
 #include <cmath>
 #include <cstdint>
@@ -41,20 +41,19 @@ struct AttentionShape {
 // What the forward leaves for the backward besides qkv.
 template <class S>
 struct Saved {
-  Array<S> probs;                 // [B,H,T,T] P, when kept
-  Array<S> dropped;               // [B,H,T,T] Pd, when kept and with dropout
-  std::vector<std::uint8_t> keep; // [B,H,T,T] the dropout mask, when P is recomputed (1: kept)
+  Array<S> probs;                  // [B,H,T,T] P, when kept
+  Array<S> dropped;                // [B,H,T,T] Pd, when kept and with dropout
+  std::vector<std::uint8_t> keep;  // [B,H,T,T] the dropout mask, when P is recomputed (1: kept)
   bool recompute = false, dropout = false;
   S keep_scale = S(1);
 };
 
 // One head's P (into p) and, with dropout, Pd (into pd; else pd = p): from Saved when kept, else computed again.
 template <class S>
-const S* head_weights(const Saved<S>& saved, const S* q, const AttentionShape& a, std::size_t bh, S scale, S* p,
-                      S* pd, S* scratch) {
+const S* head_weights(const Saved<S>& saved, const S* q, const AttentionShape& a, std::size_t bh, S scale, S* p, S* pd,
+                      S* scratch) {
   const std::size_t TT = a.T * a.T;
-  if (!saved.recompute)
-    return saved.dropout ? saved.dropped.data() + bh * TT : saved.probs.data() + bh * TT;
+  if (!saved.recompute) return saved.dropout ? saved.dropped.data() + bh * TT : saved.probs.data() + bh * TT;
   head::scores_softmax(q, q + a.C, a.ld(), a.T, a.D, scale, p, scratch);
   if (!saved.dropout) return p;
   const std::uint8_t* m = saved.keep.data() + bh * TT;
@@ -144,24 +143,26 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
                              Array<S>* weights) {
   const Shape shape = qkv.shape();
   if (shape.size() != 3 || shape[2] % 3 != 0)
-    throw std::invalid_argument(
-        fmt::format("causal_self_attention: qkv must be [B,T,3C], got {}", shape_str(shape)));
+    throw std::invalid_argument(fmt::format("causal_self_attention: qkv must be [B,T,3C], got {}", shape_str(shape)));
   const std::size_t C = shape[2] / 3;
   if (n_head == 0 || C % n_head != 0)
-    throw std::invalid_argument(fmt::format("causal_self_attention: C = {} is not divisible by n_head = {}", C, n_head));
+    throw std::invalid_argument(
+        fmt::format("causal_self_attention: C = {} is not divisible by n_head = {}", C, n_head));
   if (!(dropout_p >= 0 && dropout_p < 1))
     throw std::invalid_argument(fmt::format("causal_self_attention: dropout {} must be in [0, 1)", dropout_p));
   const AttentionShape a{shape[0], shape[1], C, n_head, C / n_head};
   auto saved = std::make_shared<Saved<S>>();
   Array<S> y = attention_forward(qkv.value().data(), a, dropout_p, training && dropout_p > 0, rng, *saved, weights);
-  return make_result<S>(std::move(y), {qkv}, [a, saved](Node<S>& self) {
-    Node<S>& in = *self.inputs[0];
-    accumulate_grad(in, attention_backward(in.value.data(), self.grad.data(), a, *saved));
-  }, "causal_self_attention");
+  return make_result<S>(
+      std::move(y), {qkv},
+      [a, saved](Node<S>& self) {
+        Node<S>& in = *self.inputs[0];
+        accumulate_grad(in, attention_backward(in.value.data(), self.grad.data(), a, *saved));
+      },
+      "causal_self_attention");
 }
 
 template Var<float> causal_self_attention<float>(const Var<float>&, std::size_t, float, bool, Rng&, Array<float>*);
-template Var<double> causal_self_attention<double>(const Var<double>&, std::size_t, double, bool, Rng&,
-                                                   Array<double>*);
+template Var<double> causal_self_attention<double>(const Var<double>&, std::size_t, double, bool, Rng&, Array<double>*);
 
 }  // namespace tf

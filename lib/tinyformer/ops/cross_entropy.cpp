@@ -70,7 +70,7 @@ Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index igno
   for (std::size_t r = 0; r < N; ++r)
     if (t[r] != ignore_index) target_shifted[r] = p[r * V + static_cast<std::size_t>(t[r])];
   xt::noalias(probs) = kernels::exp_with_floor(probs);  // masked (-inf) logits give 0
-  double total = 0;  // accumulated in double: N can be large
+  double total = 0;                                     // accumulated in double: N can be large
   for (std::size_t r = 0; r < N; ++r) {
     S* pr = p + r * V;
     S sum = 0;
@@ -82,26 +82,28 @@ Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index igno
   Array<S> out = Array<S>::from_shape({});
   out() = kept == 0 ? S(0) : static_cast<S>(total / static_cast<double>(kept));
 
-  return make_result<S>(std::move(out), {logits},
-                        [targets, ignore_index, N, V, kept, probs = std::move(probs)](Node<S>& self) {
-    Node<S>& nx = *self.inputs[0];
-    if (!nx.requires_grad) return;
-    // dx = (probs - onehot) * dloss / n, on a copy of probs (with retain_graph this backward may run again)
-    Array<S> dx = probs;
-    const S coef = kept == 0 ? S(0) : self.grad() / static_cast<S>(kept);
-    const Index* t = targets.data();
-    S* d = dx.data();
-    for (std::size_t r = 0; r < N; ++r) {
-      S* dr = d + r * V;
-      if (t[r] == ignore_index) {
-        for (std::size_t j = 0; j < V; ++j) dr[j] = S(0);
-        continue;
-      }
-      for (std::size_t j = 0; j < V; ++j) dr[j] *= coef;
-      dr[static_cast<std::size_t>(t[r])] -= coef;
-    }
-    accumulate_grad(nx, std::move(dx));
-  }, "cross_entropy");
+  return make_result<S>(
+      std::move(out), {logits},
+      [targets, ignore_index, N, V, kept, probs = std::move(probs)](Node<S>& self) {
+        Node<S>& nx = *self.inputs[0];
+        if (!nx.requires_grad) return;
+        // dx = (probs - onehot) * dloss / n, on a copy of probs (with retain_graph this backward may run again)
+        Array<S> dx = probs;
+        const S coef = kept == 0 ? S(0) : self.grad() / static_cast<S>(kept);
+        const Index* t = targets.data();
+        S* d = dx.data();
+        for (std::size_t r = 0; r < N; ++r) {
+          S* dr = d + r * V;
+          if (t[r] == ignore_index) {
+            for (std::size_t j = 0; j < V; ++j) dr[j] = S(0);
+            continue;
+          }
+          for (std::size_t j = 0; j < V; ++j) dr[j] *= coef;
+          dr[static_cast<std::size_t>(t[r])] -= coef;
+        }
+        accumulate_grad(nx, std::move(dx));
+      },
+      "cross_entropy");
 }
 
 template Var<float> cross_entropy<float>(const Var<float>&, const IndexArray&, Index);

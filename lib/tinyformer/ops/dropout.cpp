@@ -33,11 +33,14 @@ Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng) {
     o[i] = x[i] * m[i];
   }
 
-  return make_result<S>(std::move(out), {a}, [mask = std::move(mask)](Node<S>& self) {
-    Array<S> dx = Array<S>::from_shape(self.grad.shape());
-    xt::noalias(dx) = self.grad * mask;
-    accumulate_grad(*self.inputs[0], std::move(dx));
-  }, "dropout");
+  return make_result<S>(
+      std::move(out), {a},
+      [mask = std::move(mask)](Node<S>& self) {
+        Array<S> dx = Array<S>::from_shape(self.grad.shape());
+        xt::noalias(dx) = self.grad * mask;
+        accumulate_grad(*self.inputs[0], std::move(dx));
+      },
+      "dropout");
 }
 
 template Var<float> dropout<float>(const Var<float>&, float, bool, Rng&);

@@ -40,19 +40,22 @@ Var<S> add_same_shape(const Var<S>& a, const Var<S>& b) {
   parallel_for(out.size(), 1 << 14, [&](std::size_t i0, std::size_t i1) {
     for (std::size_t i = i0; i < i1; ++i) o[i] = x[i] + y[i];
   });
-  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
-    auto& x = *self.inputs[0];
-    auto& y = *self.inputs[1];
-    if (y.requires_grad) accumulate_grad(y, self.grad);
-    if (!x.requires_grad) return;
-    if (!x.has_grad && !self.retain_grad && &x != &y) {
-      x.grad = std::move(self.grad);  // self's gradient is not read again after its backward
-      x.has_grad = true;
-      self.grad = Array<S>();
-    } else {
-      accumulate_grad(x, self.grad);
-    }
-  }, "add");
+  return make_result<S>(
+      std::move(out), {a, b},
+      [](Node<S>& self) {
+        auto& x = *self.inputs[0];
+        auto& y = *self.inputs[1];
+        if (y.requires_grad) accumulate_grad(y, self.grad);
+        if (!x.requires_grad) return;
+        if (!x.has_grad && !self.retain_grad && &x != &y) {
+          x.grad = std::move(self.grad);  // self's gradient is not read again after its backward
+          x.has_grad = true;
+          self.grad = Array<S>();
+        } else {
+          accumulate_grad(x, self.grad);
+        }
+      },
+      "add");
 }
 
 }  // namespace
@@ -63,12 +66,15 @@ Var<S> add(const Var<S>& a, const Var<S>& b) {
   if (a.shape() == b.shape()) return add_same_shape(a, b);
   Array<S> out = broadcast_buffer(a, b, "add");
   xt::noalias(out) = a.value() + b.value();
-  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
-    auto& x = *self.inputs[0];
-    auto& y = *self.inputs[1];
-    if (x.requires_grad) accumulate_grad(x, sum_to_shape(self.grad, to_shape(x.value.shape())));
-    if (y.requires_grad) accumulate_grad(y, sum_to_shape(self.grad, to_shape(y.value.shape())));
-  }, "add");
+  return make_result<S>(
+      std::move(out), {a, b},
+      [](Node<S>& self) {
+        auto& x = *self.inputs[0];
+        auto& y = *self.inputs[1];
+        if (x.requires_grad) accumulate_grad(x, sum_to_shape(self.grad, to_shape(x.value.shape())));
+        if (y.requires_grad) accumulate_grad(y, sum_to_shape(self.grad, to_shape(y.value.shape())));
+      },
+      "add");
 }
 
 // out = a - b; da = sum_to(dout), db = -sum_to(dout)
@@ -76,12 +82,15 @@ template <class S>
 Var<S> sub(const Var<S>& a, const Var<S>& b) {
   Array<S> out = broadcast_buffer(a, b, "sub");
   xt::noalias(out) = a.value() - b.value();
-  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
-    auto& x = *self.inputs[0];
-    auto& y = *self.inputs[1];
-    if (x.requires_grad) accumulate_grad(x, sum_to_shape(self.grad, to_shape(x.value.shape())));
-    if (y.requires_grad) accumulate_grad(y, Array<S>(-sum_to_shape(self.grad, to_shape(y.value.shape()))));
-  }, "sub");
+  return make_result<S>(
+      std::move(out), {a, b},
+      [](Node<S>& self) {
+        auto& x = *self.inputs[0];
+        auto& y = *self.inputs[1];
+        if (x.requires_grad) accumulate_grad(x, sum_to_shape(self.grad, to_shape(x.value.shape())));
+        if (y.requires_grad) accumulate_grad(y, Array<S>(-sum_to_shape(self.grad, to_shape(y.value.shape()))));
+      },
+      "sub");
 }
 
 // out = a * b; da = sum_to(dout * b), db = sum_to(dout * a)
@@ -89,12 +98,15 @@ template <class S>
 Var<S> mul(const Var<S>& a, const Var<S>& b) {
   Array<S> out = broadcast_buffer(a, b, "mul");
   xt::noalias(out) = a.value() * b.value();
-  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
-    auto& x = *self.inputs[0];
-    auto& y = *self.inputs[1];
-    if (x.requires_grad) accumulate_grad(x, sum_to_shape(Array<S>(self.grad * y.value), to_shape(x.value.shape())));
-    if (y.requires_grad) accumulate_grad(y, sum_to_shape(Array<S>(self.grad * x.value), to_shape(y.value.shape())));
-  }, "mul");
+  return make_result<S>(
+      std::move(out), {a, b},
+      [](Node<S>& self) {
+        auto& x = *self.inputs[0];
+        auto& y = *self.inputs[1];
+        if (x.requires_grad) accumulate_grad(x, sum_to_shape(Array<S>(self.grad * y.value), to_shape(x.value.shape())));
+        if (y.requires_grad) accumulate_grad(y, sum_to_shape(Array<S>(self.grad * x.value), to_shape(y.value.shape())));
+      },
+      "mul");
 }
 
 // out = a / b; da = sum_to(dout / b), db = sum_to(-dout * a / b^2)
@@ -102,40 +114,42 @@ template <class S>
 Var<S> div(const Var<S>& a, const Var<S>& b) {
   Array<S> out = broadcast_buffer(a, b, "div");
   xt::noalias(out) = a.value() / b.value();
-  return make_result<S>(std::move(out), {a, b}, [](Node<S>& self) {
-    auto& x = *self.inputs[0];
-    auto& y = *self.inputs[1];
-    if (x.requires_grad) accumulate_grad(x, sum_to_shape(Array<S>(self.grad / y.value), to_shape(x.value.shape())));
-    if (y.requires_grad)
-      accumulate_grad(y, sum_to_shape(Array<S>(-self.grad * x.value / (y.value * y.value)), to_shape(y.value.shape())));
-  }, "div");
+  return make_result<S>(
+      std::move(out), {a, b},
+      [](Node<S>& self) {
+        auto& x = *self.inputs[0];
+        auto& y = *self.inputs[1];
+        if (x.requires_grad) accumulate_grad(x, sum_to_shape(Array<S>(self.grad / y.value), to_shape(x.value.shape())));
+        if (y.requires_grad)
+          accumulate_grad(
+              y, sum_to_shape(Array<S>(-self.grad * x.value / (y.value * y.value)), to_shape(y.value.shape())));
+      },
+      "div");
 }
 
 // out = -a; da = -dout
 template <class S>
 Var<S> neg(const Var<S>& a) {
   Array<S> out = -a.value();
-  return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
-    accumulate_grad(*self.inputs[0], -self.grad);
-  }, "neg");
+  return make_result<S>(
+      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], -self.grad); }, "neg");
 }
 
 // out = a * factor; da = dout * factor
 template <class S>
 Var<S> scale(const Var<S>& a, S factor) {
   Array<S> out = a.value() * factor;
-  return make_result<S>(std::move(out), {a}, [factor](Node<S>& self) {
-    accumulate_grad(*self.inputs[0], self.grad * factor);
-  }, "scale");
+  return make_result<S>(
+      std::move(out), {a}, [factor](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad * factor); }, "scale");
 }
 
-#define TF_INSTANTIATE(S)                                               \
-  template Array<S> sum_to_shape<S>(const Array<S>&, const Shape&);     \
-  template Var<S> add<S>(const Var<S>&, const Var<S>&);                 \
-  template Var<S> sub<S>(const Var<S>&, const Var<S>&);                 \
-  template Var<S> mul<S>(const Var<S>&, const Var<S>&);                 \
-  template Var<S> div<S>(const Var<S>&, const Var<S>&);                 \
-  template Var<S> neg<S>(const Var<S>&);                                \
+#define TF_INSTANTIATE(S)                                           \
+  template Array<S> sum_to_shape<S>(const Array<S>&, const Shape&); \
+  template Var<S> add<S>(const Var<S>&, const Var<S>&);             \
+  template Var<S> sub<S>(const Var<S>&, const Var<S>&);             \
+  template Var<S> mul<S>(const Var<S>&, const Var<S>&);             \
+  template Var<S> div<S>(const Var<S>&, const Var<S>&);             \
+  template Var<S> neg<S>(const Var<S>&);                            \
   template Var<S> scale<S>(const Var<S>&, S);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

@@ -38,23 +38,26 @@ Var<S> embedding(const Var<S>& weight, const IndexArray& ids) {
     for (std::size_t j = 0; j < C; ++j) dst[j] = src[j];
   }
 
-  return make_result<S>(std::move(out), {weight}, [ids, N, C](Node<S>& self) {
-    Node<S>& nw = *self.inputs[0];
-    if (!nw.requires_grad) return;
-    if (!nw.has_grad) {  // first gradient: start from zeros in place
-      nw.grad = Array<S>::from_shape(nw.value.shape());
-      nw.grad.fill(S(0));
-      nw.has_grad = true;
-    }
-    S* dw = nw.grad.data();  // scatter-add straight into the accumulated gradient
-    const S* dy = self.grad.data();
-    const Index* id = ids.data();
-    for (std::size_t p = 0; p < N; ++p) {
-      S* dst = dw + static_cast<std::size_t>(id[p]) * C;
-      const S* src = dy + p * C;
-      for (std::size_t j = 0; j < C; ++j) dst[j] += src[j];
-    }
-  }, "embedding");
+  return make_result<S>(
+      std::move(out), {weight},
+      [ids, N, C](Node<S>& self) {
+        Node<S>& nw = *self.inputs[0];
+        if (!nw.requires_grad) return;
+        if (!nw.has_grad) {  // first gradient: start from zeros in place
+          nw.grad = Array<S>::from_shape(nw.value.shape());
+          nw.grad.fill(S(0));
+          nw.has_grad = true;
+        }
+        S* dw = nw.grad.data();  // scatter-add straight into the accumulated gradient
+        const S* dy = self.grad.data();
+        const Index* id = ids.data();
+        for (std::size_t p = 0; p < N; ++p) {
+          S* dst = dw + static_cast<std::size_t>(id[p]) * C;
+          const S* src = dy + p * C;
+          for (std::size_t j = 0; j < C; ++j) dst[j] += src[j];
+        }
+      },
+      "embedding");
 }
 
 template Var<float> embedding<float>(const Var<float>&, const IndexArray&);

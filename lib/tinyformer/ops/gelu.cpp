@@ -13,12 +13,15 @@ template <class S>
 Var<S> gelu(const Var<S>& a) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
   kernels::gelu_forward<S>(out.size(), a.value().data(), out.data());
-  return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
-    Node<S>& in = *self.inputs[0];
-    if (!in.requires_grad) return;
-    const bool accumulate = prepare_grad(in) != S(0);
-    kernels::gelu_backward<S>(in.value.size(), in.value.data(), self.grad.data(), in.grad.data(), accumulate);
-  }, "gelu");
+  return make_result<S>(
+      std::move(out), {a},
+      [](Node<S>& self) {
+        Node<S>& in = *self.inputs[0];
+        if (!in.requires_grad) return;
+        const bool accumulate = prepare_grad(in) != S(0);
+        kernels::gelu_backward<S>(in.value.size(), in.value.data(), self.grad.data(), in.grad.data(), accumulate);
+      },
+      "gelu");
 }
 
 template Var<float> gelu<float>(const Var<float>&);

@@ -133,10 +133,12 @@ Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S e
     }
   });
 
-  return make_result<S>(std::move(out), {x, weight, bias},
-                        [R, C, mean = std::move(mean), rstd = std::move(rstd)](Node<S>& self) {
-    layer_norm_backward(self, R, C, mean.data(), rstd.data());
-  }, "layer_norm");
+  return make_result<S>(
+      std::move(out), {x, weight, bias},
+      [R, C, mean = std::move(mean), rstd = std::move(rstd)](Node<S>& self) {
+        layer_norm_backward(self, R, C, mean.data(), rstd.data());
+      },
+      "layer_norm");
 }
 
 template Var<float> layer_norm<float>(const Var<float>&, const Var<float>&, const Var<float>&, float);

@@ -23,8 +23,8 @@ template <class S>
 Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bool with_gelu) {
   const Shape xs = x.shape(), ws = weight.shape();
   if (xs.empty() || ws.size() != 2 || xs.back() != ws[1])
-    throw std::invalid_argument(fmt::format("linear: x {} and weight {}: weight must be [out, in] with in = x's last dim",
-                                            shape_str(xs), shape_str(ws)));
+    throw std::invalid_argument(fmt::format(
+        "linear: x {} and weight {}: weight must be [out, in] with in = x's last dim", shape_str(xs), shape_str(ws)));
   const std::size_t in = ws[1], out = ws[0], rows = in == 0 ? 0 : x.numel() / in;
   const bool has_bias = bias.defined();
   if (has_bias && bias.shape() != Shape{out})
@@ -40,7 +40,8 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
     });
   }
   // y [R,out] (+)= x [R,in] W^T [in,out]
-  gemm<S>(false, true, {rows, out, in}, S(1), x.value().data(), weight.value().data(), has_bias ? S(1) : S(0), y.data());
+  gemm<S>(false, true, {rows, out, in}, S(1), x.value().data(), weight.value().data(), has_bias ? S(1) : S(0),
+          y.data());
 
   Array<S> pre;  // with GELU: the pre-activation, kept for the backward
   if (with_gelu) {
@@ -51,41 +52,44 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
 
   std::vector<Var<S>> inputs{x, weight};
   if (has_bias) inputs.push_back(bias);
-  return make_result<S>(std::move(y), inputs, [rows, in, out, has_bias, with_gelu, pre = std::move(pre)](Node<S>& self) {
-    Node<S>& nx = *self.inputs[0];
-    Node<S>& nw = *self.inputs[1];
-    const S* dy = self.grad.data();
-    Array<S> dpre;
-    if (with_gelu) {  // dpre = dy * gelu'(pre): in place over dy, unless the caller keeps that gradient
-      S* target = self.grad.data();
-      if (self.retain_grad) {
-        dpre = Array<S>::from_shape(pre.shape());
-        target = dpre.data();
-      }
-      kernels::gelu_backward<S>(pre.size(), pre.data(), dy, target, false);
-      dy = target;
-    }
-    Node<S>* nb = has_bias && self.inputs[2]->requires_grad ? self.inputs[2].get() : nullptr;
-    const S beta_x = nx.requires_grad ? prepare_grad(nx) : S(0);
-    const S beta_w = nw.requires_grad ? prepare_grad(nw) : S(0);
-    const S beta_b = nb ? prepare_grad(*nb) : S(0);
-    // dx and dW have the same cost: one thread each (whole products, so the bits do not depend on threads)
-    parallel_for(2, 1, [&](std::size_t first, std::size_t last) {
-      for (std::size_t task = first; task < last; ++task) {
-        if (task == 0 && nx.requires_grad)  // dx [R,in] (+)= dy [R,out] W [out,in]
-          gemm_whole<S>(false, false, {rows, in, out}, S(1), dy, nw.value.data(), beta_x, nx.grad.data());
-        if (task == 1 && nw.requires_grad)  // dW [out,in] (+)= dy^T [out,R] x [R,in]
-          gemm_whole<S>(true, false, {out, in, rows}, S(1), dy, nx.value.data(), beta_w, nw.grad.data());
-        if (task == 1 && nb) {  // db [out] (+)= column sums of dy, rows in order
-          S* db = nb->grad.data();
-          if (beta_b == S(0))  // a fresh gradient buffer is uninitialised
-            std::fill(db, db + out, S(0));
-          for (std::size_t r = 0; r < rows; ++r)
-            for (std::size_t j = 0; j < out; ++j) db[j] += dy[r * out + j];
+  return make_result<S>(
+      std::move(y), inputs,
+      [rows, in, out, has_bias, with_gelu, pre = std::move(pre)](Node<S>& self) {
+        Node<S>& nx = *self.inputs[0];
+        Node<S>& nw = *self.inputs[1];
+        const S* dy = self.grad.data();
+        Array<S> dpre;
+        if (with_gelu) {  // dpre = dy * gelu'(pre): in place over dy, unless the caller keeps that gradient
+          S* target = self.grad.data();
+          if (self.retain_grad) {
+            dpre = Array<S>::from_shape(pre.shape());
+            target = dpre.data();
+          }
+          kernels::gelu_backward<S>(pre.size(), pre.data(), dy, target, false);
+          dy = target;
         }
-      }
-    });
-  }, with_gelu ? "linear+gelu" : "linear");
+        Node<S>* nb = has_bias && self.inputs[2]->requires_grad ? self.inputs[2].get() : nullptr;
+        const S beta_x = nx.requires_grad ? prepare_grad(nx) : S(0);
+        const S beta_w = nw.requires_grad ? prepare_grad(nw) : S(0);
+        const S beta_b = nb ? prepare_grad(*nb) : S(0);
+        // dx and dW have the same cost: one thread each (whole products, so the bits do not depend on threads)
+        parallel_for(2, 1, [&](std::size_t first, std::size_t last) {
+          for (std::size_t task = first; task < last; ++task) {
+            if (task == 0 && nx.requires_grad)  // dx [R,in] (+)= dy [R,out] W [out,in]
+              gemm_whole<S>(false, false, {rows, in, out}, S(1), dy, nw.value.data(), beta_x, nx.grad.data());
+            if (task == 1 && nw.requires_grad)  // dW [out,in] (+)= dy^T [out,R] x [R,in]
+              gemm_whole<S>(true, false, {out, in, rows}, S(1), dy, nx.value.data(), beta_w, nw.grad.data());
+            if (task == 1 && nb) {  // db [out] (+)= column sums of dy, rows in order
+              S* db = nb->grad.data();
+              if (beta_b == S(0))  // a fresh gradient buffer is uninitialised
+                std::fill(db, db + out, S(0));
+              for (std::size_t r = 0; r < rows; ++r)
+                for (std::size_t j = 0; j < out; ++j) db[j] += dy[r * out + j];
+            }
+          }
+        });
+      },
+      with_gelu ? "linear+gelu" : "linear");
 }
 
 }  // namespace

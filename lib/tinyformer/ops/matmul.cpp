@@ -58,43 +58,47 @@ Var<S> matmul(const Var<S>& a, const Var<S>& b, bool ta, bool tb) {
     batched_gemm<S>(p.batch, ta, tb, {p.m, p.n, p.k}, S(1), a.value().data(), sa, b.value().data(), sb, S(0),
                     out.data(), sc);
 
-  return make_result<S>(std::move(out), {a, b}, [p, ta, tb, sa, sb, sc](Node<S>& self) {
-    Node<S>& A = *self.inputs[0];
-    Node<S>& B = *self.inputs[1];
-    const S* dC = self.grad.data();
-    if (A.requires_grad) {
-      Array<S> dA = Array<S>::from_shape(A.value.shape());
-      if (p.shared_b && !ta)  // [batch*M, K] = dC [batch*M, N] op(B)^T
-        gemm<S>(false, !tb, {p.batch * p.m, p.k, p.n}, S(1), dC, B.value.data(), S(0), dA.data());
-      else if (!ta)  // dA [M,K] = dC [M,N] op(B)^T [N,K]
-        batched_gemm<S>(p.batch, false, !tb, {p.m, p.k, p.n}, S(1), dC, sc, B.value.data(), sb, S(0), dA.data(), sa);
-      else  // dA [K,M] = op(B) [K,N] dC^T [N,M]
-        batched_gemm<S>(p.batch, tb, true, {p.k, p.m, p.n}, S(1), B.value.data(), sb, dC, sc, S(0), dA.data(), sa);
-      accumulate_grad(A, dA);
-    }
-    if (B.requires_grad) {
-      Array<S> dB = Array<S>::from_shape(B.value.shape());
-      const std::size_t stride_dB = p.k * p.n;
-      if (p.shared_b && !ta) {  // sum over every row of every batch entry in one product
-        if (!tb)  // dB [K,N] = A^T [K, batch*M] dC [batch*M, N]
-          gemm<S>(true, false, {p.k, p.n, p.batch * p.m}, S(1), A.value.data(), dC, S(0), dB.data());
-        else  // dB [N,K] = dC^T [N, batch*M] A [batch*M, K]
-          gemm<S>(true, false, {p.n, p.k, p.batch * p.m}, S(1), dC, A.value.data(), S(0), dB.data());
-      } else {
-        for (std::size_t i = 0; i < p.batch; ++i) {
-          const S beta = (p.shared_b && i > 0) ? S(1) : S(0);  // a shared b sums its batch contributions
-          S* dBi = dB.data() + (p.shared_b ? 0 : i * stride_dB);
-          const S* Ai = A.value.data() + i * sa;
-          const S* dCi = dC + i * sc;
-          if (!tb)  // dB [K,N] = op(A)^T [K,M] dC [M,N]
-            gemm<S>(!ta, false, {p.k, p.n, p.m}, S(1), Ai, dCi, beta, dBi);
-          else  // dB [N,K] = dC^T [N,M] op(A) [M,K]
-            gemm<S>(true, ta, {p.n, p.k, p.m}, S(1), dCi, Ai, beta, dBi);
+  return make_result<S>(
+      std::move(out), {a, b},
+      [p, ta, tb, sa, sb, sc](Node<S>& self) {
+        Node<S>& A = *self.inputs[0];
+        Node<S>& B = *self.inputs[1];
+        const S* dC = self.grad.data();
+        if (A.requires_grad) {
+          Array<S> dA = Array<S>::from_shape(A.value.shape());
+          if (p.shared_b && !ta)  // [batch*M, K] = dC [batch*M, N] op(B)^T
+            gemm<S>(false, !tb, {p.batch * p.m, p.k, p.n}, S(1), dC, B.value.data(), S(0), dA.data());
+          else if (!ta)  // dA [M,K] = dC [M,N] op(B)^T [N,K]
+            batched_gemm<S>(p.batch, false, !tb, {p.m, p.k, p.n}, S(1), dC, sc, B.value.data(), sb, S(0), dA.data(),
+                            sa);
+          else  // dA [K,M] = op(B) [K,N] dC^T [N,M]
+            batched_gemm<S>(p.batch, tb, true, {p.k, p.m, p.n}, S(1), B.value.data(), sb, dC, sc, S(0), dA.data(), sa);
+          accumulate_grad(A, dA);
         }
-      }
-      accumulate_grad(B, dB);
-    }
-  }, "matmul");
+        if (B.requires_grad) {
+          Array<S> dB = Array<S>::from_shape(B.value.shape());
+          const std::size_t stride_dB = p.k * p.n;
+          if (p.shared_b && !ta) {  // sum over every row of every batch entry in one product
+            if (!tb)                // dB [K,N] = A^T [K, batch*M] dC [batch*M, N]
+              gemm<S>(true, false, {p.k, p.n, p.batch * p.m}, S(1), A.value.data(), dC, S(0), dB.data());
+            else  // dB [N,K] = dC^T [N, batch*M] A [batch*M, K]
+              gemm<S>(true, false, {p.n, p.k, p.batch * p.m}, S(1), dC, A.value.data(), S(0), dB.data());
+          } else {
+            for (std::size_t i = 0; i < p.batch; ++i) {
+              const S beta = (p.shared_b && i > 0) ? S(1) : S(0);  // a shared b sums its batch contributions
+              S* dBi = dB.data() + (p.shared_b ? 0 : i * stride_dB);
+              const S* Ai = A.value.data() + i * sa;
+              const S* dCi = dC + i * sc;
+              if (!tb)  // dB [K,N] = op(A)^T [K,M] dC [M,N]
+                gemm<S>(!ta, false, {p.k, p.n, p.m}, S(1), Ai, dCi, beta, dBi);
+              else  // dB [N,K] = dC^T [N,M] op(A) [M,K]
+                gemm<S>(true, ta, {p.n, p.k, p.m}, S(1), dCi, Ai, beta, dBi);
+            }
+          }
+          accumulate_grad(B, dB);
+        }
+      },
+      "matmul");
 }
 
 template Var<float> matmul<float>(const Var<float>&, const Var<float>&, bool, bool);

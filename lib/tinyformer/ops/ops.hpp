@@ -10,6 +10,8 @@
 
 namespace tf {
 
+// One declaration a line, so that the list reads as a table of the ops.
+// clang-format off
 // ---- elementwise.cpp: NumPy broadcasting; each input's gradient is sum-reduced back to its shape.
 template <class S> Var<S> add(const Var<S>& a, const Var<S>& b);
 template <class S> Var<S> sub(const Var<S>& a, const Var<S>& b);
@@ -116,5 +118,7 @@ std::size_t set_attention_keep_limit(std::size_t bytes);
 // as GPT-NeoX / HF LLaMA). D = C / n_head must be even.
 template <class S>
 Var<S> rotary_qk(const Var<S>& qkv, std::size_t n_head, double base = 10000.0, std::size_t pos0 = 0);
+
+// clang-format on
 
 }  // namespace tf

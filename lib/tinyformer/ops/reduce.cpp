@@ -26,13 +26,16 @@ Var<S> reduce_sum(const Var<S>& a, const std::size_t* axis, bool keepdim, S fact
   }
   if (factor != S(1)) out *= factor;
   if (axis && keepdim) out.reshape(kept_shape);
-  return make_result<S>(std::move(out), {a}, [kept_shape, factor](Node<S>& self) {
-    Node<S>& x = *self.inputs[0];
-    Array<S> g = self.grad;
-    g.reshape(kept_shape);
-    // g has 1 on the reduced axes: broadcasting stretches it back to x's shape
-    accumulate_grad(x, xt::broadcast(g * factor, x.value.shape()));
-  }, op);
+  return make_result<S>(
+      std::move(out), {a},
+      [kept_shape, factor](Node<S>& self) {
+        Node<S>& x = *self.inputs[0];
+        Array<S> g = self.grad;
+        g.reshape(kept_shape);
+        // g has 1 on the reduced axes: broadcasting stretches it back to x's shape
+        accumulate_grad(x, xt::broadcast(g * factor, x.value.shape()));
+      },
+      op);
 }
 
 }  // namespace
@@ -59,10 +62,10 @@ Var<S> mean(const Var<S>& a, long axis, bool keepdim) {
   return reduce_sum<S>(a, &ax, keepdim, S(1) / static_cast<S>(a.shape()[ax]), "mean");
 }
 
-#define TF_INSTANTIATE(S)                                   \
-  template Var<S> sum<S>(const Var<S>&);                    \
-  template Var<S> sum<S>(const Var<S>&, long, bool);        \
-  template Var<S> mean<S>(const Var<S>&);                   \
+#define TF_INSTANTIATE(S)                            \
+  template Var<S> sum<S>(const Var<S>&);             \
+  template Var<S> sum<S>(const Var<S>&, long, bool); \
+  template Var<S> mean<S>(const Var<S>&);            \
   template Var<S> mean<S>(const Var<S>&, long, bool);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

@@ -82,9 +82,9 @@ Var<S> rms_norm(const Var<S>& x, const Var<S>& weight, S eps) {
     }
   });
 
-  return make_result<S>(std::move(out), {x, weight}, [R, C, rstd = std::move(rstd)](Node<S>& self) {
-    rms_norm_backward(self, R, C, rstd.data());
-  }, "rms_norm");
+  return make_result<S>(
+      std::move(out), {x, weight},
+      [R, C, rstd = std::move(rstd)](Node<S>& self) { rms_norm_backward(self, R, C, rstd.data()); }, "rms_norm");
 }
 
 template Var<float> rms_norm<float>(const Var<float>&, const Var<float>&, float);

@@ -47,10 +47,13 @@ Var<S> permute_impl(const Var<S>& a, const std::vector<std::size_t>& perm, const
   }
   Array<S> out = Array<S>::from_shape(out_shape);
   xt::noalias(out) = xt::transpose(a.value(), perm);
-  return make_result<S>(std::move(out), {a}, [inverse](Node<S>& self) {
-    // dout has the permuted shape; the inverse permutation puts every axis back where a had it
-    accumulate_grad(*self.inputs[0], xt::transpose(self.grad, inverse));
-  }, op);
+  return make_result<S>(
+      std::move(out), {a},
+      [inverse](Node<S>& self) {
+        // dout has the permuted shape; the inverse permutation puts every axis back where a had it
+        accumulate_grad(*self.inputs[0], xt::transpose(self.grad, inverse));
+      },
+      op);
 }
 
 // ---- split / concat
@@ -71,8 +74,8 @@ AxisSlabs axis_slabs(const Shape& shape, std::size_t axis) {
 // For every outer index: rows [src_off, src_off + rows) of src ([outer, src_len, inner]) go to rows
 // [dst_off, dst_off + rows) of dst ([outer, dst_len, inner]); copied, or added when Add.
 template <bool Add, class S>
-void move_rows(const S* src, std::size_t src_len, std::size_t src_off, S* dst, std::size_t dst_len,
-               std::size_t dst_off, std::size_t rows, std::size_t outer, std::size_t inner) {
+void move_rows(const S* src, std::size_t src_len, std::size_t src_off, S* dst, std::size_t dst_len, std::size_t dst_off,
+               std::size_t rows, std::size_t outer, std::size_t inner) {
   const std::size_t n = rows * inner;
   for (std::size_t o = 0; o < outer; ++o) {
     const S* from = src + (o * src_len + src_off) * inner;
@@ -138,9 +141,10 @@ Var<S> reshape(const Var<S>& a, const std::vector<long>& shape) {
 
   Array<S> out = a.value();
   out.reshape(out_shape);
-  return make_result<S>(std::move(out), {a}, [in_shape](Node<S>& self) {
-    accumulate_grad(*self.inputs[0], xt::reshape_view(self.grad, in_shape));
-  }, "reshape");
+  return make_result<S>(
+      std::move(out), {a},
+      [in_shape](Node<S>& self) { accumulate_grad(*self.inputs[0], xt::reshape_view(self.grad, in_shape)); },
+      "reshape");
 }
 
 // a [..., L, ...] (L on `axis`) -> pieces [..., sizes[k], ...] with sum(sizes) = L
@@ -165,15 +169,18 @@ std::vector<Var<S>> split(const Var<S>& a, long axis, const std::vector<std::siz
     Array<S> out = Array<S>::from_shape(piece_shape);
     move_rows<false>(a.value().data(), s.len, offset, out.data(), size, 0, size, s.outer, s.inner);
     // Each piece is its own op result: a piece whose gradient never arrives is never called and adds nothing.
-    pieces.push_back(make_result<S>(std::move(out), {a}, [s, offset, size](Node<S>& self) {
-      Node<S>& x = *self.inputs[0];
-      if (!x.requires_grad) return;
-      if (!x.has_grad) {  // the first piece to arrive starts from a zero gradient of a's shape
-        x.grad = xt::zeros<S>(x.value.shape());
-        x.has_grad = true;
-      }
-      move_rows<true>(self.grad.data(), size, 0, x.grad.data(), s.len, offset, size, s.outer, s.inner);
-    }, "split"));
+    pieces.push_back(make_result<S>(
+        std::move(out), {a},
+        [s, offset, size](Node<S>& self) {
+          Node<S>& x = *self.inputs[0];
+          if (!x.requires_grad) return;
+          if (!x.has_grad) {  // the first piece to arrive starts from a zero gradient of a's shape
+            x.grad = xt::zeros<S>(x.value.shape());
+            x.has_grad = true;
+          }
+          move_rows<true>(self.grad.data(), size, 0, x.grad.data(), s.len, offset, size, s.outer, s.inner);
+        },
+        "split"));
     offset += size;
   }
   return pieces;
@@ -192,10 +199,10 @@ Var<S> concat(const std::vector<Var<S>>& parts, long axis) {
     bool match = sk.size() == first.size();
     for (std::size_t i = 0; match && i < sk.size(); ++i) match = i == ax || sk[i] == first[i];
     if (!match)
-      throw std::invalid_argument(fmt::format(
-          "concat: part {} has shape {} but part 0 has shape {}; all parts need the same rank and the same "
-          "dimensions except on axis {}",
-          k, shape_str(sk), shape_str(first), ax));
+      throw std::invalid_argument(
+          fmt::format("concat: part {} has shape {} but part 0 has shape {}; all parts need the same rank and the same "
+                      "dimensions except on axis {}",
+                      k, shape_str(sk), shape_str(first), ax));
     out_shape[ax] += sk[ax];
   }
 
@@ -209,28 +216,31 @@ Var<S> concat(const std::vector<Var<S>>& parts, long axis) {
     offsets[k] = offset;
     offset += len;
   }
-  return make_result<S>(std::move(out), parts, [s, ax, offsets](Node<S>& self) {
-    for (std::size_t k = 0; k < self.inputs.size(); ++k) {
-      Node<S>& p = *self.inputs[k];
-      if (!p.requires_grad) continue;
-      const std::size_t len = p.value.shape()[ax];
-      // dpart_k = dout[..., offsets[k] : offsets[k] + len, ...], added straight into p's gradient
-      if (!p.has_grad) {
-        p.grad = Array<S>::from_shape(p.value.shape());
-        move_rows<false>(self.grad.data(), s.len, offsets[k], p.grad.data(), len, 0, len, s.outer, s.inner);
-        p.has_grad = true;
-      } else {
-        move_rows<true>(self.grad.data(), s.len, offsets[k], p.grad.data(), len, 0, len, s.outer, s.inner);
-      }
-    }
-  }, "concat");
+  return make_result<S>(
+      std::move(out), parts,
+      [s, ax, offsets](Node<S>& self) {
+        for (std::size_t k = 0; k < self.inputs.size(); ++k) {
+          Node<S>& p = *self.inputs[k];
+          if (!p.requires_grad) continue;
+          const std::size_t len = p.value.shape()[ax];
+          // dpart_k = dout[..., offsets[k] : offsets[k] + len, ...], added straight into p's gradient
+          if (!p.has_grad) {
+            p.grad = Array<S>::from_shape(p.value.shape());
+            move_rows<false>(self.grad.data(), s.len, offsets[k], p.grad.data(), len, 0, len, s.outer, s.inner);
+            p.has_grad = true;
+          } else {
+            move_rows<true>(self.grad.data(), s.len, offsets[k], p.grad.data(), len, 0, len, s.outer, s.inner);
+          }
+        }
+      },
+      "concat");
 }
 
-#define TF_INSTANTIATE(S)                                                                        \
-  template Var<S> permute<S>(const Var<S>&, const std::vector<std::size_t>&);                    \
-  template Var<S> transpose<S>(const Var<S>&, long, long);                                       \
-  template Var<S> reshape<S>(const Var<S>&, const std::vector<long>&);                           \
-  template std::vector<Var<S>> split<S>(const Var<S>&, long, const std::vector<std::size_t>&);   \
+#define TF_INSTANTIATE(S)                                                                      \
+  template Var<S> permute<S>(const Var<S>&, const std::vector<std::size_t>&);                  \
+  template Var<S> transpose<S>(const Var<S>&, long, long);                                     \
+  template Var<S> reshape<S>(const Var<S>&, const std::vector<long>&);                         \
+  template std::vector<Var<S>> split<S>(const Var<S>&, long, const std::vector<std::size_t>&); \
   template Var<S> concat<S>(const std::vector<Var<S>>&, long);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

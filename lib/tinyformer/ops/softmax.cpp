@@ -78,22 +78,25 @@ Var<S> softmax(const Var<S>& a) {
     for (std::size_t j = 0; j < C; ++j) yr[j] *= inv;
   }
 
-  return make_result<S>(std::move(out), {a}, [rows](Node<S>& self) {
-    const std::size_t C = rows.width;
-    Array<S> dx = Array<S>::from_shape(self.value.shape());
-    const S* y = self.value.data();
-    const S* dy = self.grad.data();
-    S* g = dx.data();
-    for (std::size_t r = 0; r < rows.count; ++r) {
-      const S* yr = y + r * C;
-      const S* dyr = dy + r * C;
-      S* gr = g + r * C;
-      S dot = 0;
-      for (std::size_t j = 0; j < C; ++j) dot += dyr[j] * yr[j];
-      for (std::size_t j = 0; j < C; ++j) gr[j] = yr[j] * (dyr[j] - dot);
-    }
-    accumulate_grad(*self.inputs[0], std::move(dx));
-  }, "softmax");
+  return make_result<S>(
+      std::move(out), {a},
+      [rows](Node<S>& self) {
+        const std::size_t C = rows.width;
+        Array<S> dx = Array<S>::from_shape(self.value.shape());
+        const S* y = self.value.data();
+        const S* dy = self.grad.data();
+        S* g = dx.data();
+        for (std::size_t r = 0; r < rows.count; ++r) {
+          const S* yr = y + r * C;
+          const S* dyr = dy + r * C;
+          S* gr = g + r * C;
+          S dot = 0;
+          for (std::size_t j = 0; j < C; ++j) dot += dyr[j] * yr[j];
+          for (std::size_t j = 0; j < C; ++j) gr[j] = yr[j] * (dyr[j] - dot);
+        }
+        accumulate_grad(*self.inputs[0], std::move(dx));
+      },
+      "softmax");
 }
 
 // a [..., C] -> y [..., C]; dx = dy - exp(y) * rowsum(dy)
@@ -123,21 +126,24 @@ Var<S> log_softmax(const Var<S>& a) {
     }
   }
 
-  return make_result<S>(std::move(out), {a}, [rows](Node<S>& self) {
-    const std::size_t C = rows.width;
-    Array<S> dx = Array<S>::from_shape(self.value.shape());
-    xt::noalias(dx) = kernels::exp_with_floor(self.value);  // softmax, recomputed instead of stored
-    const S* dy = self.grad.data();
-    S* g = dx.data();
-    for (std::size_t r = 0; r < rows.count; ++r) {
-      const S* dyr = dy + r * C;
-      S* gr = g + r * C;
-      S total = 0;
-      for (std::size_t j = 0; j < C; ++j) total += dyr[j];
-      for (std::size_t j = 0; j < C; ++j) gr[j] = dyr[j] - gr[j] * total;
-    }
-    accumulate_grad(*self.inputs[0], std::move(dx));
-  }, "log_softmax");
+  return make_result<S>(
+      std::move(out), {a},
+      [rows](Node<S>& self) {
+        const std::size_t C = rows.width;
+        Array<S> dx = Array<S>::from_shape(self.value.shape());
+        xt::noalias(dx) = kernels::exp_with_floor(self.value);  // softmax, recomputed instead of stored
+        const S* dy = self.grad.data();
+        S* g = dx.data();
+        for (std::size_t r = 0; r < rows.count; ++r) {
+          const S* dyr = dy + r * C;
+          S* gr = g + r * C;
+          S total = 0;
+          for (std::size_t j = 0; j < C; ++j) total += dyr[j];
+          for (std::size_t j = 0; j < C; ++j) gr[j] = dyr[j] - gr[j] * total;
+        }
+        accumulate_grad(*self.inputs[0], std::move(dx));
+      },
+      "log_softmax");
 }
 
 // scores [..., Tq, Tk] -> [..., Tq, Tk] with (i, j > i) = -inf; the gradient passes only where kept.
@@ -162,16 +168,19 @@ Var<S> causal_mask(const Var<S>& scores) {
 
   Array<S> out = scores.value();
   fill_upper(out.data(), -std::numeric_limits<S>::infinity());
-  return make_result<S>(std::move(out), {scores}, [fill_upper](Node<S>& self) {
-    Array<S> dx = self.grad;
-    fill_upper(dx.data(), S(0));
-    accumulate_grad(*self.inputs[0], std::move(dx));
-  }, "causal_mask");
+  return make_result<S>(
+      std::move(out), {scores},
+      [fill_upper](Node<S>& self) {
+        Array<S> dx = self.grad;
+        fill_upper(dx.data(), S(0));
+        accumulate_grad(*self.inputs[0], std::move(dx));
+      },
+      "causal_mask");
 }
 
-#define TF_INSTANTIATE(S)                            \
-  template Var<S> softmax<S>(const Var<S>&);         \
-  template Var<S> log_softmax<S>(const Var<S>&);     \
+#define TF_INSTANTIATE(S)                        \
+  template Var<S> softmax<S>(const Var<S>&);     \
+  template Var<S> log_softmax<S>(const Var<S>&); \
   template Var<S> causal_mask<S>(const Var<S>&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

@@ -20,12 +20,15 @@ template <class S>
 Var<S> silu(const Var<S>& a) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
   kernels::silu_forward<S>(out.size(), a.value().data(), out.data());
-  return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
-    Node<S>& in = *self.inputs[0];
-    if (!in.requires_grad) return;
-    const bool accumulate = prepare_grad(in) != S(0);
-    kernels::silu_backward<S>(in.value.size(), in.value.data(), self.grad.data(), in.grad.data(), accumulate);
-  }, "silu");
+  return make_result<S>(
+      std::move(out), {a},
+      [](Node<S>& self) {
+        Node<S>& in = *self.inputs[0];
+        if (!in.requires_grad) return;
+        const bool accumulate = prepare_grad(in) != S(0);
+        kernels::silu_backward<S>(in.value.size(), in.value.data(), self.grad.data(), in.grad.data(), accumulate);
+      },
+      "silu");
 }
 
 // x [..., 2H] -> out [..., H]
@@ -42,16 +45,19 @@ Var<S> swiglu(const Var<S>& x) {
   out_shape.back() = H;
   Array<S> out = Array<S>::from_shape(out_shape);
   kernels::swiglu_forward<S>(R, H, x.value().data(), out.data());
-  return make_result<S>(std::move(out), {x}, [R, H](Node<S>& self) {
-    Node<S>& in = *self.inputs[0];
-    if (!in.requires_grad) return;
-    const bool accumulate = prepare_grad(in) != S(0);
-    kernels::swiglu_backward<S>(R, H, in.value.data(), self.grad.data(), in.grad.data(), accumulate);
-  }, "swiglu");
+  return make_result<S>(
+      std::move(out), {x},
+      [R, H](Node<S>& self) {
+        Node<S>& in = *self.inputs[0];
+        if (!in.requires_grad) return;
+        const bool accumulate = prepare_grad(in) != S(0);
+        kernels::swiglu_backward<S>(R, H, in.value.data(), self.grad.data(), in.grad.data(), accumulate);
+      },
+      "swiglu");
 }
 
-#define TF_INSTANTIATE(S)                  \
-  template Var<S> silu<S>(const Var<S>&);  \
+#define TF_INSTANTIATE(S)                 \
+  template Var<S> silu<S>(const Var<S>&); \
   template Var<S> swiglu<S>(const Var<S>&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

@@ -15,9 +15,8 @@ template <class S>
 Var<S> exp(const Var<S>& a) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
   xt::noalias(out) = kernels::exp_with_floor(a.value());
-  return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
-    accumulate_grad(*self.inputs[0], self.grad * self.value);
-  }, "exp");
+  return make_result<S>(
+      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad * self.value); }, "exp");
 }
 
 // out = ln a (a > 0 is the caller's business: a <= 0 gives nan / -inf); da = dout / a
@@ -25,9 +24,9 @@ template <class S>
 Var<S> log(const Var<S>& a) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
   xt::noalias(out) = xt::log(a.value());
-  return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
-    accumulate_grad(*self.inputs[0], self.grad / self.inputs[0]->value);
-  }, "log");
+  return make_result<S>(
+      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad / self.inputs[0]->value); },
+      "log");
 }
 
 // out = tanh a; da = dout * (1 - out^2)
@@ -35,9 +34,9 @@ template <class S>
 Var<S> tanh(const Var<S>& a) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
   xt::noalias(out) = xt::tanh(a.value());
-  return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
-    accumulate_grad(*self.inputs[0], self.grad * (S(1) - self.value * self.value));
-  }, "tanh");
+  return make_result<S>(
+      std::move(out), {a},
+      [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad * (S(1) - self.value * self.value)); }, "tanh");
 }
 
 // out = max(a, 0); da = dout where a > 0, else 0 (the derivative at the kink a = 0 is taken as 0)
@@ -45,15 +44,16 @@ template <class S>
 Var<S> relu(const Var<S>& a) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
   xt::noalias(out) = xt::maximum(a.value(), S(0));
-  return make_result<S>(std::move(out), {a}, [](Node<S>& self) {
-    accumulate_grad(*self.inputs[0], xt::where(self.inputs[0]->value > S(0), self.grad, S(0)));
-  }, "relu");
+  return make_result<S>(
+      std::move(out), {a},
+      [](Node<S>& self) { accumulate_grad(*self.inputs[0], xt::where(self.inputs[0]->value > S(0), self.grad, S(0))); },
+      "relu");
 }
 
-#define TF_INSTANTIATE(S)                    \
-  template Var<S> exp<S>(const Var<S>&);     \
-  template Var<S> log<S>(const Var<S>&);     \
-  template Var<S> tanh<S>(const Var<S>&);    \
+#define TF_INSTANTIATE(S)                 \
+  template Var<S> exp<S>(const Var<S>&);  \
+  template Var<S> log<S>(const Var<S>&);  \
+  template Var<S> tanh<S>(const Var<S>&); \
   template Var<S> relu<S>(const Var<S>&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

@@ -46,8 +46,7 @@ AdamW<S>::AdamW(std::vector<ParamGroup<S>> groups, double lr, AdamOptions option
 
 template <class S>
 AdamW<S>::AdamW(NamedVars<S> params, double lr, AdamOptions options, double weight_decay)
-    : Adam<S>(std::vector<ParamGroup<S>>{ParamGroup<S>{std::move(params), weight_decay}}, lr, options, true,
-              "AdamW") {}
+    : Adam<S>(std::vector<ParamGroup<S>>{ParamGroup<S>{std::move(params), weight_decay}}, lr, options, true, "AdamW") {}
 
 // With t = this parameter's step count after the increment, in float64:
 //   bias_correction1 = 1 - beta1^t,  bias_correction2 = 1 - beta2^t,  step_size = lr / bias_correction1

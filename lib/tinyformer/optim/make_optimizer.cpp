@@ -18,8 +18,10 @@ std::unique_ptr<Optimizer<float>> make_optimizer(const config::OptimizerConfig& 
       sgd.nesterov = cfg.nesterov;
       return std::make_unique<SGD<float>>(std::move(groups), cfg.lr, sgd);
     }
-    case config::OptimizerName::adam: return std::make_unique<Adam<float>>(std::move(groups), cfg.lr, adam);
-    case config::OptimizerName::adamw: return std::make_unique<AdamW<float>>(std::move(groups), cfg.lr, adam);
+    case config::OptimizerName::adam:
+      return std::make_unique<Adam<float>>(std::move(groups), cfg.lr, adam);
+    case config::OptimizerName::adamw:
+      return std::make_unique<AdamW<float>>(std::move(groups), cfg.lr, adam);
   }
   throw std::logic_error("make_optimizer: unhandled optimizer");
 }

@@ -28,12 +28,11 @@ void check_lr(double lr, const char* op) {
 }  // namespace
 
 template <class S>
-Optimizer<S>::Optimizer(std::vector<ParamGroup<S>> groups, double lr, const char* name,
-                        std::vector<StateKind> kinds)
+Optimizer<S>::Optimizer(std::vector<ParamGroup<S>> groups, double lr, const char* name, std::vector<StateKind> kinds)
     : groups_(std::move(groups)), lr_(lr), name_(name), kinds_(std::move(kinds)) {
   check_lr(lr, name_);
-  std::map<std::string, std::size_t> names;         // parameter name -> group
-  std::map<const Node<S>*, std::string> nodes;      // the same Var under two names
+  std::map<std::string, std::size_t> names;     // parameter name -> group
+  std::map<const Node<S>*, std::string> nodes;  // the same Var under two names
   std::size_t count = 0;
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     const ParamGroup<S>& g = groups_[gi];
@@ -49,14 +48,16 @@ Optimizer<S>::Optimizer(std::vector<ParamGroup<S>> groups, double lr, const char
         throw std::invalid_argument(fmt::format("{}: parameter '{}' is an undefined Var", name_, pname));
       if (!p.node().is_leaf())
         throw std::invalid_argument(fmt::format("{}: parameter '{}' is the result of op '{}', not a leaf; "
-                                                "only leaf values can be optimized", name_, pname, p.op()));
+                                                "only leaf values can be optimized",
+                                                name_, pname, p.op()));
       if (!names.emplace(pname, gi).second)
-        throw std::invalid_argument(fmt::format("{}: the parameter name '{}' appears twice (groups {} and {})",
-                                                name_, pname, names[pname], gi));
+        throw std::invalid_argument(fmt::format("{}: the parameter name '{}' appears twice (groups {} and {})", name_,
+                                                pname, names[pname], gi));
       const auto [it, fresh] = nodes.emplace(&p.node(), pname);
       if (!fresh)
         throw std::invalid_argument(fmt::format("{}: parameters '{}' and '{}' are the same Var; list it once "
-                                                "(it would be updated twice per step)", name_, it->second, pname));
+                                                "(it would be updated twice per step)",
+                                                name_, it->second, pname));
       ++count;
     }
   }
@@ -128,10 +129,9 @@ std::map<std::pair<std::size_t, std::size_t>, std::size_t> Optimizer<S>::match_s
     while (ki < kinds_.size() && kind != kinds_[ki].name) ++ki;
     const auto pit = params.find(pname);
     if (ki == kinds_.size() || pit == params.end()) {
-      problems.push_back(fmt::format("unexpected tensor '{}': names are <kind>.<parameter name> with kind one of {}{}",
-                                     tname, valid_kinds(),
-                                     ki < kinds_.size() ? fmt::format(", and '{}' is no parameter of this optimizer", pname)
-                                                        : std::string()));
+      problems.push_back(fmt::format(
+          "unexpected tensor '{}': names are <kind>.<parameter name> with kind one of {}{}", tname, valid_kinds(),
+          ki < kinds_.size() ? fmt::format(", and '{}' is no parameter of this optimizer", pname) : std::string()));
       continue;
     }
     if (!found.emplace(std::make_pair(pit->second.first, ki), t).second) {
@@ -141,14 +141,14 @@ std::map<std::pair<std::size_t, std::size_t>, std::size_t> Optimizer<S>::match_s
     const Shape want = kinds_[ki].scalar ? Shape{} : pit->second.second.shape();
     const Shape got = to_shape(value.shape());
     if (got != want) {
-      problems.push_back(fmt::format("tensor '{}' has shape {} but needs {}{}", tname, shape_str(got), shape_str(want),
-                                     kinds_[ki].scalar ? " (a scalar counter)"
-                                                       : fmt::format(" (the shape of parameter '{}')", pname)));
+      problems.push_back(fmt::format(
+          "tensor '{}' has shape {} but needs {}{}", tname, shape_str(got), shape_str(want),
+          kinds_[ki].scalar ? " (a scalar counter)" : fmt::format(" (the shape of parameter '{}')", pname)));
     } else if (kinds_[ki].scalar) {
       const double v = static_cast<double>(value());
       if (!(std::isfinite(v) && v >= 1 && v == std::floor(v)))
-        problems.push_back(fmt::format("tensor '{}' = {} must be a whole number >= 1 (steps taken by '{}')", tname, v,
-                                       pname));
+        problems.push_back(
+            fmt::format("tensor '{}' = {} must be a whole number >= 1 (steps taken by '{}')", tname, v, pname));
     }
   }
   return found;
@@ -186,9 +186,9 @@ void Optimizer<S>::load_state(const NamedArrays<S>& tensors, std::int64_t step_c
   if (step_count == 0 && !found.empty())
     problems.push_back("step_count = 0 but state tensors were given (state exists only after a step)");
   if (!problems.empty())
-    throw std::invalid_argument(fmt::format("{}.load_state: the state does not fit this optimizer ({} problem{}):\n  {}",
-                                            name_, problems.size(), problems.size() == 1 ? "" : "s",
-                                            join(problems, "\n  ")));
+    throw std::invalid_argument(
+        fmt::format("{}.load_state: the state does not fit this optimizer ({} problem{}):\n  {}", name_,
+                    problems.size(), problems.size() == 1 ? "" : "s", join(problems, "\n  ")));
   for (std::size_t i = 0; i < state_.size(); ++i) {
     state_[i].clear();
     if (!found.count({i, 0})) continue;  // all-or-none was checked above

@@ -4,7 +4,8 @@
 // The subclasses (sgd.hpp, adam.hpp) are exactly torch 1.13's single-tensor implementations (torch.optim.SGD,
 // Adam, AdamW with foreach=False), computed in the parameter's scalar type S with the hyper-parameters
 // rounded to S, as torch does for float32 tensors; each formula is written out above its kernel in
-// sgd.cpp / adam.cpp. Parameter groups for weight decay: param_groups.hpp; clipping: clip.hpp. A parameter that has no gradient is skipped by step() and gets no state (as in PyTorch).
+// sgd.cpp / adam.cpp. Parameter groups for weight decay: param_groups.hpp; clipping: clip.hpp. A parameter that has no
+// gradient is skipped by step() and gets no state (as in PyTorch).
 //
 // Checkpoint state: state_tensors() names each tensor "<kind>.<parameter name>":
 //   SGD with momentum > 0   momentum_buffer.<p>                       (shape of p)

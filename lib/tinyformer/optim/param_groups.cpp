@@ -11,9 +11,12 @@ namespace tf::optim {
 
 bool gets_weight_decay(const std::string& name, std::size_t dim, DecayRule rule) {
   switch (rule) {
-    case DecayRule::all: return true;
-    case DecayRule::none: return false;
-    case DecayRule::matrices: return dim >= 2;
+    case DecayRule::all:
+      return true;
+    case DecayRule::none:
+      return false;
+    case DecayRule::matrices:
+      return dim >= 2;
     case DecayRule::matrices_no_embeddings:
       return dim >= 2 && name.find("wte") == std::string::npos && name.find("wpe") == std::string::npos;
   }

@@ -52,20 +52,18 @@ void LrSchedule::validate() const {
       throw std::invalid_argument(fmt::format(
           "LrSchedule (cosine): min_lr = {} is larger than base_lr = {}; valid: 0 to {}", min_lr, base_lr, base_lr));
     if (decay_steps < warmup_steps)
-      throw std::invalid_argument(fmt::format(
-          "LrSchedule (cosine): decay_steps = {} is less than warmup_steps = {}; valid: {} or more", decay_steps,
-          warmup_steps, warmup_steps));
+      throw std::invalid_argument(
+          fmt::format("LrSchedule (cosine): decay_steps = {} is less than warmup_steps = {}; valid: {} or more",
+                      decay_steps, warmup_steps, warmup_steps));
   }
 }
 
 double LrSchedule::at(std::int64_t step) const {
   validate();
-  if (step < 0)
-    throw std::invalid_argument(fmt::format("LrSchedule::at: step must be >= 0 (0-based), got {}", step));
+  if (step < 0) throw std::invalid_argument(fmt::format("LrSchedule::at: step must be >= 0 (0-based), got {}", step));
   if (kind == ScheduleName::constant) return base_lr;
   // Linear warmup, evaluated in nanoGPT's order: (lr * (it + 1)) / (warmup + 1).
-  if (step < warmup_steps)
-    return base_lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps + 1);
+  if (step < warmup_steps) return base_lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps + 1);
   if (kind == ScheduleName::warmup) return base_lr;
   if (step >= decay_steps) return min_lr;
   const double ratio = static_cast<double>(step - warmup_steps) / static_cast<double>(decay_steps - warmup_steps);
@@ -77,10 +75,13 @@ LrSchedule LrSchedule::from_config(const config::RunConfig& cfg) {
   const double lr = cfg.optimizer.lr;
   const auto warmup_steps = static_cast<std::int64_t>(cfg.schedule.warmup_steps);
   switch (cfg.schedule.name) {
-    case ScheduleName::constant: return constant(lr);
-    case ScheduleName::warmup: return warmup(lr, warmup_steps);
+    case ScheduleName::constant:
+      return constant(lr);
+    case ScheduleName::warmup:
+      return warmup(lr, warmup_steps);
     case ScheduleName::cosine:
-      return cosine(lr, warmup_steps, static_cast<std::int64_t>(config::effective_decay_steps(cfg)), cfg.schedule.min_lr);
+      return cosine(lr, warmup_steps, static_cast<std::int64_t>(config::effective_decay_steps(cfg)),
+                    cfg.schedule.min_lr);
   }
   throw std::logic_error("LrSchedule::from_config: unhandled schedule");
 }

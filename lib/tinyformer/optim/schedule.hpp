@@ -23,10 +23,10 @@ using config::ScheduleName;  // schedule.name: constant | warmup | cosine, decla
 
 struct LrSchedule {
   ScheduleName kind = ScheduleName::constant;
-  double base_lr = 1e-3;           // peak learning rate, >= 0
-  std::int64_t warmup_steps = 0;   // >= 0 (warmup, cosine)
-  std::int64_t decay_steps = 0;    // >= warmup_steps (cosine): the step at which min_lr is reached
-  double min_lr = 0.0;             // in [0, base_lr] (cosine)
+  double base_lr = 1e-3;          // peak learning rate, >= 0
+  std::int64_t warmup_steps = 0;  // >= 0 (warmup, cosine)
+  std::int64_t decay_steps = 0;   // >= warmup_steps (cosine): the step at which min_lr is reached
+  double min_lr = 0.0;            // in [0, base_lr] (cosine)
 
   static LrSchedule constant(double lr);
   static LrSchedule warmup(double lr, std::int64_t warmup_steps);

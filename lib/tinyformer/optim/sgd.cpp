@@ -16,9 +16,9 @@ void check_sgd_options(const SgdOptions& o) {
   if (!std::isfinite(o.dampening))
     throw std::invalid_argument(fmt::format("SGD: dampening must be finite, got {}", o.dampening));
   if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
-    throw std::invalid_argument(fmt::format(
-        "SGD: nesterov needs momentum > 0 and dampening = 0, got momentum {} and dampening {}", o.momentum,
-        o.dampening));
+    throw std::invalid_argument(
+        fmt::format("SGD: nesterov needs momentum > 0 and dampening = 0, got momentum {} and dampening {}", o.momentum,
+                    o.dampening));
 }
 
 template <class S>

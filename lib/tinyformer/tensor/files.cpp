@@ -16,11 +16,16 @@ namespace {
 
 std::string open_error(int err) {
   switch (err) {
-    case ENOENT: return "no such file";
-    case ELOOP: return "a loop of symbolic links";
-    case EACCES: return "not readable (permission denied)";
-    case ENOTDIR: return "a part of the path is not a directory";
-    default: return std::strerror(err);
+    case ENOENT:
+      return "no such file";
+    case ELOOP:
+      return "a loop of symbolic links";
+    case EACCES:
+      return "not readable (permission denied)";
+    case ENOTDIR:
+      return "a part of the path is not a directory";
+    default:
+      return std::strerror(err);
   }
 }
 

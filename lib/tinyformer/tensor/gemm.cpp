@@ -25,7 +25,7 @@ void call_blas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::
     const int inc_a = ta ? as_int(lda) : 1;
     if (tb)  // op(B)^T = B [n,k]
       cblas_sgemv(CblasRowMajor, CblasNoTrans, as_int(s.n), as_int(s.k), alpha, b, as_int(ldb), a, inc_a, beta, c, 1);
-    else     // op(B)^T = B^T, B [k,n]
+    else  // op(B)^T = B^T, B [k,n]
       cblas_sgemv(CblasRowMajor, CblasTrans, as_int(s.k), as_int(s.n), alpha, b, as_int(ldb), a, inc_a, beta, c, 1);
     return;
   }
@@ -68,7 +68,7 @@ void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, 
   // shared out over the threads. The cut depends on the shape only, never on the thread count: BLAS
   // picks its kernel (and so its rounding) by the size of each call, so one thread computes exactly the
   // same pieces in turn, and the result is bit-identical whatever the thread count.
-  constexpr std::size_t block = 16;           // rows or columns: pieces are multiples of this
+  constexpr std::size_t block = 16;            // rows or columns: pieces are multiples of this
   constexpr std::size_t piece_macs = 1 << 20;  // a piece has at least this many multiply-adds
   // Each piece packs the shared operand again, so few pieces: enough for two cores, four for big products.
   const std::size_t max_pieces = s.m * s.n * s.k >= (std::size_t{1} << 30) ? 4 : 2;
@@ -89,7 +89,7 @@ void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, 
       if (by_rows) {  // rows i0..i1 of C = rows of op(A) times op(B)
         const S* ai = trans_a ? a + i0 : a + i0 * lda;
         call_blas(trans_a, trans_b, {i1 - i0, s.n, s.k}, alpha, ai, lda, b, ldb, beta, c + i0 * ldc, ldc);
-      } else {        // columns i0..i1 of C = op(A) times columns of op(B)
+      } else {  // columns i0..i1 of C = op(A) times columns of op(B)
         const S* bj = trans_b ? b + i0 * ldb : b + i0;
         call_blas(trans_a, trans_b, {s.m, i1 - i0, s.k}, alpha, a, lda, bj, ldb, beta, c + i0, ldc);
       }
@@ -104,8 +104,8 @@ void gemm(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, const S*
 }
 
 template <class S>
-void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a,
-                  std::size_t stride_a, const S* b, std::size_t stride_b, S beta, S* c, std::size_t stride_c) {
+void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, std::size_t stride_a,
+                  const S* b, std::size_t stride_b, S beta, S* c, std::size_t stride_c) {
   for (std::size_t i = 0; i < batch; ++i)
     gemm(trans_a, trans_b, s, alpha, a + i * stride_a, b + i * stride_b, beta, c + i * stride_c);
 }

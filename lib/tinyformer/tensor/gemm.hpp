@@ -28,7 +28,7 @@ void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, 
 // `batch` independent products; A, B, C advance by stride_a/b/c elements (a stride of 0 reuses one
 // matrix for every batch entry).
 template <class S>
-void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a,
-                  std::size_t stride_a, const S* b, std::size_t stride_b, S beta, S* c, std::size_t stride_c);
+void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, std::size_t stride_a,
+                  const S* b, std::size_t stride_b, S beta, S* c, std::size_t stride_c);
 
 }  // namespace tf

@@ -61,11 +61,11 @@ bool product(bool trans_a, std::size_t m, std::size_t n, std::size_t k, float al
   return for_each_call(trans_a, m, n, k, beta,
                        [&](std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols, std::size_t k0,
                            std::size_t depth, float beta_k) {
-    const float* second = trans_a ? a + k0 * lda + i0 : a + i0 * lda;  // op(A)'s rows i0.., k0..
-    const float* first = trans_a ? b + k0 * ldb + j0 : b + j0;         // B's rows k0.., columns j0..
-    kernel(trans_a, rows, cols, depth, lda, ldb, ldc, beta_k)(first, second, c + i0 * ldc + j0);
-    return true;
-  });
+                         const float* second = trans_a ? a + k0 * lda + i0 : a + i0 * lda;  // op(A)'s rows i0.., k0..
+                         const float* first = trans_a ? b + k0 * ldb + j0 : b + j0;  // B's rows k0.., columns j0..
+                         kernel(trans_a, rows, cols, depth, lda, ldb, ldc, beta_k)(first, second, c + i0 * ldc + j0);
+                         return true;
+                       });
 }
 
 }  // namespace tf::xsmm

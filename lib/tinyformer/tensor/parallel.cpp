@@ -10,12 +10,12 @@
 #include <condition_variable>
 #include <exception>
 #include <fstream>
-#include <set>
-#include <string>
-#include <utility>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cblas.h>
@@ -155,8 +155,7 @@ int physical_cores() {
 
 int max_threads() { return 4 * std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
-void parallel_for(std::size_t n, std::size_t min_per_piece,
-                  const std::function<void(std::size_t, std::size_t)>& body) {
+void parallel_for(std::size_t n, std::size_t min_per_piece, const std::function<void(std::size_t, std::size_t)>& body) {
   if (n == 0) return;
   const std::size_t by_size = std::max<std::size_t>(1, n / std::max<std::size_t>(1, min_per_piece));
   const std::size_t pieces = std::min<std::size_t>(static_cast<std::size_t>(g_threads), by_size);

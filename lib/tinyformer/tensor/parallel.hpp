@@ -17,7 +17,7 @@ bool in_parallel_region();
 // std::thread::hardware_concurrency() where that file says nothing (at least 1). The default thread count.
 int physical_cores();
 // The most kernel threads a run may ask for: 4 x std::thread::hardware_concurrency() (at least 4).
-int max_threads();    // true inside a parallel_for body (nested calls then run serially)
+int max_threads();  // true inside a parallel_for body (nested calls then run serially)
 
 // Calls body(begin, end) on contiguous pieces of [0, n), in parallel. Each piece holds at least
 // `min_per_piece` items (so small loops stay on one thread); pieces never overlap.

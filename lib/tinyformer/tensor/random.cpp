@@ -17,7 +17,8 @@ std::uint64_t Rng::below(std::uint64_t n) {
   if (n == 0) throw std::invalid_argument("Rng::below: n must be positive");
   const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;  // largest multiple of n
   std::uint64_t x;
-  do x = engine_(); while (x >= limit);
+  do x = engine_();
+  while (x >= limit);
   return x % n;
 }
 

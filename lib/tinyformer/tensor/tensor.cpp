@@ -32,8 +32,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     const std::size_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
     const std::size_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
     if (da != db && da != 1 && db != 1)
-      throw std::invalid_argument(fmt::format("{}: shapes {} and {} cannot be broadcast together", op,
-                                              shape_str(a), shape_str(b)));
+      throw std::invalid_argument(
+          fmt::format("{}: shapes {} and {} cannot be broadcast together", op, shape_str(a), shape_str(b)));
     out[i] = da == 1 ? db : da;
   }
   return out;

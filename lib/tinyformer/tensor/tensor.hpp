@@ -41,9 +41,13 @@ class ArrayAllocator {
 };
 
 template <class T, class U>
-bool operator==(const ArrayAllocator<T>&, const ArrayAllocator<U>&) noexcept { return true; }
+bool operator==(const ArrayAllocator<T>&, const ArrayAllocator<U>&) noexcept {
+  return true;
+}
 template <class T, class U>
-bool operator!=(const ArrayAllocator<T>&, const ArrayAllocator<U>&) noexcept { return false; }
+bool operator!=(const ArrayAllocator<T>&, const ArrayAllocator<U>&) noexcept {
+  return false;
+}
 
 template <class S>
 using Array = xt::xarray<S, xt::layout_type::row_major, ArrayAllocator<S>>;
@@ -54,7 +58,9 @@ using Shape = std::vector<std::size_t>;
 std::string shape_str(const Shape& shape);
 
 template <class Sh>
-Shape to_shape(const Sh& s) { return Shape(s.begin(), s.end()); }
+Shape to_shape(const Sh& s) {
+  return Shape(s.begin(), s.end());
+}
 
 std::size_t shape_numel(const Shape& shape);
 

@@ -46,9 +46,8 @@ std::string byte_position_str(const std::string& bytes, std::size_t offset) {
       ++line;
       line_start = i + 1;
     }
-  const std::string byte = offset < bytes.size()
-                               ? fmt::format(", byte 0x{:02x}", static_cast<unsigned char>(bytes[offset]))
-                               : std::string();
+  const std::string byte =
+      offset < bytes.size() ? fmt::format(", byte 0x{:02x}", static_cast<unsigned char>(bytes[offset])) : std::string();
   return fmt::format("line {}, column {} (byte offset {}{})", line, offset - line_start + 1, offset, byte);
 }
 

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-
 namespace tf::train {
 
 namespace {
@@ -16,7 +15,8 @@ std::string metadata_or_throw(const io::SafetensorsFile& file, const std::string
   const auto& md = file.metadata();
   auto it = md.find(key);
   if (it == md.end())
-    throw std::runtime_error(fmt::format("{}: not a tinyformer checkpoint (no '{}' in its metadata)", file.path(), key));
+    throw std::runtime_error(
+        fmt::format("{}: not a tinyformer checkpoint (no '{}' in its metadata)", file.path(), key));
   return it->second;
 }
 // A step count stored as metadata text: digits only (std::stoll would take "12abc" or "-3").
@@ -40,8 +40,8 @@ void check_config_fits_tensors(const io::SafetensorsFile& file, const config::Mo
                                            file.path(), name, shape_str(shape), shape_str(file.shape(name))));
   };
   if (!cfg.vocab_size || !cfg.context)
-    throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its model metadata has no vocab_size or context",
-                                         file.path()));
+    throw std::runtime_error(
+        fmt::format("{}: corrupt checkpoint: its model metadata has no vocab_size or context", file.path()));
   const std::size_t C = cfg.d_model;
   expect("transformer.wte.weight", {*cfg.vocab_size, C});
   if (cfg.position == config::Position::learned) expect("transformer.wpe.weight", {*cfg.context, C});
@@ -52,7 +52,6 @@ void check_config_fits_tensors(const io::SafetensorsFile& file, const config::Mo
                                          file.path(), cfg.n_layer, cfg.mlp_ratio));
   expect(fmt::format("transformer.h.{}.mlp.c_fc.weight", cfg.n_layer - 1), {nn::mlp_fc_width(cfg), C});
 }
-
 
 // Checkpoints written before the model section and its metadata shared the YAML names said n_embd and
 // block_size (nanoGPT's) for d_model and context.
@@ -99,7 +98,8 @@ void check_same_architecture(const io::SafetensorsFile& file, const config::Mode
   current.model = model;
   std::string msg;
   for (const config::FieldChange& c : config::diff(saved, current))
-    if (c.on_resume == config::OnResume::fixed) msg += fmt::format("\n  {}: checkpoint {}, config {}", c.path, c.before, c.after);
+    if (c.on_resume == config::OnResume::fixed)
+      msg += fmt::format("\n  {}: checkpoint {}, config {}", c.path, c.before, c.after);
   if (!msg.empty())
     throw std::invalid_argument(fmt::format("{}: the checkpoint's model differs from the config:{}", file.path(), msg));
 }
@@ -114,7 +114,8 @@ TrainingState read_training_state(const io::SafetensorsFile& file) {
   const auto& md = file.metadata();
   if (auto it = md.find("tinyformer.sequences_per_step"); it != md.end())
     st.sequences_per_step = count_metadata(file, it->first, it->second);
-  if (auto it = md.find("tinyformer.processes"); it != md.end()) st.processes = count_metadata(file, it->first, it->second);
+  if (auto it = md.find("tinyformer.processes"); it != md.end())
+    st.processes = count_metadata(file, it->first, it->second);
   if (auto it = md.find("tinyformer.data"); it != md.end()) st.data_fingerprint = it->second;
   return st;
 }
@@ -152,8 +153,8 @@ void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& mode
       continue;
     }
     if (file.shape(name) != p.shape())
-      problems.push_back(fmt::format("{}: the file has shape {}, the model needs {}", name,
-                                     shape_str(file.shape(name)), shape_str(p.shape())));
+      problems.push_back(fmt::format("{}: the file has shape {}, the model needs {}", name, shape_str(file.shape(name)),
+                                     shape_str(p.shape())));
     if (file.dtype(name) != io::DType::F32)
       problems.push_back(fmt::format("{}: dtype {} in the file, F32 needed", name, io::dtype_name(file.dtype(name))));
   }
@@ -170,8 +171,8 @@ void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& mode
       if (const std::string bad = nonfinite_in(file, name); !bad.empty())
         throw std::invalid_argument(fmt::format("{}: {}", file.path(), bad));
   if (!problems.empty()) {
-    std::string msg = fmt::format("{}: the weights do not match the model ({} problem{}):", file.path(), problems.size(),
-                                  problems.size() == 1 ? "" : "s");
+    std::string msg = fmt::format("{}: the weights do not match the model ({} problem{}):", file.path(),
+                                  problems.size(), problems.size() == 1 ? "" : "s");
     for (const auto& p : problems) msg += "\n  " + p;
     throw std::invalid_argument(msg);
   }

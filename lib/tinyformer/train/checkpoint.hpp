@@ -21,10 +21,10 @@
 namespace tf::train {
 
 struct TrainingState {
-  std::int64_t step = 0;   // optimizer steps completed
+  std::int64_t step = 0;  // optimizer steps completed
   std::string config_yaml;
-  std::string vocab;       // serialized vocabulary
-  std::string data_rng;    // Rng::state()
+  std::string vocab;     // serialized vocabulary
+  std::string data_rng;  // Rng::state()
   std::string dropout_rng;
   std::int64_t sequences_per_step = 0;  // the global batch of the run that wrote it (0: not recorded)
   std::int64_t processes = 1;           // MPI processes of that run

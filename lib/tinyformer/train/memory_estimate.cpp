@@ -29,15 +29,21 @@ Dims dims_of(const config::RunConfig& cfg, std::size_t T, std::size_t V) {
   const double C = static_cast<double>(m.d_model);
   const double ratio = static_cast<double>(m.mlp_ratio);
   const double F = m.mlp == config::Mlp::swiglu ? 2.0 / 3.0 * ratio * C : ratio * C;
-  return {static_cast<double>(cfg.training.batch_size), static_cast<double>(T), C, static_cast<double>(m.n_head),
-          static_cast<double>(m.n_layer), static_cast<double>(V), F};
+  return {static_cast<double>(cfg.training.batch_size),
+          static_cast<double>(T),
+          C,
+          static_cast<double>(m.n_head),
+          static_cast<double>(m.n_layer),
+          static_cast<double>(V),
+          F};
 }
 
 double parameter_count(const config::ModelConfig& m, const Dims& d) {
   const double C = d.C, F = d.F;
   const double norm = m.bias && m.norm == config::Norm::layernorm ? 2 * C : C;
   const double attention = 4 * C * C + (m.bias ? 4 * C : 0);
-  const double mlp = m.mlp == config::Mlp::swiglu ? 3 * F * C + (m.bias ? 2 * F + C : 0) : 2 * F * C + (m.bias ? F + C : 0);
+  const double mlp =
+      m.mlp == config::Mlp::swiglu ? 3 * F * C + (m.bias ? 2 * F + C : 0) : 2 * F * C + (m.bias ? F + C : 0);
   const double blocks = d.L * (2 * norm + attention + mlp);
   const double embeddings = d.V * C + (m.position == config::Position::learned ? d.T * C : 0);
   return embeddings + blocks + norm + (m.tie_weights ? 0 : d.V * C);
@@ -169,8 +175,8 @@ void check_memory(const config::RunConfig& cfg, const MemoryEstimate& e, std::si
     throw config::error_at(
         cfg, "data.path",
         fmt::format("'{}' ({}) needs an estimated {} ({}); this machine has {} available; use a smaller file",
-                    cfg.data.path, format_bytes(file_bytes(cfg.data.path)),
-                    format_bytes(e.total()), listed, format_bytes(available)));
+                    cfg.data.path, format_bytes(file_bytes(cfg.data.path)), format_bytes(e.total()), listed,
+                    format_bytes(available)));
   std::string driven, first = file ? "data.path" : "data.eval_size";
   for (std::size_t i = 0; i < ranked.size() && i < 2 && ranked[i].first >= (i == 0 ? 1.5 : 2); ++i) {
     const Knob& knob = ranked[i].second;
@@ -187,7 +193,8 @@ void check_memory(const config::RunConfig& cfg, const MemoryEstimate& e, std::si
 std::string address_space_note() {
   rlimit limit{};
   if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";
-  return fmt::format("; this process may map at most {} (ulimit -v)", format_bytes(static_cast<double>(limit.rlim_cur)));
+  return fmt::format("; this process may map at most {} (ulimit -v)",
+                     format_bytes(static_cast<double>(limit.rlim_cur)));
 }
 
 std::string format_bytes(double bytes) {

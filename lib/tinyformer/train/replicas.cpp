@@ -40,7 +40,8 @@ void share_optimizer_state(optim::Optimizer<float>& optimizer) {
   const nlohmann::json layout = nlohmann::json::parse(text);
   if (!dist::is_root())
     for (const auto& t : layout["tensors"])
-      tensors.emplace_back(t["name"].get<std::string>(), Array<float>::from_shape(t["shape"].get<std::vector<std::size_t>>()));
+      tensors.emplace_back(t["name"].get<std::string>(),
+                           Array<float>::from_shape(t["shape"].get<std::vector<std::size_t>>()));
   for (auto& [name, t] : tensors) dist::broadcast(t.data(), t.size());
   if (!dist::is_root()) optimizer.load_state(tensors, layout["step_count"].get<std::int64_t>());
 }
@@ -49,7 +50,8 @@ void share_optimizer_state(optim::Optimizer<float>& optimizer) {
 
 std::string parameters_hash(const nn::GPT<float>& model) {
   std::uint64_t h = dist::fnv1a(nullptr, 0);
-  for (const auto& [name, p] : model.named_parameters()) h = dist::fnv1a(p.value().data(), p.numel() * sizeof(float), h);
+  for (const auto& [name, p] : model.named_parameters())
+    h = dist::fnv1a(p.value().data(), p.numel() * sizeof(float), h);
   return hex(h);
 }
 

@@ -89,10 +89,10 @@ std::string data_fingerprint(const config::RunConfig& cfg, const data::DataSourc
       parameters[f.key] = value;  // the data section's numbers, bools and strings as JSON's
   });
   const std::string vocab = data.vocab().serialize();
-  nlohmann::json fp = {{"task", config::to_string(cfg.data.task)},
-                       {"parameters", parameters},
-                       {"vocabulary",
-                        {{"size", data.vocab().size()}, {"fnv1a64", hex(dist::fnv1a(vocab.data(), vocab.size()))}}}};
+  nlohmann::json fp = {
+      {"task", config::to_string(cfg.data.task)},
+      {"parameters", parameters},
+      {"vocabulary", {{"size", data.vocab().size()}, {"fnv1a64", hex(dist::fnv1a(vocab.data(), vocab.size()))}}}};
   if (cfg.data.task == config::Task::text || cfg.data.task == config::Task::tokens)
     fp["file"] = file_fingerprint(cfg.data.path);
   return fp.dump();
@@ -110,7 +110,7 @@ std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, 
   else  // 'auto' with the same steps: the same schedule, recorded as the uninterrupted run records it
     s.decay_steps = std::nullopt;
   if (step >= static_cast<long>(cfg.training.steps)) return "";  // nothing to train: no schedule to describe
-  config::validate(cfg);  // decay_steps >= warmup_steps, warmup_steps <= steps
+  config::validate(cfg);                                         // decay_steps >= warmup_steps, warmup_steps <= steps
   const optim::LrSchedule schedule = optim::LrSchedule::from_config(cfg);
   const std::string head = fmt::format("resuming at step {} of {}", step, cfg.training.steps);
   const double lr_now = schedule.at(step);
@@ -118,10 +118,9 @@ std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, 
     return fmt::format("{}; the {} schedule gives lr {:.2e} from here{}", head, config::to_string(s.name), lr_now,
                        unused);
   const auto decay = static_cast<long>(config::effective_decay_steps(cfg));
-  const std::string where =
-      step >= decay ? fmt::format("lr {:.2e} at min_lr from step {}", lr_now, decay)
-                    : fmt::format("lr {:.2e} at step {}, down to min_lr {:.2e} at step {}", lr_now, step + 1,
-                                  s.min_lr, decay);
+  const std::string where = step >= decay ? fmt::format("lr {:.2e} at min_lr from step {}", lr_now, decay)
+                                          : fmt::format("lr {:.2e} at step {}, down to min_lr {:.2e} at step {}",
+                                                        lr_now, step + 1, s.min_lr, decay);
   if (decay_here)
     return fmt::format("{}; the schedule takes decay_steps {} from the command line ({}){}", head, decay, where,
                        unused);

@@ -128,9 +128,9 @@ void Run::save(long step) {
   try {
     save_checkpoint(checkpoint_path, *parts.model, parts.optimizer.get(), st);
   } catch (const std::exception& e) {
-    throw std::runtime_error(fmt::format("step {}: the checkpoint could not be saved: {}; {}", step, e.what(),
-                                         fs::exists(checkpoint_path) ? "the previous checkpoint there is unchanged"
-                                                                     : "no checkpoint was written"));
+    throw std::runtime_error(fmt::format(
+        "step {}: the checkpoint could not be saved: {}; {}", step, e.what(),
+        fs::exists(checkpoint_path) ? "the previous checkpoint there is unchanged" : "no checkpoint was written"));
   }
 }
 
@@ -154,7 +154,7 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
   if (root) run.data_fingerprint = data_fingerprint(run.cfg, *run.parts.data);
   std::size_t resumed_sequences = 0;
   if (options.resume && root) resumed_sequences = resume_from_checkpoint(run, options, notes);
-  run.config_yaml = config::to_yaml(run.cfg);  // with the schedule a resumed run keeps
+  run.config_yaml = config::to_yaml(run.cfg);         // with the schedule a resumed run keeps
   if (!options.resume && !options.init_from.empty())  // an input, like the config and the data: every rank reads it
     load_model_weights(io::SafetensorsFile::load(options.init_from), *run.parts.model);
   return resumed_sequences;
@@ -180,7 +180,7 @@ Run open_run(const TrainOptions& options, std::vector<std::string>& notes) {
   std::size_t resumed_sequences = 0;
   on_every_rank([&] { resumed_sequences = open_on_this_rank(run, options, notes); });
   if (options.resume) share_resumed_schedule(run);  // rank 0 alone read the checkpoint's
-  check_same_config_and_data(run);  // before anything is sent: the ranks' models have the same shapes
+  check_same_config_and_data(run);                  // before anything is sent: the ranks' models have the same shapes
   if (options.resume) share_resumed_state(run, resumed_sequences);
   check_same_parameters(run, "the initial parameters");
   run.nothing_to_do = options.resume && run.start_step >= run.total_steps();

@@ -23,10 +23,11 @@ struct Run {
   std::string out_dir, checkpoint_path, config_yaml;
   std::ofstream metrics;  // metrics.jsonl, appended to on resume
   long start_step = 0;
-  bool nothing_to_do = false;  // --resume of a run already at training.steps (or past it): no file is touched
+  bool nothing_to_do = false;    // --resume of a run already at training.steps (or past it): no file is touched
   std::string data_fingerprint;  // rank 0: train/resume.hpp's data_fingerprint, stored in every checkpoint
-  bool created_out_dir = false;  // the out dir did not exist before this run (removed again if step 1 runs out of memory)
-  dist::GradientAllReduce reduce_gradients;   // the flat all-reduce buffer, reused every step
+  bool created_out_dir =
+      false;  // the out dir did not exist before this run (removed again if step 1 runs out of memory)
+  dist::GradientAllReduce reduce_gradients;  // the flat all-reduce buffer, reused every step
 
   long total_steps() const { return static_cast<long>(cfg.training.steps); }
   // Writes the checkpoint of `step` atomically (rank 0). Throws std::runtime_error naming the step and saying

@@ -39,9 +39,13 @@ std::string summary_line(const TrainResult& r) {
 }
 
 RunLog::RunLog(Run& run, bool progress)
-    : run_(run), progress_(progress), tty_(progress && isatty(STDOUT_FILENO) && dist::size() == 1), t0_(Clock::now()),
-      t_row_(t0_), t_drawn_(t0_) {}  // under mpirun stdout is a pseudo-terminal whatever mpirun's own is: one line
-                                     // per row
+    : run_(run),
+      progress_(progress),
+      tty_(progress && isatty(STDOUT_FILENO) && dist::size() == 1),
+      t0_(Clock::now()),
+      t_row_(t0_),
+      t_drawn_(t0_) {}  // under mpirun stdout is a pseudo-terminal whatever mpirun's own is: one line
+                        // per row
 
 void RunLog::count(long done, const StepResult& s) {
   tokens_since_row_ += static_cast<double>(s.tokens);

@@ -21,7 +21,9 @@ namespace tf::train {
 void write_attention_files(const std::string& dir, const std::string& stem, const AttentionMap& map) {
   const fs::path base = fs::path(dir) / stem;
   io::write_npy(base.string() + ".npy", map.weights);
-  nlohmann::json side = {{"step", map.step}, {"tokens", map.labels}, {"shape", map.weights.shape()},
+  nlohmann::json side = {{"step", map.step},
+                         {"tokens", map.labels},
+                         {"shape", map.weights.shape()},
                          {"layout", "[layer, head, query, key]"}};
   if (!map.expected.empty()) side["expected"] = map.expected;
   if (!map.scores.empty()) side["attention_score"] = map.scores;

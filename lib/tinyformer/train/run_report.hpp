@@ -13,12 +13,12 @@ namespace tf::train {
 // One attention map and what goes with it.
 struct AttentionMap {
   long step = 0;
-  Array<float> weights;              // [L,H,T,T] of one input
-  std::vector<std::string> labels;   // [T] token labels
-  std::vector<long> expected;        // [T] the expected key of each query (-1: none), or empty
-  io::HeadTable scores;              // [L][H] expected-pattern score of each head on held-out data, or empty
-  std::string expected_pattern;      // the data's expected pattern in one sentence, or ""
-  std::string title;                 // the PNG's title
+  Array<float> weights;             // [L,H,T,T] of one input
+  std::vector<std::string> labels;  // [T] token labels
+  std::vector<long> expected;       // [T] the expected key of each query (-1: none), or empty
+  io::HeadTable scores;             // [L][H] expected-pattern score of each head on held-out data, or empty
+  std::string expected_pattern;     // the data's expected pattern in one sentence, or ""
+  std::string title;                // the PNG's title
 };
 
 // Writes <dir>/<stem>.npy ([L,H,T,T] float32), <stem>.json (step, tokens, shape, expected keys, scores, pattern)

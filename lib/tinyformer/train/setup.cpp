@@ -39,9 +39,9 @@ auto allocating(const std::string& what, double estimate, Make&& make) {
   try {
     return make();
   } catch (const std::bad_alloc&) {
-    throw std::runtime_error(fmt::format("out of memory while {} (the whole run was estimated at {}; {} available now{})",
-                                         what, format_bytes(estimate), format_bytes(available_memory()),
-                                         address_space_note()));
+    throw std::runtime_error(
+        fmt::format("out of memory while {} (the whole run was estimated at {}; {} available now{})", what,
+                    format_bytes(estimate), format_bytes(available_memory()), address_space_note()));
   }
 }
 
@@ -54,8 +54,10 @@ int choose_threads(const config::RunConfig& cfg) {
   const int per_node = local ? std::max(1, std::atoi(local)) : 1;
   const int threads = cfg.training.threads ? static_cast<int>(*cfg.training.threads) : std::max(1, cores / per_node);
   if (threads > cores && dist::is_root())
-    fmt::print(stderr, "tinyformer: warning: training.threads {} is more than this machine's {} cores: the threads take "
-                       "turns, which is slower (results are the same)\n", threads, cores);
+    fmt::print(stderr,
+               "tinyformer: warning: training.threads {} is more than this machine's {} cores: the threads take "
+               "turns, which is slower (results are the same)\n",
+               threads, cores);
   return threads;
 }
 
@@ -91,9 +93,8 @@ RunSetup make_run(const config::RunConfig& cfg) {
   run.model = allocating(fmt::format("building the model (model.d_model={}, model.n_layer={}, vocabulary {})",
                                      model.d_model, model.n_layer, *model.vocab_size),
                          run.memory_estimate, [&] { return std::make_unique<nn::GPT<float>>(model, init_seed); });
-  run.optimizer = allocating("allocating the optimizer state", run.memory_estimate, [&] {
-    return optim::make_optimizer(cfg.optimizer, run.model->named_parameters());
-  });
+  run.optimizer = allocating("allocating the optimizer state", run.memory_estimate,
+                             [&] { return optim::make_optimizer(cfg.optimizer, run.model->named_parameters()); });
   run.threads = choose_threads(cfg);
   run.schedule = optim::LrSchedule::from_config(cfg);
   run.probe = make_probe(cfg, *run.data, run.model->context());

@@ -17,7 +17,7 @@ struct RunSetup {
   std::unique_ptr<optim::Optimizer<float>> optimizer;
   optim::LrSchedule schedule;
   Rng data_rng;
-  IndexArray probe;  // [T] the probe input for attention snapshots
+  IndexArray probe;            // [T] the probe input for attention snapshots
   double memory_estimate = 0;  // bytes the run is estimated to need at its peak (train/memory_estimate.hpp)
   int threads = 1;             // kernel threads: training.threads, or the physical cores for auto
 };

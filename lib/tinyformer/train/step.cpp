@@ -63,7 +63,7 @@ StepResult train_step(Run& run, long step, bool record_attention) {
   p.optimizer->zero_grad();
   double loss_sum = run_micro_batches(run, micro, record_attention, r);
   const auto micro_batches = static_cast<double>(micro.size()) * dist::size();  // N x K
-  dist::allreduce_sum(&loss_sum, 1);  // every rank decides on the same loss
+  dist::allreduce_sum(&loss_sum, 1);                                            // every rank decides on the same loss
   r.loss = loss_sum / micro_batches;
   r.tokens *= static_cast<std::size_t>(dist::size());
   r.grad_norm = NAN;

@@ -13,12 +13,12 @@
 namespace tf::train {
 
 struct StepResult {
-  double loss = 0;        // the mean over the step's N x K micro-batches (all ranks)
-  double grad_norm = 0;   // the global norm before clipping (NaN when the loss was not finite)
+  double loss = 0;       // the mean over the step's N x K micro-batches (all ranks)
+  double grad_norm = 0;  // the global norm before clipping (NaN when the loss was not finite)
   double lr = 0;
-  std::string bad_param;  // the first parameter whose gradient is not finite ("" when all are)
-  std::size_t tokens = 0; // tokens of the step, all ranks
-  double allreduce_ms = 0; // time in the gradient all-reduce (0 with one process)
+  std::string bad_param;    // the first parameter whose gradient is not finite ("" when all are)
+  std::size_t tokens = 0;   // tokens of the step, all ranks
+  double allreduce_ms = 0;  // time in the gradient all-reduce (0 with one process)
   bool finite() const;
   // "the loss is nan" or "the gradient of lm_head.weight is not finite", plus the first parameter whose value
   // diverged, if one has.

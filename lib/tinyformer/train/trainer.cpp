@@ -15,9 +15,9 @@
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/infer/heads.hpp"
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run.hpp"
 #include "tinyformer/train/run_log.hpp"
-#include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run_report.hpp"
 #include "tinyformer/train/step.hpp"
 
@@ -63,8 +63,8 @@ void snapshot(Run& run, long done, const std::optional<infer::EvalResult>& eval)
 void report_heads(Run& run, bool progress) {
   if (!dist::is_root()) return;
   data::DataSource& data = *run.parts.data;
-  const auto scores = infer::score_heads_on_data(*run.parts.model, data, run.cfg.training.batch_size,
-                                                 run.cfg.training.eval_batches);
+  const auto scores =
+      infer::score_heads_on_data(*run.parts.model, data, run.cfg.training.batch_size, run.cfg.training.eval_batches);
   if (!scores) return;  // a diverged model: no head has finite attention to score
   const std::string json = infer::heads_json(*scores);
   io::write_file_atomic((fs::path(run.out_dir) / "heads.json").string(), json.data(), json.size());
@@ -80,9 +80,9 @@ void handle_nonfinite(Run& run, const StepResult& s, long done) {
   const std::string what = s.what_is_not_finite(run);
   if (run.cfg.training.nonfinite == config::NonFinitePolicy::stop) {
     run.parts.model->record_attention(false);
-    throw dist::CollectiveError(fmt::format(
-        "step {}: {}; training stopped (training.nonfinite: stop). The last good checkpoint is {}{}", done, what,
-        run.checkpoint_path, fs::exists(run.checkpoint_path) ? "" : " (none written yet)"));
+    throw dist::CollectiveError(
+        fmt::format("step {}: {}; training stopped (training.nonfinite: stop). The last good checkpoint is {}{}", done,
+                    what, run.checkpoint_path, fs::exists(run.checkpoint_path) ? "" : " (none written yet)"));
   }
   if (dist::is_root())
     fmt::print(stderr, "tinyformer: step {}: {}; step skipped (training.nonfinite: skip)\n", done, what);
@@ -102,14 +102,15 @@ void announce(const Run& run, const std::vector<std::string>& notes, bool progre
              run.parts.data->describe(), run.parts.model->num_parameters(), format_bytes(run.parts.memory_estimate),
              run.parts.threads, run.parts.threads == 1 ? "" : "s", t.steps, run.start_step, run.out_dir);
   if (dist::size() > 1 || t.grad_accum > 1)
-    fmt::print("tinyformer: {} process(es) x grad_accum {} x batch_size {} = {} sequences per step{}\n", dist::size(),
-               t.grad_accum, t.batch_size, sequences_per_step(run.cfg),
-               dist::size() > 1 ? fmt::format(" ({}, {} threads each)", dist::library_version(), run.parts.threads) : "");
+    fmt::print(
+        "tinyformer: {} process(es) x grad_accum {} x batch_size {} = {} sequences per step{}\n", dist::size(),
+        t.grad_accum, t.batch_size, sequences_per_step(run.cfg),
+        dist::size() > 1 ? fmt::format(" ({}, {} threads each)", dist::library_version(), run.parts.threads) : "");
 }
 
 // The log row of a step (rank 0 writes it) and, when due, the evaluation (every rank takes part).
-std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainResult& result, const StepResult& s, long done,
-                                           bool log_now, bool eval_now) {
+std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainResult& result, const StepResult& s,
+                                                  long done, bool log_now, bool eval_now) {
   std::optional<infer::EvalResult> eval;
   if (!log_now && !eval_now) return eval;
   nn::GPT<float>& model = *run.parts.model;
@@ -151,7 +152,8 @@ TrainResult nothing_to_do(const Run& run, const std::vector<std::string>& notes,
     fmt::print("tinyformer: run already at step {} of {}; nothing to do\n", run.start_step, run.total_steps());
   else
     fmt::print("tinyformer: run already at step {}, past training.steps {}; nothing to do (set training.steps above "
-               "{} to train on)\n", run.start_step, run.total_steps(), run.start_step);
+               "{} to train on)\n",
+               run.start_step, run.total_steps(), run.start_step);
   std::fflush(stdout);
   return result;
 }
@@ -164,7 +166,8 @@ StepResult step_or_report_memory(Run& run, long step, bool log_now) {
   } catch (const std::bad_alloc&) {
     std::string removed;
     std::error_code ec;
-    if (dist::is_root() && run.created_out_dir && !fs::exists(run.checkpoint_path) && fs::remove_all(run.out_dir, ec) > 0)
+    if (dist::is_root() && run.created_out_dir && !fs::exists(run.checkpoint_path) &&
+        fs::remove_all(run.out_dir, ec) > 0)
       removed = fmt::format("; removed the new out dir {}", run.out_dir);
     throw std::runtime_error(fmt::format(
         "step {}: out of memory in the training step (training.batch_size={}, model.context={}; the run was estimated "

@@ -15,13 +15,13 @@ namespace tf::train {
 
 struct TrainOptions {
   std::string config_path;
-  std::vector<std::string> overrides;  // --set key.path=value
-  std::optional<std::string> out_dir;  // --out, overrides logging.out_dir
-  bool resume = false;                 // continue from <out>/checkpoint.safetensors
-  bool overwrite = false;              // start afresh in an out dir that holds a checkpoint (refused otherwise)
-  bool allow_changes = false;          // --resume: accept config keys (OnResume::exact) and data that differ
-  std::string init_from;               // --init-from weights.safetensors
-  bool progress = true;                // print progress lines
+  std::vector<std::string> overrides;       // --set key.path=value
+  std::optional<std::string> out_dir;       // --out, overrides logging.out_dir
+  bool resume = false;                      // continue from <out>/checkpoint.safetensors
+  bool overwrite = false;                   // start afresh in an out dir that holds a checkpoint (refused otherwise)
+  bool allow_changes = false;               // --resume: accept config keys (OnResume::exact) and data that differ
+  std::string init_from;                    // --init-from weights.safetensors
+  bool progress = true;                     // print progress lines
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler: finish the step, checkpoint, stop
   // Set by train() while a stop request can wait for the end of a step (the loop over steps); false before (loading,
   // building) and after it (the report), where the signal handler ends the process at once.
@@ -29,17 +29,17 @@ struct TrainOptions {
 };
 
 struct TrainResult {
-  bool interrupted = false;            // stopped by `stop`; the checkpoint was written
-  bool nothing_to_do = false;          // --resume of a finished run: nothing trained, no file touched
-  long start_step = 0;                 // the step this process started from (the checkpoint's with --resume)
-  long total_steps = 0;                // training.steps
-  double wall_seconds = 0;             // from the start of train() to its end
-  long steps_done = 0;                 // the step reached (skipped steps count: training.nonfinite skip)
-  long steps_skipped = 0;              // steps of this run skipped for a non-finite loss or gradient
+  bool interrupted = false;    // stopped by `stop`; the checkpoint was written
+  bool nothing_to_do = false;  // --resume of a finished run: nothing trained, no file touched
+  long start_step = 0;         // the step this process started from (the checkpoint's with --resume)
+  long total_steps = 0;        // training.steps
+  double wall_seconds = 0;     // from the start of train() to its end
+  long steps_done = 0;         // the step reached (skipped steps count: training.nonfinite skip)
+  long steps_skipped = 0;      // steps of this run skipped for a non-finite loss or gradient
   double last_train_loss = 0;
   std::optional<double> last_val_loss;
   std::optional<double> last_accuracy;
-  std::vector<double> train_losses;    // every step's loss, in order (this process's steps only)
+  std::vector<double> train_losses;  // every step's loss, in order (this process's steps only)
   std::string out_dir;
 };
 

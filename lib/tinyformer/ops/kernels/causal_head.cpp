@@ -16,11 +16,15 @@ constexpr std::size_t RI = 8;
 constexpr std::size_t NC = 2;
 
 template <class S>
-constexpr std::size_t block() { return NC * xsimd::batch<S>::size; }
+constexpr std::size_t block() {
+  return NC * xsimd::batch<S>::size;
+}
 
 // Columns of the transposed copy below: T rounded up to whole column blocks.
 template <class S>
-std::size_t padded(std::size_t T) { return (T + block<S>() - 1) / block<S>() * block<S>(); }
+std::size_t padded(std::size_t T) {
+  return (T + block<S>() - 1) / block<S>() * block<S>();
+}
 
 // dst [D,Tp] = src [T,D] (row stride ld) transposed, columns T..Tp zero
 template <class S>
@@ -111,10 +115,14 @@ void weights_by_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std
                      std::size_t ldo) {
   constexpr std::size_t W = xsimd::batch<S>::size;
   switch (D % W == 0 ? D / W : 0) {
-    case 1: return weights_by_rows_simd<S, 1, Transposed>(w, m, ldm, T, alpha, out, ldo);
-    case 2: return weights_by_rows_simd<S, 2, Transposed>(w, m, ldm, T, alpha, out, ldo);
-    case 4: return weights_by_rows_simd<S, 4, Transposed>(w, m, ldm, T, alpha, out, ldo);
-    default: break;
+    case 1:
+      return weights_by_rows_simd<S, 1, Transposed>(w, m, ldm, T, alpha, out, ldo);
+    case 2:
+      return weights_by_rows_simd<S, 2, Transposed>(w, m, ldm, T, alpha, out, ldo);
+    case 4:
+      return weights_by_rows_simd<S, 4, Transposed>(w, m, ldm, T, alpha, out, ldo);
+    default:
+      break;
   }
   for (std::size_t i = 0; i < T; ++i) {
     S* oi = out + i * ldo;
@@ -233,10 +241,10 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
   weights_by_rows<S, true>(ds, contiguous(q, ld, T, D, buf.rows), D, T, D, scale, dk, ld);
 }
 
-#define TF_INSTANTIATE(S)                                                                                          \
-  template void scores_softmax<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S, S*, S*);          \
+#define TF_INSTANTIATE(S)                                                                                        \
+  template void scores_softmax<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S, S*, S*);         \
   template void weighted_sum<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S*, std::size_t, S*); \
-  template void backward<S>(const S*, const S*, const S*, std::size_t, const S*, const S*, bool, S, const S*,     \
+  template void backward<S>(const S*, const S*, const S*, std::size_t, const S*, const S*, bool, S, const S*,    \
                             std::size_t, std::size_t, std::size_t, S, S*, S*, S*, S*);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

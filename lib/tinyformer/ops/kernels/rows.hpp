@@ -3,11 +3,11 @@
 // cross_entropy, attention): sums and dot products in SIMD lanes, then the lanes and the scalar tail in a
 // fixed order, so a row's result never depends on how threads share the rows. A row is n contiguous values.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <vector>
-#include <array>
 
 #include <xsimd/xsimd.hpp>
 

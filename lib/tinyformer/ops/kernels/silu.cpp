@@ -1,6 +1,6 @@
 // SiLU and SwiGLU kernels: the formulas are in silu.hpp.
-#include "tinyformer/ops/kernels/simd.hpp"  // first: see there
 #include "tinyformer/ops/kernels/silu.hpp"
+#include "tinyformer/ops/kernels/simd.hpp"  // first: see there
 
 #include <algorithm>
 #include <cmath>
@@ -33,7 +33,9 @@ struct SiluMath {
     return V(S(1)) / (V(S(1)) + exp(m));
   }
   template <class V>
-  static V forward(const V& a) { return a * sigmoid(a); }
+  static V forward(const V& a) {
+    return a * sigmoid(a);
+  }
   template <class V>
   static V derivative(const V& a) {
     const V s = sigmoid(a);
@@ -45,11 +47,17 @@ struct SiluMath {
 template <class S, class V>
 void swiglu_backward_at(const S* gate, const S* up, const S* dy, S* dgate, S* dup, std::size_t j, bool accumulate) {
   auto load = [](const S* p) {
-    if constexpr (std::is_same_v<V, S>) return *p; else return V::load_unaligned(p);
+    if constexpr (std::is_same_v<V, S>)
+      return *p;
+    else
+      return V::load_unaligned(p);
   };
   auto store = [accumulate, &load](S* p, V v) {
     if (accumulate) v = v + load(p);
-    if constexpr (std::is_same_v<V, S>) *p = v; else v.store_unaligned(p);
+    if constexpr (std::is_same_v<V, S>)
+      *p = v;
+    else
+      v.store_unaligned(p);
   };
   const V a = load(gate + j), u = load(up + j), g = load(dy + j);
   const V s = SiluMath<S>::sigmoid(a);
@@ -105,10 +113,10 @@ void swiglu_backward(std::size_t R, std::size_t H, const S* x, const S* dy, S* d
   });
 }
 
-#define TF_INSTANTIATE(S)                                                                   \
-  template void silu_forward<S>(std::size_t, const S*, S*);                                 \
-  template void silu_backward<S>(std::size_t, const S*, const S*, S*, bool);                \
-  template void swiglu_forward<S>(std::size_t, std::size_t, const S*, S*);                  \
+#define TF_INSTANTIATE(S)                                                    \
+  template void silu_forward<S>(std::size_t, const S*, S*);                  \
+  template void silu_backward<S>(std::size_t, const S*, const S*, S*, bool); \
+  template void swiglu_forward<S>(std::size_t, std::size_t, const S*, S*);   \
   template void swiglu_backward<S>(std::size_t, std::size_t, const S*, const S*, S*, bool);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
