@@ -7,8 +7,8 @@
 
 #include "commands.hpp"
 #include "model_loading.hpp"
-#include "tinyformer/analysis/heads.hpp"
-#include "tinyformer/infer/attention.hpp"
+#include "tinyformer/analysis/head_patterns.hpp"
+#include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/io/html_report.hpp"
 #include "tinyformer/train/run_report.hpp"
 

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "bench.hpp"
 #include "commands.hpp"
-#include "tinyformer/bench/bench.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 

@@ -9,8 +9,8 @@
 #include "commands.hpp"
 #include "model_loading.hpp"
 #include "tinyformer/infer/ablation.hpp"
-#include "tinyformer/infer/attention.hpp"
-#include "tinyformer/infer/heads.hpp"
+#include "tinyformer/infer/attention_maps.hpp"
+#include "tinyformer/infer/head_scores.hpp"
 
 namespace tf::app {
 

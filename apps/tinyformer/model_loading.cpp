@@ -5,17 +5,18 @@
 
 #include <fmt/format.h>
 
-#include "tinyformer/train/checkpoint.hpp"
+#include "tinyformer/checkpoint/checkpoint.hpp"
 
 namespace tf::app {
 
 LoadedModel load_trained_model(const std::string& checkpoint_path) {
   const auto file = io::SafetensorsFile::load(checkpoint_path);
   LoadedModel loaded;
-  loaded.model = std::make_unique<nn::GPT<float>>(train::read_model_config(file), 0);  // the weights are loaded next
-  train::load_model_weights(file, *loaded.model);
+  loaded.model =
+      std::make_unique<nn::GPT<float>>(checkpoint::read_model_config(file), 0);  // the weights are loaded next
+  checkpoint::load_model_weights(file, *loaded.model);
   loaded.model->eval();
-  const train::TrainingState state = train::read_training_state(file);
+  const checkpoint::TrainingState state = checkpoint::read_training_state(file);
   loaded.path = checkpoint_path;
   loaded.vocab = data::Vocabulary::deserialize(state.vocab);
   loaded.step = state.step;

@@ -10,8 +10,8 @@
 #include <string>
 
 #include <tinyformer/io/safetensors.hpp>
-#include <tinyformer/nn/attention.hpp>
 #include <tinyformer/nn/layers.hpp>
+#include <tinyformer/nn/self_attention.hpp>
 #include <tinyformer/ops/ops.hpp>
 #include <tinyformer/optim/adam.hpp>
 #include <tinyformer/optim/param_groups.hpp>

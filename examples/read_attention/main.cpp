@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include <tinyformer/checkpoint/checkpoint.hpp>
 #include <tinyformer/data/vocabulary.hpp>
-#include <tinyformer/infer/attention.hpp>
+#include <tinyformer/infer/attention_maps.hpp>
 #include <tinyformer/io/npy.hpp>
 #include <tinyformer/io/safetensors.hpp>
 #include <tinyformer/nn/gpt.hpp>
-#include <tinyformer/train/checkpoint.hpp>
 
 using namespace tf;
 
@@ -35,9 +35,10 @@ int main(int argc, char** argv) {
 
   // The checkpoint holds the weights (nanoGPT names), the model section as JSON and the vocabulary.
   const io::SafetensorsFile file = io::SafetensorsFile::load(args[0]);
-  nn::GPT<float> model(train::read_model_config(file), /*seed=*/0);  // the seed does not matter: weights are loaded
-  train::load_model_weights(file, model);
-  const data::Vocabulary vocab = data::Vocabulary::deserialize(train::read_training_state(file).vocab);
+  nn::GPT<float> model(checkpoint::read_model_config(file),
+                       /*seed=*/0);  // the seed does not matter: weights are loaded
+  checkpoint::load_model_weights(file, model);
+  const data::Vocabulary vocab = data::Vocabulary::deserialize(checkpoint::read_training_state(file).vocab);
 
   // Prompt -> token ids [T] -> attention weights of every layer and head [L,H,T,T] (eval mode, nothing recorded).
   const std::vector<Index> ids = vocab.encode(args[1]);

@@ -1,8 +1,8 @@
 #pragma once
 // tinyformer's whole public API in one include: #include <tinyformer/tinyformer.hpp>
 // Each header below also compiles on its own; docs/api.md has a line on each and the rules of the API.
-// Namespaces: tf (tensor, autograd, ops), tf::nn, tf::optim, tf::config, tf::data, tf::io, tf::infer, tf::train,
-// tf::analysis, tf::bench, tf::profile.
+// Namespaces: tf (tensor, autograd, ops), tf::nn, tf::optim, tf::config, tf::data, tf::io, tf::checkpoint, tf::infer,
+// tf::train, tf::analysis, tf::profile.
 
 // tensor: Array<S> (xtensor, 64-byte aligned), shapes, the seeded Rng, the thread pool, memory settings, files
 #include "tinyformer/tensor/files.hpp"
@@ -29,12 +29,13 @@
 #include "tinyformer/config/field.hpp"
 #include "tinyformer/config/fields.hpp"
 
-// nn: Module, Linear, Embedding, Norm, CausalSelfAttention, MLP, Block, GPT
-#include "tinyformer/nn/attention.hpp"
+// nn: Module, Linear, Embedding, Norm, CausalSelfAttention, MLP, Block, GPT, and the GPT's parameter shapes
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/nn/init.hpp"
 #include "tinyformer/nn/layers.hpp"
 #include "tinyformer/nn/module.hpp"
+#include "tinyformer/nn/parameter_shapes.hpp"
+#include "tinyformer/nn/self_attention.hpp"
 
 // optim: SGD, Adam, AdamW, weight-decay groups, clipping, schedules
 #include "tinyformer/optim/adam.hpp"
@@ -57,17 +58,18 @@
 #include "tinyformer/io/npy.hpp"
 #include "tinyformer/io/safetensors.hpp"
 
+// checkpoint: a model, its optimizer state and its run in one safetensors file, saved and loaded
+#include "tinyformer/checkpoint/checkpoint.hpp"
+
 // infer, analysis: sampling (KV cache), attention of a prompt, evaluation, what each head does and whether it matters
-#include "tinyformer/analysis/heads.hpp"
+#include "tinyformer/analysis/head_patterns.hpp"
 #include "tinyformer/infer/ablation.hpp"
-#include "tinyformer/infer/attention.hpp"
+#include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/infer/evaluate.hpp"
-#include "tinyformer/infer/heads.hpp"
+#include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/infer/sample.hpp"
 
-// train, bench: the training loop behind `tinyformer train`, checkpoints, run files, the speed benchmark
-#include "tinyformer/bench/bench.hpp"
-#include "tinyformer/train/checkpoint.hpp"
+// train: the training loop behind `tinyformer train`, run files
 #include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run_report.hpp"
 #include "tinyformer/train/setup.hpp"

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fuzz_file.hpp"
+#include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
@@ -17,7 +18,6 @@
 #include "tinyformer/optim/clip.hpp"
 #include "tinyformer/optim/param_groups.hpp"
 #include "tinyformer/optim/sgd.hpp"
-#include "tinyformer/train/checkpoint.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = tf::fuzz::write_input(data, size, ".safetensors");
@@ -41,15 +41,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   try {
-    tf::data::Vocabulary::deserialize(tf::train::read_training_state(*file).vocab);
+    tf::data::Vocabulary::deserialize(tf::checkpoint::read_training_state(*file).vocab);
   } catch (const std::exception&) {
   }
   try {
-    const tf::config::ModelConfig cfg = tf::train::read_model_config(*file);  // checked against the tensors' shapes
+    const tf::config::ModelConfig cfg =
+        tf::checkpoint::read_model_config(*file);  // checked against the tensors' shapes
     tf::nn::GPT<float> model(cfg, 0);
-    tf::train::load_model_weights(*file, model);
+    tf::checkpoint::load_model_weights(*file, model);
     tf::optim::AdamW<float> optimizer(model.named_parameters());  // what --resume loads next
-    tf::train::load_optimizer_state(*file, optimizer);
+    tf::checkpoint::load_optimizer_state(*file, optimizer);
   } catch (const std::runtime_error&) {
   } catch (const std::invalid_argument&) {
   }

@@ -5,17 +5,17 @@
 //   OUT.npy   float32 [B, T, V]: the logits of the model in eval mode (no dropout), as `sample` computes them
 //   with LOSS_TARGETS.npy ([B, T], -1 = not scored) also prints "loss <cross-entropy>" on stdout.
 // The model is built from the checkpoint's "tinyformer.model" metadata and loaded by the code `sample` uses
-// (train::read_model_config, train::load_model_weights).
+// (checkpoint::read_model_config, checkpoint::load_model_weights).
 #include <cstdio>
 #include <exception>
 
 #include <fmt/format.h>
 
+#include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/io/npy.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/ops/ops.hpp"
-#include "tinyformer/train/checkpoint.hpp"
 
 using namespace tf;
 
@@ -26,8 +26,8 @@ int main(int argc, char** argv) {
   }
   try {
     const auto file = io::SafetensorsFile::load(argv[1]);
-    nn::GPT<float> model(train::read_model_config(file), 0);
-    train::load_model_weights(file, model);
+    nn::GPT<float> model(checkpoint::read_model_config(file), 0);
+    checkpoint::load_model_weights(file, model);
     model.eval();
     const IndexArray ids = io::read_npy_index(argv[2], 2);
     NoGradGuard no_grad;

@@ -5,10 +5,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/config/config.hpp"
-#include "tinyformer/infer/heads.hpp"
+#include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/io/safetensors.hpp"
-#include "tinyformer/train/checkpoint.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
 
@@ -46,8 +46,8 @@ Learned train_and_measure(const std::string& config) {
   // Reload the trained weights and score the heads on the held-out set (the expected pattern's table).
   const config::RunConfig cfg = config::load_config(opts.config_path);
   train::RunSetup run = train::make_run(cfg);
-  train::load_model_weights(io::SafetensorsFile::load((fs::path(*opts.out_dir) / "checkpoint.safetensors").string()),
-                            *run.model);
+  checkpoint::load_model_weights(
+      io::SafetensorsFile::load((fs::path(*opts.out_dir) / "checkpoint.safetensors").string()), *run.model);
   const auto scores = infer::score_heads_on_data(*run.model, *run.data, cfg.training.batch_size, 1000);
   REQUIRE(scores.has_value());
   const analysis::BestHead best = analysis::best_head(scores->table(analysis::Pattern::expected));
@@ -168,12 +168,12 @@ TEST_CASE("train: every combination of model.norm, model.mlp and model.position 
         CHECK(*r.last_accuracy >= 0.99);
         // The checkpoint says which model it holds, and a model built from that takes its weights.
         const auto file = io::SafetensorsFile::load((fs::path(*opts.out_dir) / "checkpoint.safetensors").string());
-        const config::ModelConfig saved = train::read_model_config(file);
+        const config::ModelConfig saved = checkpoint::read_model_config(file);
         CHECK(config::to_string(saved.norm) == norm);
         CHECK(config::to_string(saved.mlp) == mlp);
         CHECK(config::to_string(saved.position) == position);
         CHECK(file.has("transformer.wpe.weight") == (saved.position == config::Position::learned));
         nn::GPT<float> reloaded(saved, 0);
-        CHECK_NOTHROW(train::load_model_weights(file, reloaded));
+        CHECK_NOTHROW(checkpoint::load_model_weights(file, reloaded));
       }
 }

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "tinyformer/dist/dist.hpp"
-#include "tinyformer/infer/heads.hpp"
+#include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf::infer {

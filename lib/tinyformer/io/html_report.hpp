@@ -50,7 +50,7 @@ struct MetricsRow {
   double lr = 0.0;
   std::optional<double> grad_norm;  // gradient norm of the step (plotted as given)
   HeadTable attention_entropy;      // [L][H] mean attention-row entropy in nats, or [[mean]] for one number
-  HeadTable attention_score;        // [L][H] expected-pattern score of each head (analysis/heads.hpp), in [0, 1]
+  HeadTable attention_score;  // [L][H] expected-pattern score of each head (analysis/head_patterns.hpp), in [0, 1]
 };
 
 // Attention weights of one batch row at one step.

@@ -9,14 +9,6 @@
 
 namespace tf::nn {
 
-std::size_t mlp_hidden(const config::ModelConfig& cfg) {
-  return cfg.mlp == config::Mlp::swiglu ? swiglu_hidden(cfg.d_model, cfg.mlp_ratio) : cfg.mlp_ratio * cfg.d_model;
-}
-
-std::size_t mlp_fc_width(const config::ModelConfig& cfg) {
-  return cfg.mlp == config::Mlp::swiglu ? 2 * mlp_hidden(cfg) : mlp_hidden(cfg);
-}
-
 template <class S>
 MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
     : c_fc(cfg.d_model, mlp_fc_width(cfg), cfg.bias, cfg.init, init_rng),
@@ -83,6 +75,7 @@ GPT<S>::GPT(const config::ModelConfig& cfg, std::uint64_t seed) : cfg_(cfg), ini
     lm_head_ = std::make_unique<Linear<S>>(cfg_.d_model, *cfg_.vocab_size, false, cfg_.init, init_rng_);
     this->register_module("lm_head", *lm_head_);
   }
+  check_against_parameter_shapes();
   if (cfg_.init == InitScheme::normal) {
     // GPT-2: residual projections get std 0.02 / sqrt(2 n_layer)
     const double stddev = 0.02 / std::sqrt(2.0 * static_cast<double>(cfg_.n_layer));
@@ -94,6 +87,18 @@ GPT<S>::GPT(const config::ModelConfig& cfg, std::uint64_t seed) : cfg_(cfg), ini
 
 template <class S>
 GPT<S>::~GPT() = default;
+
+// The modules above must build exactly the tensors that nn::parameter_shapes describes: the checkpoint's checks and
+// the memory estimate rely on that description.
+template <class S>
+void GPT<S>::check_against_parameter_shapes() const {
+  const auto expected = parameter_shapes(cfg_);
+  const auto built = this->named_parameters();
+  bool same = expected.size() == built.size();
+  for (std::size_t i = 0; same && i < built.size(); ++i)
+    same = expected[i].name == built[i].first && expected[i].shape == built[i].second.shape();
+  if (!same) throw std::logic_error("GPT: the modules built other parameters than nn::parameter_shapes describes");
+}
 
 template <class S>
 Var<S> GPT<S>::forward(const IndexArray& ids) {

@@ -11,14 +11,10 @@
 #include <vector>
 
 #include "tinyformer/config/config.hpp"
-#include "tinyformer/nn/attention.hpp"
+#include "tinyformer/nn/parameter_shapes.hpp"
+#include "tinyformer/nn/self_attention.hpp"
 
 namespace tf::nn {
-
-// The MLP's hidden width (c_proj's input), and c_fc's output width: the same for gelu, twice it for swiglu
-// (the gate and the up projection stacked, gate first).
-std::size_t mlp_hidden(const config::ModelConfig& cfg);
-std::size_t mlp_fc_width(const config::ModelConfig& cfg);
 
 template <class S>
 class MLP : public Module<S> {
@@ -76,6 +72,7 @@ class GPT : public Module<S> {
   Block<S>& block(std::size_t i) { return *blocks_.at(i); }
 
  private:
+  void check_against_parameter_shapes() const;
   struct BlockList : Module<S> {
     void add(const std::string& name, Block<S>& b) { this->register_module(name, b); }
   };

@@ -98,8 +98,8 @@ template <class S> Var<S> cross_entropy(const Var<S>& logits, const IndexArray& 
 // (the mask drawn from `rng`); identity when !training or p == 0.
 template <class S> Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng);
 
-// ---- attention.cpp: fused causal multi-head self-attention with a hand-written backward (the fast path;
-// nn/attention composes the same maths from the ops above as the readable reference).
+// ---- fused_attention.cpp: fused causal multi-head self-attention with a hand-written backward (the fast path;
+// nn/self_attention composes the same maths from the ops above as the readable reference).
 // qkv [B,T,3C] holds q, k, v side by side on the last axis, each split into H heads of D = C/H columns.
 //   y_h = dropout(softmax(causal_mask(q_h k_h^T / sqrt(D)))) v_h       y [B,T,C] = heads side by side
 // Dropout draws one rng.uniform() per weight in [B,H,T,T] row-major order, like dropout() on the weights.

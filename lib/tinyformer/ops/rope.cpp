@@ -1,6 +1,6 @@
 // Rotary position embedding (RoPE) on the q and k parts of a fused qkv tensor, in place of learned positions.
 // qkv [B,T,3C] holds q, k, v side by side on the last axis, each split into H heads of D = C/H columns
-// (the layout ops/attention.cpp reads). For each head of q and of k (v untouched), at position p = pos0 + t
+// (the layout ops/fused_attention.cpp reads). For each head of q and of k (v untouched), at position p = pos0 + t
 // and for i in [0, D/2), the "rotate_half" pairs (GPT-NeoX, HF LLaMA) turn by angle = p theta_i:
 //   theta_i = base^(-2i/D)
 //   forward   y_i = x_i cos - x_{i+D/2} sin          y_{i+D/2} = x_{i+D/2} cos + x_i sin

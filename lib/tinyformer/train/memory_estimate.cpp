@@ -1,6 +1,7 @@
 #include "tinyformer/train/memory_estimate.hpp"
 
 #include "tinyformer/data/data.hpp"
+#include "tinyformer/nn/parameter_shapes.hpp"
 
 #include <algorithm>
 #include <array>
@@ -24,29 +25,23 @@ struct Dims {
   double B, T, C, H, L, V, F;  // F: the MLP's hidden width
 };
 
+// The model section with the data's T and V in place of auto.
+config::ModelConfig resolved_model(const config::RunConfig& cfg, std::size_t T, std::size_t V) {
+  config::ModelConfig m = cfg.model;
+  m.context = T;
+  m.vocab_size = V;
+  return m;
+}
+
 Dims dims_of(const config::RunConfig& cfg, std::size_t T, std::size_t V) {
   const config::ModelConfig& m = cfg.model;
-  const double C = static_cast<double>(m.d_model);
-  const double ratio = static_cast<double>(m.mlp_ratio);
-  const double F = m.mlp == config::Mlp::swiglu ? 2.0 / 3.0 * ratio * C : ratio * C;
   return {static_cast<double>(cfg.training.batch_size),
           static_cast<double>(T),
-          C,
+          static_cast<double>(m.d_model),
           static_cast<double>(m.n_head),
           static_cast<double>(m.n_layer),
           static_cast<double>(V),
-          F};
-}
-
-double parameter_count(const config::ModelConfig& m, const Dims& d) {
-  const double C = d.C, F = d.F;
-  const double norm = m.bias && m.norm == config::Norm::layernorm ? 2 * C : C;
-  const double attention = 4 * C * C + (m.bias ? 4 * C : 0);
-  const double mlp =
-      m.mlp == config::Mlp::swiglu ? 3 * F * C + (m.bias ? 2 * F + C : 0) : 2 * F * C + (m.bias ? F + C : 0);
-  const double blocks = d.L * (2 * norm + attention + mlp);
-  const double embeddings = d.V * C + (m.position == config::Position::learned ? d.T * C : 0);
-  return embeddings + blocks + norm + (m.tie_weights ? 0 : d.V * C);
+          static_cast<double>(nn::mlp_hidden(m))};
 }
 
 double file_bytes(const std::string& path) {
@@ -121,7 +116,7 @@ MemoryEstimate estimate_memory(const config::RunConfig& cfg, std::size_t T, std:
   e.data = data_bytes;
   if (T == 0 || V == 0) return e;  // the model's part needs the data's T and V
   const Dims d = dims_of(cfg, T, V);
-  const double P = parameter_count(cfg.model, d);
+  const double P = nn::parameter_count(resolved_model(cfg, T, V));
   e.weights = S * P;
   e.gradients = S * P;
   const config::OptimizerConfig& o = cfg.optimizer;

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/tensor/parallel.hpp"
-#include "tinyformer/train/checkpoint.hpp"
 #include "tinyformer/train/replicas.hpp"
 #include "tinyformer/train/resume.hpp"
 
@@ -28,7 +28,7 @@ void remove_run_files(const std::string& out) {
 
 // The checkpoint's config (its "tinyformer.config"), or nothing when this version cannot read it back (a key since
 // renamed): then its keys are not compared and the schedule is the config's, said in a note.
-std::optional<config::RunConfig> checkpoint_config(const std::string& path, const TrainingState& st,
+std::optional<config::RunConfig> checkpoint_config(const std::string& path, const checkpoint::TrainingState& st,
                                                    std::vector<std::string>& notes) {
   try {
     return config::load_config_text(st.config_yaml, path);
@@ -42,8 +42,8 @@ std::optional<config::RunConfig> checkpoint_config(const std::string& path, cons
 
 // What the run keeps from the checkpoint and what it may change (train/resume.hpp): the schedule's warmup and
 // decay steps, the config keys, the data. Throws on a change the options do not allow, before anything is loaded.
-void reconcile_with_checkpoint(Run& run, const TrainingState& st, const TrainOptions& options, std::size_t before,
-                               std::vector<std::string>& notes) {
+void reconcile_with_checkpoint(Run& run, const checkpoint::TrainingState& st, const TrainOptions& options,
+                               std::size_t before, std::vector<std::string>& notes) {
   const std::string& ckpt = run.checkpoint_path;
   if (const auto saved = checkpoint_config(ckpt, st, notes)) {
     const std::string schedule_line = keep_checkpoint_schedule(*saved, static_cast<long>(st.step), run.cfg);
@@ -66,14 +66,14 @@ std::size_t resume_from_checkpoint(Run& run, const TrainOptions& options, std::v
     throw std::runtime_error(
         fmt::format("--resume: no checkpoint at {} (train without --resume first)", run.checkpoint_path));
   const auto file = io::SafetensorsFile::load(run.checkpoint_path);
-  const TrainingState st = read_training_state(file);
+  const checkpoint::TrainingState st = checkpoint::read_training_state(file);
   const std::size_t now = sequences_per_step(run.cfg);
   const auto before = st.sequences_per_step > 0 ? static_cast<std::size_t>(st.sequences_per_step) : now;
   reconcile_with_checkpoint(run, st, options, before, notes);
   nn::GPT<float>& model = *run.parts.model;
-  check_same_architecture(file, model.config());
-  load_model_weights(file, model);
-  load_optimizer_state(file, *run.parts.optimizer);
+  checkpoint::check_same_architecture(file, model.config());
+  checkpoint::load_model_weights(file, model);
+  checkpoint::load_optimizer_state(file, *run.parts.optimizer);
   run.parts.data_rng.set_state(st.data_rng);
   model.dropout_rng().set_state(st.dropout_rng);
   run.start_step = st.step;
@@ -116,7 +116,7 @@ void create_run_files(Run& run, const TrainOptions& options, std::vector<std::st
 void Run::save(long step) {
   check_same_parameters(*this, fmt::format("the weights after step {}", step));
   if (!dist::is_root()) return;
-  TrainingState st;
+  checkpoint::TrainingState st;
   st.step = step;
   st.config_yaml = config_yaml;
   st.vocab = parts.data->vocab().serialize();
@@ -126,7 +126,7 @@ void Run::save(long step) {
   st.processes = dist::size();
   st.data_fingerprint = data_fingerprint;
   try {
-    save_checkpoint(checkpoint_path, *parts.model, parts.optimizer.get(), st);
+    checkpoint::save_checkpoint(checkpoint_path, *parts.model, parts.optimizer.get(), st);
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format(
         "step {}: the checkpoint could not be saved: {}; {}", step, e.what(),
@@ -156,7 +156,7 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
   if (options.resume && root) resumed_sequences = resume_from_checkpoint(run, options, notes);
   run.config_yaml = config::to_yaml(run.cfg);         // with the schedule a resumed run keeps
   if (!options.resume && !options.init_from.empty())  // an input, like the config and the data: every rank reads it
-    load_model_weights(io::SafetensorsFile::load(options.init_from), *run.parts.model);
+    checkpoint::load_model_weights(io::SafetensorsFile::load(options.init_from), *run.parts.model);
   return resumed_sequences;
 }
 

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tinyformer/analysis/heads.hpp"
+#include "tinyformer/analysis/head_patterns.hpp"
 #include "tinyformer/dist/dist.hpp"
 
 namespace tf::train {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tinyformer/infer/attention.hpp"
+#include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/io/heatmap_png.hpp"
 #include "tinyformer/io/html_report.hpp"

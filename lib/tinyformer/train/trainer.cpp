@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "tinyformer/dist/dist.hpp"
-#include "tinyformer/infer/heads.hpp"
+#include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run.hpp"

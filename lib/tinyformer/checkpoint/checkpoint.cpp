@@ -1,4 +1,4 @@
-#include "tinyformer/train/checkpoint.hpp"
+#include "tinyformer/checkpoint/checkpoint.hpp"
 
 #include <cmath>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-namespace tf::train {
+namespace tf::checkpoint {
 
 namespace {
 const std::string kOptimizerPrefix = "optimizer.";
@@ -27,30 +27,27 @@ std::int64_t count_metadata(const io::SafetensorsFile& file, const std::string& 
   return std::stoll(text);
 }
 
-// The shapes the metadata implies for a few tensors must be the file's: this bounds the model by the file.
+// The tensors the metadata describes (nn::parameter_shapes) must be the file's, name for name and shape for shape:
+// this bounds the model by the file before a model of the metadata's size is built.
 void check_config_fits_tensors(const io::SafetensorsFile& file, const config::ModelConfig& cfg) {
-  const auto expect = [&](const std::string& name, const Shape& shape) {
-    if (!file.has(name))
-      throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its metadata describes a model with tensor {} {}, "
-                                           "which the file does not hold",
-                                           file.path(), name, shape_str(shape)));
-    if (file.shape(name) != shape)
-      throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its metadata implies {} {} but the tensor has "
-                                           "shape {}",
-                                           file.path(), name, shape_str(shape), shape_str(file.shape(name))));
-  };
   if (!cfg.vocab_size || !cfg.context)
     throw std::runtime_error(
         fmt::format("{}: corrupt checkpoint: its model metadata has no vocab_size or context", file.path()));
-  const std::size_t C = cfg.d_model;
-  expect("transformer.wte.weight", {*cfg.vocab_size, C});
-  if (cfg.position == config::Position::learned) expect("transformer.wpe.weight", {*cfg.context, C});
   // Each block has at least 4 tensors of its own, so a file cannot describe more blocks than it has tensors.
   if (cfg.n_layer == 0 || cfg.n_layer > file.names().size() || cfg.mlp_ratio == 0 ||
       cfg.mlp_ratio > (std::size_t{1} << 20))
     throw std::runtime_error(fmt::format("{}: corrupt checkpoint: n_layer {} and mlp_ratio {} in its metadata",
                                          file.path(), cfg.n_layer, cfg.mlp_ratio));
-  expect(fmt::format("transformer.h.{}.mlp.c_fc.weight", cfg.n_layer - 1), {nn::mlp_fc_width(cfg), C});
+  for (const nn::ParameterShape& p : nn::parameter_shapes(cfg)) {
+    if (!file.has(p.name))
+      throw std::runtime_error(fmt::format(
+          "{}: corrupt checkpoint: its metadata describes a model with tensor {} {}, which the file does not hold",
+          file.path(), p.name, shape_str(p.shape)));
+    if (file.shape(p.name) != p.shape)
+      throw std::runtime_error(
+          fmt::format("{}: corrupt checkpoint: its metadata implies {} {} but the tensor has shape {}", file.path(),
+                      p.name, shape_str(p.shape), shape_str(file.shape(p.name))));
+  }
 }
 
 // Checkpoints written before the model section and its metadata shared the YAML names said n_embd and
@@ -202,4 +199,4 @@ void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<floa
   }
 }
 
-}  // namespace tf::train
+}  // namespace tf::checkpoint

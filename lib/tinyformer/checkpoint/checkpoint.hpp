@@ -18,7 +18,7 @@
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/optim/optimizer.hpp"
 
-namespace tf::train {
+namespace tf::checkpoint {
 
 struct TrainingState {
   std::int64_t step = 0;  // optimizer steps completed
@@ -36,7 +36,7 @@ void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const
                      const TrainingState& state);
 
 // The model section stored in a checkpoint. Throws std::runtime_error naming the file if it has none, or if it
-// disagrees with the tensors it describes (wte [V,C], wpe [T,C], n_layer blocks, c_fc [nn::mlp_fc_width,C]): a corrupt
+// disagrees with the tensors it describes (nn::parameter_shapes, each name and shape): a corrupt
 // header is refused before a model of its size is built.
 config::ModelConfig read_model_config(const io::SafetensorsFile& file);
 TrainingState read_training_state(const io::SafetensorsFile& file);
@@ -51,4 +51,4 @@ void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& mode
 // Restores the optimizer's state and step count from the "optimizer." tensors (refusing non-finite values, as above).
 void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<float>& optimizer);
 
-}  // namespace tf::train
+}  // namespace tf::checkpoint

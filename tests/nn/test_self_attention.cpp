@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/helpers.hpp"
-#include "tinyformer/nn/attention.hpp"
+#include "tinyformer/nn/self_attention.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 using namespace tf;

@@ -1,4 +1,4 @@
-#include "tinyformer/infer/heads.hpp"
+#include "tinyformer/infer/head_scores.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
-#include "tinyformer/infer/attention.hpp"
+#include "tinyformer/infer/attention_maps.hpp"
 
 namespace tf::infer {
 

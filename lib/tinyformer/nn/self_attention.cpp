@@ -1,4 +1,4 @@
-#include "tinyformer/nn/attention.hpp"
+#include "tinyformer/nn/self_attention.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "tinyformer/analysis/heads.hpp"
+#include "tinyformer/analysis/head_patterns.hpp"
 #include "tinyformer/data/data.hpp"
 #include "tinyformer/nn/gpt.hpp"
 

@@ -1,4 +1,4 @@
-#include "tinyformer/infer/attention.hpp"
+#include "tinyformer/infer/attention_maps.hpp"
 
 namespace tf::infer {
 

@@ -83,7 +83,7 @@ TEST_CASE("gradcheck: fused causal self-attention recomputing its weights, with 
 
 namespace {
 // The fused op's y and dqkv for qkv [B,T,3C] and the gradient dy [B,T,C] reaching y, computed again with plain
-// loops in double from the formulas at the top of ops/attention.cpp (no dropout).
+// loops in double from the formulas at the top of ops/fused_attention.cpp (no dropout).
 struct Reference {
   std::vector<double> y, dqkv;
 };

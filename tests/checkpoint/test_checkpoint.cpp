@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/io/safetensors.hpp"
-#include "tinyformer/train/checkpoint.hpp"
 
 namespace fs = std::filesystem;
 using namespace tf;
@@ -23,10 +23,10 @@ config::ModelConfig model_config(std::size_t d_model, std::size_t n_layer) {
 
 std::string save_model(const nn::GPT<float>& model, const std::string& name) {
   const std::string path = (fs::temp_directory_path() / ("tinyformer_ckpt_" + name + ".safetensors")).string();
-  train::TrainingState st;
+  checkpoint::TrainingState st;
   st.config_yaml = "model: {}\n";
   st.vocab = "tinyformer-vocabulary 1 joined 0\n";
-  train::save_checkpoint(path, model, nullptr, st);
+  checkpoint::save_checkpoint(path, model, nullptr, st);
   return path;
 }
 }  // namespace
@@ -35,8 +35,8 @@ TEST_CASE("checkpoint: GPT weights round-trip through safetensors bit for bit", 
   nn::GPT<float> a(model_config(8, 2), 1), b(model_config(8, 2), 2);
   const std::string path = save_model(a, "roundtrip");
   const auto file = io::SafetensorsFile::load(path);
-  CHECK(train::read_model_config(file).d_model == 8);
-  train::load_model_weights(file, b);
+  CHECK(checkpoint::read_model_config(file).d_model == 8);
+  checkpoint::load_model_weights(file, b);
   const auto pa = a.named_parameters(), pb = b.named_parameters();
   REQUIRE(pa.size() == pb.size());
   for (std::size_t i = 0; i < pa.size(); ++i) CHECK((pa[i].second.value() == pb[i].second.value()));
@@ -47,7 +47,7 @@ TEST_CASE("checkpoint: loading another architecture lists each mismatching name 
   const auto before = other.named_parameters()[0].second.value();
   const auto file = io::SafetensorsFile::load(save_model(small, "mismatch"));
   try {
-    train::load_model_weights(file, other);
+    checkpoint::load_model_weights(file, other);
     FAIL("no exception");
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
@@ -61,6 +61,6 @@ TEST_CASE("checkpoint: loading another architecture lists each mismatching name 
   nn::GPT<float> fewer(model_config(8, 1), 3);
   nn::GPT<float> more(model_config(8, 2), 3);
   const auto file2 = io::SafetensorsFile::load(save_model(more, "extra"));
-  CHECK_THROWS_WITH(train::load_model_weights(file2, fewer),
+  CHECK_THROWS_WITH(checkpoint::load_model_weights(file2, fewer),
                     Catch::Contains("unexpected tensor transformer.h.1.ln_1.weight [8]"));
 }

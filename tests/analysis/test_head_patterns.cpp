@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "tinyformer/analysis/heads.hpp"
+#include "tinyformer/analysis/head_patterns.hpp"
 
 using namespace tf;
 using namespace tf::analysis;

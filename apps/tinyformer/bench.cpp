@@ -1,4 +1,4 @@
-#include "tinyformer/bench/bench.hpp"
+#include "bench.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,62 @@
+// nn::parameter_shapes is the one description of the GPT's architecture: the model builds exactly its tensors, the
+// memory estimate counts them, and a checkpoint whose tensors differ from them is refused.
+#include <catch2/catch.hpp>
+
+#include "support/configs.hpp"
+#include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/nn/parameter_shapes.hpp"
+
+using namespace tf;
+
+TEST_CASE("nn: parameter_shapes lists the GPT's parameters, names and shapes in order, for every model option",
+          "[nn]") {
+  std::size_t combinations = 0;
+  for (auto norm : {config::Norm::layernorm, config::Norm::rmsnorm})
+    for (auto mlp : {config::Mlp::gelu, config::Mlp::swiglu})
+      for (auto position : {config::Position::learned, config::Position::rope})
+        for (bool bias : {true, false})
+          for (bool tie : {true, false}) {
+            config::ModelConfig cfg = test::model(11, 6, 16, 2, 3);
+            cfg.norm = norm;
+            cfg.mlp = mlp;
+            cfg.position = position;
+            cfg.bias = bias;
+            cfg.tie_weights = tie;
+            const nn::GPT<float> model(cfg, 1);
+            const auto built = model.named_parameters();
+            const auto described = nn::parameter_shapes(cfg);
+            REQUIRE(built.size() == described.size());
+            for (std::size_t i = 0; i < built.size(); ++i) {
+              CHECK(built[i].first == described[i].name);
+              CHECK(built[i].second.shape() == described[i].shape);
+            }
+            CHECK(nn::parameter_count(cfg) == static_cast<double>(model.num_parameters()));
+            ++combinations;
+          }
+  CHECK(combinations == 32);
+}
+
+TEST_CASE("nn: parameter_shapes gives SwiGLU's c_fc the gate and up rows of the rounded-up hidden width", "[nn]") {
+  config::ModelConfig cfg = test::model(7, 5, 64, 4, 1);
+  cfg.mlp = config::Mlp::swiglu;
+  CHECK(nn::mlp_hidden(cfg) == 176);  // 2 * 4 * 64 / 3 = 170, rounded up to a multiple of 8
+  for (const auto& p : nn::parameter_shapes(cfg)) {
+    if (p.name == "transformer.h.0.mlp.c_fc.weight") CHECK(p.shape == Shape{352, 64});
+    if (p.name == "transformer.h.0.mlp.c_proj.weight") CHECK(p.shape == Shape{64, 176});
+  }
+}
+
+TEST_CASE("nn: parameter_count counts a million layers without listing them", "[nn]") {
+  config::ModelConfig cfg = test::model(7, 5, 8, 2, 1);
+  const double one_layer = nn::parameter_count(cfg);
+  cfg.n_layer = 1000000;
+  const double block = static_cast<double>(nn::block_parameter_shapes(cfg).size());
+  CHECK(block == 12);
+  CHECK(nn::parameter_count(cfg) > one_layer * 1000);
+}
+
+TEST_CASE("nn: parameter_shapes refuses a model section whose vocab_size or context is still auto", "[nn]") {
+  config::ModelConfig cfg = test::tiny_model();
+  cfg.vocab_size.reset();
+  CHECK_THROWS_WITH(nn::parameter_shapes(cfg), Catch::Contains("vocab_size must be a number"));
+}
