@@ -9,8 +9,9 @@ packages=(cmake g++ make pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev l
           libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libopenmpi-dev openmpi-bin
           libxsmm-dev)
 if [ "$want" = test ]; then
-  # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests)
-  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps)
+  # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
+  # clang-format for scripts/check_style.sh
+  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format)
 fi
 missing=()
 for p in "${packages[@]}"; do

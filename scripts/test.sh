@@ -5,6 +5,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$root/scripts/install_deps.sh" test
+bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 bash "$root/scripts/build.sh" release
 (cd "$root/build" && ctest --output-on-failure -j "$(nproc)")
 [ "${1:-}" = "--release-only" ] && exit 0

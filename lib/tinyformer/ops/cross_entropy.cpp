@@ -14,10 +14,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-// xt::exp runs on xsimd; on AVX-512 machines GCC 12 reports false "may be used uninitialized" warnings inside
-// avx512fintrin.h (the deliberately undefined _mm512_undefined_* operands, a GCC 12.0-12.2 false positive).
-// Silence only that warning, only in this file.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 
