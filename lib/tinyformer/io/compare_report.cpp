@@ -92,7 +92,7 @@ std::string render_compare_report(const CompareData& data) {
                                               d.values.size(), data.runs.size()));
   const std::string title = html_escape(data.title.empty() ? std::string("tinyformer runs compared") : data.title);
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + title +
-                     "</title>\n<style>" + report::report_style() + "</style>\n</head>\n<body>\n<h1>" + title +
+                     "</title>\n<style>\n" + report::report_style() + "</style>\n</head>\n<body>\n<h1>" + title +
                      "</h1>\n";
   html += "<p class=\"summary\">";
   for (std::size_t i = 0; i < data.runs.size(); ++i)

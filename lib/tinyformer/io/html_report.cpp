@@ -1,5 +1,5 @@
 // The HTML report page: its sections (each only with data), the embedded attention JSON, the per-head score
-// table. Charts are in html_report_svg.cpp, style and script in html_report_script.cpp.
+// table. Charts are in html_report_svg.cpp, style and script in html_report.css and html_report.js.
 #include "tinyformer/io/html_report.hpp"
 
 #include <algorithm>
@@ -327,7 +327,7 @@ std::string render_html_report(const ReportData& data) {
   std::string html;
   html += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
-  html += "<title>" + title + "</title>\n<style>" + report::report_style() + "</style>\n</head>\n<body>\n";
+  html += "<title>" + title + "</title>\n<style>\n" + report::report_style() + "</style>\n</head>\n<body>\n";
   html += "<h1>" + title + "</h1>\n";
   if (!data.metrics.empty())
     html += summary_html(data.metrics) + "<h2>Training curves</h2>\n" + charts_html(data.metrics, axis);
@@ -335,7 +335,7 @@ std::string render_html_report(const ReportData& data) {
   if (!data.attention.empty()) html += maps_html(data) + kHeadViewHtml;
   if (!data.config_yaml.empty()) html += "<h2>Config</h2>\n<pre>" + html_escape(data.config_yaml) + "</pre>\n";
   html += "<script type=\"application/json\" id=\"tf-data\">" + json + "</script>\n";
-  html += std::string("<script>") + report::report_script() + "</script>\n</body>\n</html>\n";
+  html += std::string("<script>\n") + report::report_script() + "</script>\n</body>\n</html>\n";
   return html;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the HTML report (io/html_report.cpp): text helpers, the inline SVG line charts
-// (html_report_svg.cpp) and the page's inline style and script (html_report_script.cpp).
+// (html_report_svg.cpp) and the page's inline style and script (html_report.css and html_report.js, compiled in at
+// build time by cmake/embed_text.cmake).
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +38,9 @@ inline constexpr double kChartWidth = 420, kChartHeight = 260;
 std::string svg_line_chart(const std::string& id, const std::string& title, const std::vector<Series>& series,
                            const StepAxis& axis, bool allow_log);
 
-// The page's <style> body and its one inline <script> body.
+// The page's <style> body and its one inline <script> body: the bytes of html_report.css and html_report.js (the page
+// puts a newline before each). The script reads the JSON in <script id="tf-data"> and draws the attention maps
+// (canvas) and the head view (HTML + SVG); it never fetches anything.
 const char* report_style();
 const char* report_script();
 

@@ -1,47 +1,3 @@
-// The HTML report's inline style and script (see html_report.hpp for what the page shows and the ids it uses).
-// The script reads the JSON in <script id="tf-data"> and draws the attention maps (canvas) and the head view
-// (HTML + SVG); it never fetches anything.
-#include "tinyformer/io/html_report_parts.hpp"
-
-namespace tf::io::report {
-
-namespace {
-
-constexpr const char* kStyle = R"CSS(
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;margin:16px 24px;color:#222;background:#fff}
-h1{font-size:20px;margin:0 0 4px}
-h2{font-size:16px;margin:16px 0 8px}
-.summary{color:#555;font-size:13px;margin:0 0 6px;max-width:980px}
-.pattern{font-size:13px;max-width:980px;margin:0 0 8px}
-.charts{display:flex;flex-wrap:wrap;gap:12px}
-.charts svg{border:1px solid #ddd;background:#fff;font-family:inherit}
-.controls{display:flex;align-items:center;gap:12px;font-size:14px;margin-bottom:8px;flex-wrap:wrap}
-.controls input[type=range]{width:380px;accent-color:#555}
-.layer{display:flex;flex-wrap:wrap;gap:16px;margin-bottom:10px}
-figure{margin:0}
-figcaption{font-size:12px;color:#444;margin-bottom:2px}
-canvas{display:block}
-#tip{position:fixed;pointer-events:none;background:rgba(30,30,30,.92);color:#fff;font:12px monospace;padding:4px 6px;border-radius:3px;display:none;white-space:pre;z-index:10}
-pre{background:#f6f8fa;border:1px solid #ddd;padding:8px;font-size:12px;overflow:auto;max-height:420px}
-.scores{border-collapse:collapse;font-size:13px;margin:4px 0 8px}
-.scores caption{caption-side:top;text-align:left;color:#555;font-size:12px;padding-bottom:4px}
-.scores th{font-weight:normal;color:#444;padding:2px 8px}
-.scores td{min-width:64px;padding:4px 8px;text-align:center;border:1px solid #ddd;font-variant-numeric:tabular-nums}
-.scores td.best{outline:3px solid #222;outline-offset:-3px;font-weight:bold}
-.role{font-size:10px;font-weight:normal;opacity:.9}
-#hv-heads label{margin-right:10px;cursor:pointer}
-.hv-swatch{display:inline-block;width:10px;height:10px;margin:0 3px 0 2px;vertical-align:middle}
-#head-view{display:flex;align-items:flex-start;font:13px monospace}
-.hv-col{display:flex;flex-direction:column}
-.hv-tok{height:20px;line-height:20px;padding:0 6px;white-space:pre;cursor:pointer;border-radius:3px;box-sizing:border-box}
-#hv-queries .hv-tok{text-align:right}
-.hv-query:hover,.hv-selected{background:#e4e4e4}
-.hv-pinned{background:#c8c8c8}
-.hv-expected{outline:2px solid #ff7f0e;outline-offset:-2px}
-#hv-readout{font:12px monospace;margin-top:6px;white-space:pre}
-)CSS";
-
-constexpr const char* kScript = R"JS(
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("tf-data").textContent);
@@ -372,11 +328,3 @@ constexpr const char* kScript = R"JS(
   slider.addEventListener("input", function () { render(Number(slider.value)); });
   render(Number(slider.value));
 })();
-)JS";
-
-}  // namespace
-
-const char* report_style() { return kStyle; }
-const char* report_script() { return kScript; }
-
-}  // namespace tf::io::report
