@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "tinyformer/config/keys.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/train/trainer.hpp"
 
@@ -61,8 +62,10 @@ void add_train_command(CLI::App& app) {
   auto quiet = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("train", "Train a GPT from a YAML config; writes the run dir (see README)");
   cmd->add_option("config", opts->config_path, "YAML config file (configs/*.yaml)")->required();
-  cmd->add_option("--set", opts->overrides, "Override a config key: --set training.steps=200 (repeatable)");
-  cmd->add_option("--out", *out, "Run directory (default: logging.out_dir)")->check(non_empty_path());
+  cmd->add_option("--set", opts->overrides,
+                  fmt::format("Override a config key: --set {}=200 (repeatable)", tf::config::keys::training::steps));
+  cmd->add_option("--out", *out, fmt::format("Run directory (default: {})", tf::config::keys::logging::out_dir))
+      ->check(non_empty_path());
   CLI::Option* resume = cmd->add_flag("--resume", opts->resume, "Continue from <out>/checkpoint.safetensors");
   cmd->add_flag("--allow-changes", opts->allow_changes,
                 "With --resume: accept config keys and data that differ from the checkpoint's (not the model's shape)")

@@ -28,6 +28,7 @@
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/config/field.hpp"
 #include "tinyformer/config/fields.hpp"
+#include "tinyformer/config/keys.hpp"
 
 // nn: Module, Linear, Embedding, Norm, CausalSelfAttention, MLP, Block, GPT, and the GPT's parameter shapes
 #include "tinyformer/nn/gpt.hpp"

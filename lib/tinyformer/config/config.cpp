@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <utility>
 
 #include <fmt/format.h>
@@ -53,6 +54,10 @@ std::string Check::complaint(double v) const {
   if (allows(v)) return "";
   if (kind == Kind::at_least) return fmt::format("must be at least {}, got {}", lo, v);
   return fmt::format("must be {}, got {}", describe(), v);
+}
+
+std::string config_file_stem(const std::string& config_file) {
+  return std::filesystem::path(config_file).stem().string();
 }
 
 std::vector<std::string> split_enum_names(const char* list) {
@@ -230,11 +235,10 @@ void check_ranges(const Section& section) {
 }
 
 void check_head_split(const ModelConfig& m) {
-  need(m.d_model % m.n_head == 0, {"model.d_model", "model.n_head"},
-       fmt::format("{} is not divisible by model.n_head = {}; valid d_model near it: {} (head size D = d_model / "
-                   "n_head)",
-                   m.d_model, m.n_head, valid_d_models(m.d_model, m.n_head)));
-  need(m.position != Position::rope || (m.d_model / m.n_head) % 2 == 0, {"model.position", "model.d_model"},
+  need(m.d_model % m.n_head == 0, {keys::model::d_model, keys::model::n_head},
+       fmt::format("{} is not divisible by {} = {}; valid d_model near it: {} (head size D = d_model / n_head)",
+                   m.d_model, keys::model::n_head, m.n_head, valid_d_models(m.d_model, m.n_head)));
+  need(m.position != Position::rope || (m.d_model / m.n_head) % 2 == 0, {keys::model::position, keys::model::d_model},
        fmt::format("rope rotates pairs of a head's columns, so the head size d_model / n_head must be even, got "
                    "{} / {} = {}",
                    m.d_model, m.n_head, m.d_model / m.n_head));
@@ -243,39 +247,41 @@ void check_head_split(const ModelConfig& m) {
 void validate_data(const RunConfig& cfg) {
   const ModelConfig& m = cfg.model;
   const DataConfig& d = cfg.data;
-  need(!((d.task == Task::text || d.task == Task::tokens) && d.path.empty()), {"data.path", "data.task"},
-       fmt::format("task '{}' reads a file: set data.path (a {} file)", to_string(d.task),
+  need(!((d.task == Task::text || d.task == Task::tokens) && d.path.empty()), {keys::data::path, keys::data::task},
+       fmt::format("task '{}' reads a file: set {} (a {} file)", to_string(d.task), keys::data::path,
                    d.task == Task::text ? "UTF-8 text" : ".npy token"));
-  need(!(d.task == Task::text && !m.context), {"model.context", "data.task"},
-       "'auto' takes the length of a task's sequences or a tokens file's rows; task 'text' cuts the file into "
-       "windows: set model.context to the window length (e.g. 64)");
+  need(!(d.task == Task::text && !m.context), {keys::model::context, keys::data::task},
+       fmt::format("'auto' takes the length of a task's sequences or a tokens file's rows; task 'text' cuts the file "
+                   "into windows: set {} to the window length (e.g. 64)",
+                   keys::model::context));
 }
 
 void validate_optimizer_and_schedule(const RunConfig& cfg) {
   const OptimizerConfig& o = cfg.optimizer;
-  need(!(o.nesterov && o.momentum == 0), {"optimizer.nesterov", "optimizer.momentum"},
-       "true needs optimizer.momentum > 0 (got 0)");
+  need(!(o.nesterov && o.momentum == 0), {keys::optimizer::nesterov, keys::optimizer::momentum},
+       fmt::format("true needs {} > 0 (got 0)", keys::optimizer::momentum));
   const ScheduleConfig& s = cfg.schedule;
   const TrainingConfig& t = cfg.training;
   if (s.name != ScheduleName::constant)
-    need(s.warmup_steps <= t.steps, {"schedule.warmup_steps", "training.steps"},
-         fmt::format("{} is more than training.steps = {}; valid: 0 to {}", s.warmup_steps, t.steps, t.steps));
+    need(s.warmup_steps <= t.steps, {keys::schedule::warmup_steps, keys::training::steps},
+         fmt::format("{} is more than {} = {}; valid: 0 to {}", s.warmup_steps, keys::training::steps, t.steps,
+                     t.steps));
   if (s.name == ScheduleName::cosine) {
-    need(s.min_lr <= o.lr, {"schedule.min_lr", "optimizer.lr"},
-         fmt::format("{} is larger than optimizer.lr = {}; valid: 0 to {}", s.min_lr, o.lr, o.lr));
+    need(s.min_lr <= o.lr, {keys::schedule::min_lr, keys::optimizer::lr},
+         fmt::format("{} is larger than {} = {}; valid: 0 to {}", s.min_lr, keys::optimizer::lr, o.lr, o.lr));
     if (s.decay_steps)
-      need(*s.decay_steps >= s.warmup_steps, {"schedule.decay_steps", "schedule.warmup_steps"},
-           fmt::format("{} must be at least schedule.warmup_steps = {} (or auto = training.steps)", *s.decay_steps,
-                       s.warmup_steps));
+      need(*s.decay_steps >= s.warmup_steps, {keys::schedule::decay_steps, keys::schedule::warmup_steps},
+           fmt::format("{} must be at least {} = {} (or auto = {})", *s.decay_steps, keys::schedule::warmup_steps,
+                       s.warmup_steps, keys::training::steps));
   }
-  need(!cfg.logging.out_dir.empty(), {"logging.out_dir"}, "must not be empty");
+  need(!cfg.logging.out_dir.empty(), {keys::logging::out_dir}, "must not be empty");
 }
 
 // A thread count far beyond the machine makes hundreds of threads that take turns and no step in minutes.
 void validate_threads(const RunConfig& cfg) {
   const std::optional<std::size_t>& threads = cfg.training.threads;
   const int bound = max_threads();
-  need(!threads || *threads <= static_cast<std::size_t>(bound), {"training.threads"},
+  need(!threads || *threads <= static_cast<std::size_t>(bound), {keys::training::threads},
        fmt::format("{} is more than {} (4 x this machine's {} hardware threads); valid: 1 to {}, or auto (the {} "
                    "physical cores)",
                    threads.value_or(0), bound, bound / 4, bound, physical_cores()));
@@ -351,8 +357,7 @@ ModelConfig model_from_json(const std::string& json) {
     try {
       from_json_value(j.at(f.key), v);
     } catch (const std::exception&) {
-      throw ConfigError(fmt::format("model.{}: unexpected value {}", f.key, j.at(f.key).dump().substr(0, 40)),
-                        {f.path()});
+      throw ConfigError(fmt::format("{}: unexpected value {}", f.path(), j.at(f.key).dump().substr(0, 40)), {f.path()});
     }
   });
   for (const auto& item : j.items())

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tinyformer/config/fields.hpp"
+#include "tinyformer/config/keys.hpp"
 
 namespace tf::config {
 
@@ -49,18 +50,26 @@ template <class Struct>
 struct SectionFields;  // SectionFields<ModelConfig>::name == "model", ::visit(section, f)
 
 #define TF_CONFIG_VISIT(key, type, default_value, check, on_resume, doc) \
-  f(FieldInfo{name, #key, check, on_resume, doc}, s.key);
-#define TF_CONFIG_SECTION_FIELDS(section, Struct, FIELDS) \
-  template <>                                             \
-  struct SectionFields<Struct> {                          \
-    static constexpr const char* name = #section;         \
-    template <class S, class F>                           \
-    static void visit(S& s, F&& f) {                      \
-      FIELDS(TF_CONFIG_VISIT)                             \
-    }                                                     \
+  f(FieldInfo{name, #key, check, on_resume, doc, default_doc_of(default_value)}, s.key);
+#define TF_CONFIG_DERIVE(key, type, default_value, check, on_resume, doc) \
+  derive_default(s.key, default_value, cfg, config_file, given(#key));
+#define TF_CONFIG_SECTION_FIELDS(section, Struct, FIELDS)                                          \
+  template <>                                                                                      \
+  struct SectionFields<Struct> {                                                                   \
+    static constexpr const char* name = #section;                                                  \
+    template <class S, class F>                                                                    \
+    static void visit(S& s, F&& f) {                                                               \
+      FIELDS(TF_CONFIG_VISIT)                                                                      \
+    }                                                                                              \
+    /* the Derived defaults (config/field.hpp) of the keys for which given("key") is false */      \
+    template <class Run, class Given>                                                              \
+    static void derive(Struct& s, const Run& cfg, const std::string& config_file, Given&& given) { \
+      FIELDS(TF_CONFIG_DERIVE)                                                                     \
+    }                                                                                              \
   };
 TF_CONFIG_SECTIONS(TF_CONFIG_SECTION_FIELDS)
 #undef TF_CONFIG_SECTION_FIELDS
+#undef TF_CONFIG_DERIVE
 #undef TF_CONFIG_VISIT
 
 template <class Section, class F>
@@ -101,6 +110,43 @@ template <class Run, class F>
 void for_each_field_of(Run& cfg, F&& f) {
   for_each_section(cfg, [&](const char*, auto& section) { for_each_field(section, f); });
 }
+
+// The defaults that depend on other keys or on the config file (a field's Derived default), for the keys for which
+// given("section.key") is false: load_config's last step before the checks.
+template <class Given>
+void apply_derived_defaults(RunConfig& cfg, const std::string& config_file, Given&& given) {
+  for_each_section(cfg, [&](const char* name, auto& section) {
+    SectionFields<std::remove_reference_t<decltype(section)>>::derive(
+        section, cfg, config_file, [&](const char* key) { return given(std::string(name) + "." + key); });
+  });
+}
+
+// A field as a value: its key path and where it lives in a RunConfig, for code that is handed a field (the memory
+// estimate's knobs) rather than naming it. config::field::model::d_model, made from the field list like keys::.
+template <class Section, class T>
+struct FieldRef {
+  const char* path;  // keys::model::d_model
+  Section RunConfig::*section;
+  T Section::*member;
+
+  T& of(RunConfig& cfg) const { return cfg.*section.*member; }
+  const T& of(const RunConfig& cfg) const { return cfg.*section.*member; }
+  T default_value() const { return Section{}.*member; }  // a Derived default's plain value
+};
+
+namespace field {
+#define TF_CONFIG_FIELD_REF(key, type, ...) inline constexpr FieldRef<Section, type> key{k::key, in_run, &Section::key};
+#define TF_CONFIG_SECTION_REFS(section, Struct, FIELDS)              \
+  namespace section {                                                \
+  namespace k = keys::section;                                       \
+  using Section = Struct;                                            \
+  inline constexpr Section RunConfig::*in_run = &RunConfig::section; \
+  FIELDS(TF_CONFIG_FIELD_REF)                                        \
+  }
+TF_CONFIG_SECTIONS(TF_CONFIG_SECTION_REFS)
+#undef TF_CONFIG_SECTION_REFS
+#undef TF_CONFIG_FIELD_REF
+}  // namespace field
 
 // ---- values as text: the YAML (and docs, and checkpoint) spelling of a field's value ----
 std::string value_text(std::size_t v);                        // also the 64-bit seed (the same type)

@@ -305,7 +305,8 @@ class Loader {
   void apply_override(const std::string& text) {
     const std::size_t eq = text.find('=');
     if (eq == std::string::npos)
-      fail_set(text, "expected key.path=value, e.g. optimizer.lr=3e-4 or optimizer.betas=[0.9, 0.95]");
+      fail_set(text, fmt::format("expected key.path=value, e.g. {}=3e-4 or {}=[0.9, 0.95]", keys::optimizer::lr,
+                                 keys::optimizer::betas));
     const std::string path = trim(text.substr(0, eq));
     const std::string value_text = trim(text.substr(eq + 1));
 
@@ -337,13 +338,13 @@ class Loader {
     }
     const std::string key = path.substr(dot + 1);
     if (key.find('.') != std::string::npos)
-      fail_set(text, fmt::format("a key path has two parts, section.key (e.g. model.d_model), got '{}'", path));
+      fail_set(text,
+               fmt::format("a key path has two parts, section.key (e.g. {}), got '{}'", keys::model::d_model, path));
     set_override(text, section, key, value);
   }
 
   RunConfig build() {
     RunConfig cfg;
-    apply_derived_defaults(cfg);
     for_each_field_of(cfg, [&](const FieldInfo& f, auto& value) {
       const std::string key = f.path();
       const Entry* e = find(key);
@@ -354,7 +355,8 @@ class Loader {
         throw ConfigError(fmt::format("{}: {}{}: {}", file_, key, where(key), bad.detail), {key}, bad.detail);
       }
     });
-    if (const Entry* e = find("data.path"); e && !cfg.data.path.empty())
+    apply_derived_defaults(cfg, file_, [&](const std::string& key) { return find(key) != nullptr; });
+    if (const Entry* e = find(keys::data::path); e && !cfg.data.path.empty())
       cfg.data.path = resolve_path(cfg.data.path, e->origin);
     cfg.source.file = file_;
     for (const auto& [key, entry] : entries_) cfg.source.origin[key] = where(key);
@@ -401,21 +403,6 @@ class Loader {
     if (!e) return " (default)";
     if (!e->origin.set_text.empty()) return fmt::format(" (--set {})", e->origin.set_text);
     return fmt::format(" at line {}", e->origin.line);
-  }
-
-  // Defaults that depend on something else, set before the file's values are read: the weight decay of sgd
-  // and adam is 0 unless given (adamw's 0.01 is the field's default), the out dir is named after the config file.
-  void apply_derived_defaults(RunConfig& cfg) const {
-    if (const Entry* e = find("optimizer.name")) {
-      OptimizerName name = OptimizerName::adamw;
-      try {
-        parse_value(e->value, name);
-      } catch (const BadValue&) {
-        return;  // reported when the field itself is read
-      }
-      if (name != OptimizerName::adamw) cfg.optimizer.weight_decay = 0.0;
-    }
-    cfg.logging.out_dir = "runs/" + fs::path(file_).stem().string();
   }
 
   // Relative data paths: against the config file's directory when written in the file, against the working

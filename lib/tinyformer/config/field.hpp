@@ -38,6 +38,24 @@ enum class OnResume {
   fixed   // the checkpoint's weights or optimizer state depend on it: always refused
 };
 
+// A default that depends on other keys or on the config file, declared in the field's default slot:
+//   X(weight_decay, double, (Derived{0.01, rule, "`{}` for `adamw`, `0` for `sgd` and `adam`"}), ...)
+// `plain` is the value in a config built in code (RunConfig{}); load_config gives a key that neither the file nor
+// --set gives rule(plain, cfg, config_file), once every given value is read (a rule reads only keys without a
+// rule of their own). `doc` is its default in docs/config.md, `{}` standing for the plain value.
+template <class T, class Rule>
+struct Derived {
+  T plain;
+  Rule rule;  // (const T& plain, const RunConfig&, const std::string& config_file) -> T
+  const char* doc;
+  operator T() const { return plain; }  // the struct member's initializer
+};
+template <class T, class Rule>
+Derived(T, Rule, const char*) -> Derived<T, Rule>;
+
+// "configs/reverse.yaml" -> "reverse": the config file's name without directory and extension.
+std::string config_file_stem(const std::string& config_file);
+
 // Everything a field's declaration says, for the code that walks the fields (parsing, checks, YAML, docs,
 // checkpoint metadata, resume).
 struct FieldInfo {
@@ -45,10 +63,29 @@ struct FieldInfo {
   const char* key;      // "d_model"
   Check check;
   OnResume on_resume;
-  const char* doc;  // one line for docs/config.md
+  const char* doc;          // one line for docs/config.md
+  const char* default_doc;  // a Derived default's doc; nullptr for a plain default
 
   std::string path() const { return std::string(section) + "." + key; }  // "model.d_model"
 };
+
+// The default_doc of a field's default: a Derived's doc, nullptr otherwise.
+template <class T>
+constexpr const char* default_doc_of(const T&) {
+  return nullptr;
+}
+template <class T, class Rule>
+constexpr const char* default_doc_of(const Derived<T, Rule>& d) {
+  return d.doc;
+}
+
+// Sets `value` by a Derived default's rule unless the key was `given`; nothing for a plain default.
+template <class T, class Default, class Run>
+void derive_default(T&, const Default&, const Run&, const std::string&, bool) {}
+template <class T, class U, class Rule, class Run>
+void derive_default(T& value, const Derived<U, Rule>& d, const Run& cfg, const std::string& config_file, bool given) {
+  if (!given) value = d.rule(d.plain, cfg, config_file);
+}
 
 // "a, b, c" -> {"a", "b", "c"}: the enumerator names of a TF_CONFIG_ENUM, from its stringized list.
 std::vector<std::string> split_enum_names(const char* list);

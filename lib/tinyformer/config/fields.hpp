@@ -32,7 +32,8 @@ TF_CONFIG_ENUM(ScheduleName, constant, warmup, cosine)
 TF_CONFIG_ENUM(NonFinitePolicy, stop, skip)
 TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
 
-// X(key, type, default, check, on resume, doc)
+// X(key, type, default, check, on resume, doc); a default that depends on other keys or on the config file is a
+// Derived (config/field.hpp): its plain value, its rule and its line in docs/config.md.
 // clang-format off
 #define TF_MODEL_FIELDS(X)                                                                                             \
   X(vocab_size, std::optional<std::size_t>, std::nullopt, Check::at_least(1), OnResume::fixed,                         \
@@ -93,7 +94,13 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
     "the update rule")                                                                                                 \
   X(lr, double, 1e-3, Check::above(0), OnResume::exact,                                                                \
     "peak learning rate (the schedule scales it)")                                                                     \
-  X(weight_decay, double, 0.01, Check::at_least(0), OnResume::exact,                                                   \
+  X(weight_decay, double,                                                                                              \
+    (Derived{0.01,                                                                                                     \
+             [](double plain, const auto& cfg, const std::string&) {                                                   \
+               return cfg.optimizer.name == OptimizerName::adamw ? plain : 0.0;                                        \
+             },                                                                                                        \
+             "`{}` for `adamw`, `0` for `sgd` and `adam`"}),                                                           \
+    Check::at_least(0), OnResume::exact,                                                                               \
     "decoupled weight decay for `adamw`; L2 added to the gradient for `sgd` and `adam`")                               \
   X(betas, Pair, (Pair{0.9, 0.999}), Check::half_open(0, 1), OnResume::exact,        \
     "`adam`/`adamw`: decay rates of the first and second moment estimates")                                            \
@@ -146,7 +153,13 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
     "on a NaN/inf loss or gradient: stop the run with an error, or skip the step")
 
 #define TF_LOGGING_FIELDS(X)                                                                                           \
-  X(out_dir, std::string, "runs/default", Check::any(), OnResume::free,                                                \
+  X(out_dir, std::string,                                                                                              \
+    (Derived{std::string("runs/default"),                                                                              \
+             [](const std::string&, const auto&, const std::string& config_file) {                                     \
+               return "runs/" + config_file_stem(config_file);                                                         \
+             },                                                                                                        \
+             "`runs/<config file stem>`"}),                                                                            \
+    Check::any(), OnResume::free,                                                                                      \
     "run directory (metrics, checkpoints, attention maps, report), not empty; relative to the working directory")                 \
   X(log_interval, std::size_t, 10, Check::at_least(1), OnResume::free,                                                 \
     "steps between log lines")                                                                                         \

@@ -21,15 +21,15 @@ std::size_t resolve_context(const config::RunConfig& cfg, std::size_t T, const s
   const std::optional<std::size_t>& context = cfg.model.context;
   if (!context || *context == T) return T;
   if (*context < T)
-    throw config::error_at(cfg, "model.context",
-                           fmt::format("{} makes sequences of T = {} tokens, longer than model.context {}; "
-                                       "set model.context to {} or auto",
-                                       what, T, *context, T));
+    throw config::error_at(cfg, config::keys::model::context,
+                           fmt::format("{0} makes sequences of T = {1} tokens, longer than {2} {3}; set {2} to {1} or "
+                                       "auto",
+                                       what, T, config::keys::model::context, *context));
   throw config::error_at(
-      cfg, "model.context",
-      fmt::format("{} makes sequences of T = {} tokens; model.context {} is larger, so positions {}..{} of "
-                  "the positional table would never be trained; set model.context to {} or auto",
-                  what, T, *context, T, *context - 1, T));
+      cfg, config::keys::model::context,
+      fmt::format("{0} makes sequences of T = {1} tokens; {2} {3} is larger, so positions {1}..{4} of the positional "
+                  "table would never be trained; set {2} to {1} or auto",
+                  what, T, config::keys::model::context, *context, *context - 1));
 }
 
 std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg) {
@@ -44,7 +44,7 @@ std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg) {
         return make_task_source(cfg);
     }
   } catch (const std::runtime_error& e) {  // the file: missing, empty, not UTF-8, a bad .npy, ...
-    throw std::runtime_error(fmt::format("{}: {}", cfg.source.locate("data.path"), e.what()));
+    throw std::runtime_error(fmt::format("{}: {}", cfg.source.locate(config::keys::data::path), e.what()));
   }
 }
 

@@ -90,10 +90,10 @@ class TaskSource final : public DataSource {
       space_ = saturating_pow(alphabet_, n_);
     }
     vocab_ = Vocabulary(std::move(tokens));
-    resolve_context(
-        cfg, L_ - 1,
-        fmt::format("task '{}' with {}", name,
-                    kind == Task::add ? fmt::format("data.digits {}", d_) : fmt::format("data.length {}", n_)));
+    resolve_context(cfg, L_ - 1,
+                    fmt::format("task '{}' with {}", name,
+                                kind == Task::add ? fmt::format("{} {}", config::keys::data::digits, d_)
+                                                  : fmt::format("{} {}", config::keys::data::length, n_)));
     disjoint_ = space_ >= 2 * static_cast<std::uint64_t>(eval_size_);
 
     // The held-out set: eval_size examples from their own stream (distinct when the space allows).

@@ -40,9 +40,8 @@ class TextSource final : public DataSource {
 
     const std::string bytes = read_file_bytes(path_);
     if (bytes.empty())
-      throw std::runtime_error(fmt::format("text data '{}' is empty (0 bytes); model.context {} needs at least {} "
-                                           "characters",
-                                           path_, T_, T_ + 1));
+      throw std::runtime_error(fmt::format("text data '{}' is empty (0 bytes); {} {} needs at least {} characters",
+                                           path_, config::keys::model::context, T_, T_ + 1));
     std::vector<std::string> chars;
     const std::size_t bad = utf8_split(bytes, chars);
     if (bad != std::string::npos)
@@ -50,16 +49,16 @@ class TextSource final : public DataSource {
                                            byte_position_str(bytes, bad)));
     const std::size_t N = chars.size();
     if (N < T_ + 1)
-      throw std::runtime_error(fmt::format("text data '{}' has {} characters ({} bytes); model.context {} needs at "
-                                           "least {}",
-                                           path_, N, bytes.size(), T_, T_ + 1));
+      throw std::runtime_error(fmt::format("text data '{}' has {} characters ({} bytes); {} {} needs at least {}",
+                                           path_, N, bytes.size(), config::keys::model::context, T_, T_ + 1));
     n_val_ = static_cast<std::size_t>(static_cast<double>(N) * spec.val_fraction);
     n_train_ = N - n_val_;
     if (n_train_ < T_ + 1 || n_val_ < T_ + 1)
       throw std::runtime_error(
-          fmt::format("text data '{}': {} characters split by data.val_fraction {} into {} for training and {} for "
-                      "validation; each part needs at least model.context + 1 = {} characters",
-                      path_, N, spec.val_fraction, n_train_, n_val_, T_ + 1));
+          fmt::format("text data '{}': {} characters split by {} {} into {} for training and {} for validation; each "
+                      "part needs at least {} + 1 = {} characters",
+                      path_, N, config::keys::data::val_fraction, spec.val_fraction, n_train_, n_val_,
+                      config::keys::model::context, T_ + 1));
 
     // sorted by code point (byte order of UTF-8 is code point order)
     const std::set<std::string> distinct(chars.begin(), chars.end());

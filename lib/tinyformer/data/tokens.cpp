@@ -56,15 +56,16 @@ class TokensSource final : public DataSource {
     if (V > kMaxVocabulary)
       throw std::runtime_error(fmt::format(
           "tokens data '{}': a vocabulary of {} ids ({}) is more than tinyformer takes, {}; token ids must be below {}",
-          path_, V, vocab_size ? "model.vocab_size" : fmt::format("the largest id in the file is {}", max_id),
+          path_, V,
+          vocab_size ? config::keys::model::vocab_size : fmt::format("the largest id in the file is {}", max_id),
           kMaxVocabulary, kMaxVocabulary));
     if (static_cast<std::size_t>(max_id) >= V) {
       const auto first_bad = std::find_if(rows.begin(), rows.end(), [&](Index id) { return std::size_t(id) >= V; });
       const std::size_t at = static_cast<std::size_t>(first_bad - rows.begin());
-      throw std::runtime_error(fmt::format("tokens data '{}': token id {} at row {}, column {} is not below "
-                                           "model.vocab_size {} (the largest id is {}: set model.vocab_size to at "
-                                           "least {}, or auto)",
-                                           path_, *first_bad, at / C, at % C, V, max_id, max_id + 1));
+      throw std::runtime_error(fmt::format("tokens data '{0}': token id {1} at row {2}, column {3} is not below {4} "
+                                           "{5} (the largest id is {6}: set {4} to at least {7}, or auto)",
+                                           path_, *first_bad, at / C, at % C, config::keys::model::vocab_size, V,
+                                           max_id, max_id + 1));
     }
     vocab_ = Vocabulary::numbered(V);
 
@@ -111,7 +112,8 @@ class TokensSource final : public DataSource {
   std::string describe() const override {
     return fmt::format("tokens '{}': {} rows of T+1 = {} ids, V = {} ({}); {} training rows ({}), {} of the last {} "
                        "held out; T = {}",
-                       path_, N_, T_ + 1, vocab_.size(), vocab_auto_ ? "largest id + 1" : "model.vocab_size", n_train_,
+                       path_, N_, T_ + 1, vocab_.size(),
+                       vocab_auto_ ? "largest id + 1" : config::keys::model::vocab_size, n_train_,
                        shuffle_ ? "random rows" : "in file order, wrapping", n_eval_, n_val_, T_);
   }
 

@@ -61,8 +61,9 @@ GPT<S>::Trunk::Trunk(const config::ModelConfig& cfg, Rng& rng) : wte(*cfg.vocab_
 template <class S>
 GPT<S>::GPT(const config::ModelConfig& cfg, std::uint64_t seed) : cfg_(cfg), init_rng_(seed), dropout_rng_(0) {
   if (!cfg_.vocab_size || !cfg_.context)
-    throw std::invalid_argument("GPT: model.vocab_size and model.context must be numbers (resolve 'auto' from the data "
-                                "first, as train::make_run does)");
+    throw std::invalid_argument(fmt::format("GPT: {} and {} must be numbers (resolve 'auto' from the data first, as "
+                                            "train::make_run does)",
+                                            config::keys::model::vocab_size, config::keys::model::context));
   config::validate_model(cfg_);
   dropout_rng_ = init_rng_.split();
   transformer_ = std::make_unique<Trunk>(cfg_, init_rng_);

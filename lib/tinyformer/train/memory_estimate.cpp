@@ -8,8 +8,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 #include <sys/resource.h>
 
@@ -57,56 +59,64 @@ double read_number_file(const char* path) {
   return std::strtod(text.c_str(), nullptr);
 }
 
-// A key that can drive the estimate, and a modest value for it (the defaults, or a small vocabulary and context).
-// The keys that drive an estimate are the ones whose modest value shrinks it most.
-struct Knob {
-  const char* key;
-  std::size_t value;  // the current value
-  std::size_t modest;
+// What the estimate is computed from: the config, the data's T and V, and the data's bytes.
+struct Scenario {
+  config::RunConfig cfg;
+  std::size_t T, V;
+  double data_bytes;
 };
 
+// A key that can drive the estimate, its value and a modest value for it: the field's default, or for the
+// vocabulary and the context (`auto` by default) a small one. shrink(s) puts the modest value into a scenario.
+struct Knob {
+  const char* key;
+  std::size_t value, modest;
+  std::function<void(Scenario&)> shrink;
+};
+
+// A count field of the config as a knob at its default. A field of the data section changes what the data holds,
+// so the scenario's data bytes (and, for the synthetic tasks, whose T the data section fixes, its T) follow.
+template <class Section>
+Knob field_knob(const config::RunConfig& cfg, const config::FieldRef<Section, std::size_t>& field) {
+  const std::size_t modest = field.default_value();
+  return {field.path, field.of(cfg), modest, [field, modest](Scenario& s) {
+            field.of(s.cfg) = modest;
+            if constexpr (std::is_same_v<Section, config::DataConfig>) {
+              const data::DataFootprint fp = data::data_footprint(s.cfg);
+              s.data_bytes = fp.bytes;
+              const bool file = s.cfg.data.task == config::Task::text || s.cfg.data.task == config::Task::tokens;
+              if (!file && s.T > 0) s.T = fp.T;
+            }
+          }};
+}
+
 std::vector<Knob> knobs(const config::RunConfig& cfg, std::size_t T, std::size_t V) {
-  const config::ModelConfig& m = cfg.model;
-  const config::DataConfig& d = cfg.data;
-  std::vector<Knob> k{{"model.d_model", m.d_model, 64},
-                      {"model.n_layer", m.n_layer, 2},
-                      {"model.n_head", m.n_head, 4},
-                      {"model.mlp_ratio", m.mlp_ratio, 4},
-                      {"training.batch_size", cfg.training.batch_size, 32},
-                      {"data.eval_size", d.eval_size, 512},
-                      {"model.vocab_size", V, std::min<std::size_t>(V, 256)}};
-  if (d.task == config::Task::add)
-    k.push_back({"data.digits", d.digits, 3});
-  else if (d.task != config::Task::text && d.task != config::Task::tokens)
-    k.push_back({"data.length", d.length, 8});
-  else
-    k.push_back({"model.context", T, std::min<std::size_t>(T, 64)});
+  namespace field = config::field;
+  std::vector<Knob> k{field_knob(cfg, field::model::d_model),       field_knob(cfg, field::model::n_layer),
+                      field_knob(cfg, field::model::n_head),        field_knob(cfg, field::model::mlp_ratio),
+                      field_knob(cfg, field::training::batch_size), field_knob(cfg, field::data::eval_size)};
+  const std::size_t small_V = std::min<std::size_t>(V, 256);
+  k.push_back({config::keys::model::vocab_size, V, small_V, [small_V](Scenario& s) { s.V = small_V; }});
+  const config::Task task = cfg.data.task;
+  if (task == config::Task::add) {
+    k.push_back(field_knob(cfg, field::data::digits));
+  } else if (task != config::Task::text && task != config::Task::tokens) {
+    k.push_back(field_knob(cfg, field::data::length));
+  } else {
+    const std::size_t small_T = std::min<std::size_t>(T, 64);
+    k.push_back({config::keys::model::context, T, small_T, [small_T](Scenario& s) {
+                   s.T = small_T;
+                   s.cfg.model.context = small_T;
+                 }});
+  }
   return k;
 }
 
 // The estimate with `knob` at its modest value.
 double estimate_with(const config::RunConfig& cfg, const Knob& knob, std::size_t T, std::size_t V, double data_bytes) {
-  config::RunConfig c = cfg;
-  const std::string key = knob.key;
-  if (key == "model.d_model") c.model.d_model = knob.modest;
-  if (key == "model.n_layer") c.model.n_layer = knob.modest;
-  if (key == "model.n_head") c.model.n_head = knob.modest;
-  if (key == "model.mlp_ratio") c.model.mlp_ratio = knob.modest;
-  if (key == "training.batch_size") c.training.batch_size = knob.modest;
-  if (key == "data.eval_size") c.data.eval_size = knob.modest;
-  if (key == "data.digits") c.data.digits = knob.modest;
-  if (key == "data.length") c.data.length = knob.modest;
-  if (key == "model.vocab_size") V = knob.modest;
-  if (key == "model.context") {
-    T = knob.modest;
-    c.model.context = T;
-  }
-  if (key == "data.eval_size" || key == "data.digits" || key == "data.length") {
-    const data::DataFootprint fp = data::data_footprint(c);
-    data_bytes = fp.bytes;
-    if (key != "data.eval_size" && T > 0) T = fp.T;
-  }
-  return estimate_memory(c, T, V, data_bytes).total();
+  Scenario s{cfg, T, V, data_bytes};
+  knob.shrink(s);
+  return estimate_memory(s.cfg, s.T, s.V, s.data_bytes).total();
 }
 
 }  // namespace
@@ -168,11 +178,11 @@ void check_memory(const config::RunConfig& cfg, const MemoryEstimate& e, std::si
   const bool file = cfg.data.task == config::Task::text || cfg.data.task == config::Task::tokens;
   if (file && e.data >= e.total() / 2)
     throw config::error_at(
-        cfg, "data.path",
+        cfg, config::keys::data::path,
         fmt::format("'{}' ({}) needs an estimated {} ({}); this machine has {} available; use a smaller file",
                     cfg.data.path, format_bytes(file_bytes(cfg.data.path)), format_bytes(e.total()), listed,
                     format_bytes(available)));
-  std::string driven, first = file ? "data.path" : "data.eval_size";
+  std::string driven, first = file ? config::keys::data::path : config::keys::data::eval_size;
   for (std::size_t i = 0; i < ranked.size() && i < 2 && ranked[i].first >= (i == 0 ? 1.5 : 2); ++i) {
     const Knob& knob = ranked[i].second;
     if (i == 0) first = knob.key;

@@ -96,7 +96,8 @@ void check_same_config_and_data(Run& run) {
   if (dist::size() == 1) return;
   config::RunConfig cfg = run.cfg;
   cfg.training.threads = 1;
-  dist::check_same("the resolved config (training.threads may differ)", config::to_yaml(cfg));
+  dist::check_same(fmt::format("the resolved config ({} may differ)", config::keys::training::threads),
+                   config::to_yaml(cfg));
   dist::check_same("the data", data_fingerprint(run));
 }
 

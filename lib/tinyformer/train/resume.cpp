@@ -19,7 +19,9 @@ std::string hex(std::uint64_t h) { return fmt::format("{:016x}", h); }
 // FNV-1a 64 of a file's bytes, read in blocks (a tokens file may be large); also its size.
 nlohmann::json file_fingerprint(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read it to fingerprint the data (data.path)", path));
+  if (!in)
+    throw std::runtime_error(
+        fmt::format("{}: cannot read it to fingerprint the data ({})", path, config::keys::data::path));
   std::vector<char> block(1 << 20);
   std::uint64_t h = dist::fnv1a(nullptr, 0), bytes = 0;
   while (in) {
@@ -55,11 +57,11 @@ std::vector<std::string> data_changes(const nlohmann::json& saved, const nlohman
     const auto &a = saved["file"], &b = now["file"];
     const auto bytes_a = a.at("bytes").get<std::uint64_t>(), bytes_b = b.at("bytes").get<std::uint64_t>();
     if (bytes_a != bytes_b)
-      what.push_back(fmt::format("data.path {}: its size ({} bytes in the checkpoint, {} now)",
+      what.push_back(fmt::format("{} {}: its size ({} bytes in the checkpoint, {} now)", config::keys::data::path,
                                  b.at("path").get<std::string>(), bytes_a, bytes_b));
     else if (a.at("fnv1a64") != b.at("fnv1a64"))
-      what.push_back(
-          fmt::format("data.path {}: its content (the same size, {} bytes)", b.at("path").get<std::string>(), bytes_b));
+      what.push_back(fmt::format("{} {}: its content (the same size, {} bytes)", config::keys::data::path,
+                                 b.at("path").get<std::string>(), bytes_b));
   }
   return what;
 }
@@ -100,7 +102,8 @@ std::string data_fingerprint(const config::RunConfig& cfg, const data::DataSourc
 
 std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, config::RunConfig& cfg) {
   config::ScheduleConfig& s = cfg.schedule;
-  const bool decay_here = set_here(cfg, "schedule.decay_steps"), warmup_here = set_here(cfg, "schedule.warmup_steps");
+  const bool decay_here = set_here(cfg, config::keys::schedule::decay_steps);
+  const bool warmup_here = set_here(cfg, config::keys::schedule::warmup_steps);
   const std::string unused = values_not_used(saved, cfg, warmup_here, decay_here);
   if (!warmup_here) s.warmup_steps = saved.schedule.warmup_steps;
   if (decay_here)
@@ -124,9 +127,9 @@ std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, 
   if (decay_here)
     return fmt::format("{}; the schedule takes decay_steps {} from the command line ({}){}", head, decay, where,
                        unused);
-  return fmt::format("{}; the schedule keeps decay_steps {} from the checkpoint ({}); set schedule.decay_steps (with "
-                     "--allow-changes) to change it{}",
-                     head, decay, where, unused);
+  return fmt::format("{}; the schedule keeps decay_steps {} from the checkpoint ({}); set {} (with --allow-changes) to "
+                     "change it{}",
+                     head, decay, where, config::keys::schedule::decay_steps, unused);
 }
 
 void check_config_changes(const config::RunConfig& saved, const config::RunConfig& cfg, bool allow_changes,
@@ -135,7 +138,8 @@ void check_config_changes(const config::RunConfig& saved, const config::RunConfi
   for (const config::FieldChange& c : config::diff(saved, cfg)) {
     const std::string change = fmt::format("{} {} -> {}", c.path, c.before, c.after);
     // The same global batch cut differently (one process taking two processes' batch) continues the same run.
-    const bool batch_split = same_global_batch && (c.path == "training.batch_size" || c.path == "training.grad_accum");
+    const bool batch_split = same_global_batch && (c.path == config::keys::training::batch_size ||
+                                                   c.path == config::keys::training::grad_accum);
     if (c.on_resume == config::OnResume::fixed) fixed.push_back(change);
     if (c.on_resume == config::OnResume::exact && !batch_split) exact.push_back(change);
     all.push_back(c.on_resume == config::OnResume::exact && !batch_split ? change + " (--allow-changes)" : change);

@@ -23,9 +23,9 @@ IndexArray make_probe(const config::RunConfig& cfg, const data::DataSource& data
   try {
     ids = data.vocab().encode(cfg.logging.probe);
   } catch (const std::invalid_argument& e) {
-    throw config::error_at(cfg, "logging.probe", e.what());
+    throw config::error_at(cfg, config::keys::logging::probe, e.what());
   }
-  if (ids.empty()) throw config::error_at(cfg, "logging.probe", "has no tokens; give at least one");
+  if (ids.empty()) throw config::error_at(cfg, config::keys::logging::probe, "has no tokens; give at least one");
   if (ids.size() > context) ids.erase(ids.begin(), ids.end() - static_cast<long>(context));
   IndexArray probe = IndexArray::from_shape({ids.size()});
   std::copy(ids.begin(), ids.end(), probe.data());
@@ -55,9 +55,9 @@ int choose_threads(const config::RunConfig& cfg) {
   const int threads = cfg.training.threads ? static_cast<int>(*cfg.training.threads) : std::max(1, cores / per_node);
   if (threads > cores && dist::is_root())
     fmt::print(stderr,
-               "tinyformer: warning: training.threads {} is more than this machine's {} cores: the threads take "
-               "turns, which is slower (results are the same)\n",
-               threads, cores);
+               "tinyformer: warning: {} {} is more than this machine's {} cores: the threads take turns, which is "
+               "slower (results are the same)\n",
+               config::keys::training::threads, threads, cores);
   return threads;
 }
 
@@ -65,7 +65,7 @@ config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::Data
   config::ModelConfig model = cfg.model;
   const std::size_t data_vocab_size = data.vocab().size();
   if (model.vocab_size && *model.vocab_size < data_vocab_size)
-    throw config::error_at(cfg, "model.vocab_size",
+    throw config::error_at(cfg, config::keys::model::vocab_size,
                            fmt::format("{} is smaller than the data's vocabulary of {} tokens; use {} or 'auto'",
                                        *model.vocab_size, data_vocab_size, data_vocab_size));
   if (!model.vocab_size) model.vocab_size = data_vocab_size;
@@ -84,14 +84,14 @@ RunSetup make_run(const config::RunConfig& cfg) {
   Rng root(cfg.training.seed);
   const std::uint64_t init_seed = root.next_u64();
   run.data_rng = root.split();
-  run.data = allocating(fmt::format("loading the data ({})", cfg.source.locate("data.task")), estimate.total(),
-                        [&] { return data::make_data_source(cfg); });
+  run.data = allocating(fmt::format("loading the data ({})", cfg.source.locate(config::keys::data::task)),
+                        estimate.total(), [&] { return data::make_data_source(cfg); });
   const config::ModelConfig model = resolve_model(cfg, *run.data);
   estimate = estimate_memory(cfg, *model.context, *model.vocab_size, footprint.bytes);
   check_memory(cfg, estimate, *model.context, *model.vocab_size);
   run.memory_estimate = estimate.total();
-  run.model = allocating(fmt::format("building the model (model.d_model={}, model.n_layer={}, vocabulary {})",
-                                     model.d_model, model.n_layer, *model.vocab_size),
+  run.model = allocating(fmt::format("building the model ({}={}, {}={}, vocabulary {})", config::keys::model::d_model,
+                                     model.d_model, config::keys::model::n_layer, model.n_layer, *model.vocab_size),
                          run.memory_estimate, [&] { return std::make_unique<nn::GPT<float>>(model, init_seed); });
   run.optimizer = allocating("allocating the optimizer state", run.memory_estimate,
                              [&] { return optim::make_optimizer(cfg.optimizer, run.model->named_parameters()); });

@@ -18,9 +18,8 @@ std::string StepResult::what_is_not_finite(const Run& run) const {
                                        : fmt::format("the gradient of {} is not finite", bad_param);
   if (const std::string bad_value = optim::first_nonfinite_value(run.parts.model->named_parameters());
       !bad_value.empty())
-    what += fmt::format(" (the weights diverged: {} holds a non-finite value; lower optimizer.lr or set "
-                        "training.grad_clip)",
-                        bad_value);
+    what += fmt::format(" (the weights diverged: {} holds a non-finite value; lower {} or set {})", bad_value,
+                        config::keys::optimizer::lr, config::keys::training::grad_clip);
   return what;
 }
 

@@ -81,11 +81,13 @@ void handle_nonfinite(Run& run, const StepResult& s, long done) {
   if (run.cfg.training.nonfinite == config::NonFinitePolicy::stop) {
     run.parts.model->record_attention(false);
     throw dist::CollectiveError(
-        fmt::format("step {}: {}; training stopped (training.nonfinite: stop). The last good checkpoint is {}{}", done,
-                    what, run.checkpoint_path, fs::exists(run.checkpoint_path) ? "" : " (none written yet)"));
+        fmt::format("step {}: {}; training stopped ({}: stop). The last good checkpoint is {}{}", done, what,
+                    config::keys::training::nonfinite, run.checkpoint_path,
+                    fs::exists(run.checkpoint_path) ? "" : " (none written yet)"));
   }
   if (dist::is_root())
-    fmt::print(stderr, "tinyformer: step {}: {}; step skipped (training.nonfinite: skip)\n", done, what);
+    fmt::print(stderr, "tinyformer: step {}: {}; step skipped ({}: skip)\n", done, what,
+               config::keys::training::nonfinite);
 }
 
 void record(TrainResult& result, const StepResult& s, long done) {
@@ -151,9 +153,8 @@ TrainResult nothing_to_do(const Run& run, const std::vector<std::string>& notes,
   if (run.start_step == run.total_steps())
     fmt::print("tinyformer: run already at step {} of {}; nothing to do\n", run.start_step, run.total_steps());
   else
-    fmt::print("tinyformer: run already at step {}, past training.steps {}; nothing to do (set training.steps above "
-               "{} to train on)\n",
-               run.start_step, run.total_steps(), run.start_step);
+    fmt::print("tinyformer: run already at step {0}, past {1} {2}; nothing to do (set {1} above {0} to train on)\n",
+               run.start_step, config::keys::training::steps, run.total_steps());
   std::fflush(stdout);
   return result;
 }
@@ -170,10 +171,10 @@ StepResult step_or_report_memory(Run& run, long step, bool log_now) {
         fs::remove_all(run.out_dir, ec) > 0)
       removed = fmt::format("; removed the new out dir {}", run.out_dir);
     throw std::runtime_error(fmt::format(
-        "step {}: out of memory in the training step (training.batch_size={}, model.context={}; the run was estimated "
-        "at {}, {} available now{}){}",
-        step + 1, run.cfg.training.batch_size, run.parts.model->context(), format_bytes(run.parts.memory_estimate),
-        format_bytes(available_memory()), address_space_note(), removed));
+        "step {}: out of memory in the training step ({}={}, {}={}; the run was estimated at {}, {} available now{}){}",
+        step + 1, config::keys::training::batch_size, run.cfg.training.batch_size, config::keys::model::context,
+        run.parts.model->context(), format_bytes(run.parts.memory_estimate), format_bytes(available_memory()),
+        address_space_note(), removed));
   }
 }
 
