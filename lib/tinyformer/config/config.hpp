@@ -2,8 +2,9 @@
 // The run configuration: plain typed data read from a YAML file plus `--set key.path=value` overrides,
 // every key defaulted and validated before any work starts. The keys are declared once, in config/fields.hpp;
 // the section structs below are made from that list, and the layers above take them as they are (nn::GPT the
-// model section, data:: the data section, optim:: the optimizer and schedule sections). This layer includes
-// nothing of tinyformer's and keeps yaml-cpp out of its headers. Every key, its type, default and meaning:
+// model section, optim::make_optimizer the optimizer section; data::make_data_source and optim::LrSchedule the whole
+// RunConfig, as they also read training keys). Its headers include nothing of tinyformer's outside config/ (the .cpp
+// files use tensor/: files, UTF-8, thread counts) and keep yaml-cpp out. Every key, its type, default and meaning:
 // docs/config.md (made by reference_markdown()).
 #include <array>
 #include <cstddef>
