@@ -4,8 +4,8 @@
 set -euo pipefail
 want="${1:-build}"
 # libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (the build works without them: one process);
-# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp)
-packages=(cmake g++ make pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
+# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp); ccache: scripts/build.sh compiles through it
+packages=(cmake g++ make ccache pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
           libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libopenmpi-dev openmpi-bin
           libxsmm-dev)
 if [ "$want" = test ]; then
