@@ -10,8 +10,9 @@ packages=(cmake g++ make ccache pkg-config libxtensor-dev libxtensor-blas-dev xt
           libxsmm-dev)
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
-  # clang-format for scripts/check_style.sh
-  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format)
+  # clang-format for scripts/check_style.sh, clang-tidy for scripts/check_tidy.sh
+  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format
+             clang-tidy)
 fi
 missing=()
 for p in "${packages[@]}"; do

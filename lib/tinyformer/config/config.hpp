@@ -54,6 +54,8 @@ struct SectionFields;  // SectionFields<ModelConfig>::name == "model", ::visit(s
   f(FieldInfo{name, #key, check, on_resume, doc, default_doc_of(default_value)}, s.key);
 #define TF_CONFIG_DERIVE(key, type, default_value, check, on_resume, doc) \
   derive_default(s.key, default_value, cfg, config_file, given(#key));
+// Struct is a type name here, which parentheses would break: bugprone-macro-parentheses is off for this macro.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define TF_CONFIG_SECTION_FIELDS(section, Struct, FIELDS)                                          \
   template <>                                                                                      \
   struct SectionFields<Struct> {                                                                   \
@@ -68,6 +70,7 @@ struct SectionFields;  // SectionFields<ModelConfig>::name == "model", ::visit(s
       FIELDS(TF_CONFIG_DERIVE)                                                                     \
     }                                                                                              \
   };
+// NOLINTEND(bugprone-macro-parentheses)
 TF_CONFIG_SECTIONS(TF_CONFIG_SECTION_FIELDS)
 #undef TF_CONFIG_SECTION_FIELDS
 #undef TF_CONFIG_DERIVE
