@@ -21,8 +21,9 @@ tidy=$(command -v clang-tidy-14 || command -v clang-tidy || true)
 [ -n "$tidy" ] || { echo "check_tidy: clang-tidy not found (apt-get install clang-tidy)" >&2; exit 2; }
 db="$root/build-tidy"
 if [ ! -f "$db/compile_commands.json" ]; then
-  if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$db.configure.log" 2>&1; then
-    cat "$db.configure.log" >&2
+  mkdir -p "$db"
+  if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$db/configure.log" 2>&1; then
+    cat "$db/configure.log" >&2
     exit 2
   fi
 fi
