@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# Configures (once) and builds tinyformer. Incremental when nothing changed. Usage: build.sh [release|sanitize]
+# Configures (once) and builds tinyformer. Incremental when nothing changed.
+# Usage: build.sh [release|sanitize] [TARGET...]   (default: everything; quickstart.sh builds only tinyformer_app)
 #   release   build/           Release, -O3 -march=native (the default)
 #   sanitize  build-sanitize/  clang, -O1, AddressSanitizer + UndefinedBehaviorSanitizer, libFuzzer targets
+# With ccache installed (install_deps.sh installs Debian's), a new build directory compiles through it: a rebuild
+# of unchanged sources, in this or another checkout (CCACHE_BASEDIR), takes the objects from the cache.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 preset="${1:-release}"
+shift || true
 case "$preset" in
   release) dir="$root/build" ;;
   sanitize) dir="$root/build-sanitize" ;;
   *) echo "build.sh: unknown build '$preset' (release or sanitize)" >&2; exit 2 ;;
 esac
 if [ ! -f "$dir/CMakeCache.txt" ]; then
-  (cd "$root" && cmake --preset "$preset" > /dev/null)
+  launcher=()
+  if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+  (cd "$root" && cmake --preset "$preset" "${launcher[@]}" > /dev/null)
 fi
-cmake --build "$dir" -j "$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$dir" -j "$(nproc)" "${targets[@]}"

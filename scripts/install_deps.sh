@@ -4,14 +4,15 @@
 set -euo pipefail
 want="${1:-build}"
 # libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (the build works without them: one process);
-# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp)
-packages=(cmake g++ make pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
+# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp); ccache: scripts/build.sh compiles through it
+packages=(cmake g++ make ccache pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
           libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libopenmpi-dev openmpi-bin
           libxsmm-dev)
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
-  # clang-format for scripts/check_style.sh
-  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format)
+  # clang-format for scripts/check_style.sh, clang-tidy for scripts/check_tidy.sh
+  packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format
+             clang-tidy)
 fi
 missing=()
 for p in "${packages[@]}"; do

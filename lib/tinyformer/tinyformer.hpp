@@ -1,8 +1,8 @@
 #pragma once
 // tinyformer's whole public API in one include: #include <tinyformer/tinyformer.hpp>
 // Each header below also compiles on its own; docs/api.md has a line on each and the rules of the API.
-// Namespaces: tf (tensor, autograd, ops), tf::nn, tf::optim, tf::config, tf::data, tf::io, tf::checkpoint, tf::infer,
-// tf::train, tf::analysis, tf::profile.
+// Namespaces: tf (tensor, autograd, ops), tf::profile (autograd's per-op timing), tf::dist, tf::config, tf::nn,
+// tf::optim, tf::data, tf::io, tf::checkpoint, tf::infer, tf::analysis, tf::train.
 
 // tensor: Array<S> (xtensor, 64-byte aligned), shapes, the seeded Rng, the thread pool, memory settings, files
 #include "tinyformer/tensor/files.hpp"

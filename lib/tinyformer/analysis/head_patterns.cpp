@@ -1,4 +1,4 @@
-// Head-pattern scores: the formulas and the rules for which queries count are in heads.hpp.
+// Head-pattern scores: the formulas and the rules for which queries count are in head_patterns.hpp.
 //   fraction_P(q) = sum_{j in P(q)} A[q, j] / sum_j A[q, j]       score_P = mean of fraction_P over counted queries
 //   entropy(q)    = -sum_j a_j ln a_j,  a_j = A[q, j] / sum_j A[q, j]   (queries q >= 1)
 #include "tinyformer/analysis/head_patterns.hpp"

@@ -18,7 +18,9 @@
 namespace tf::config {
 
 ConfigError::ConfigError(const std::string& message, std::vector<std::string> keys, std::string detail)
-    : std::invalid_argument(message), keys_(std::move(keys)), detail_(detail.empty() ? message : std::move(detail)) {}
+    : std::invalid_argument(message), keys_(std::move(keys)), detail_(std::move(detail)) {
+  if (detail_.empty()) detail_ = message;
+}
 
 // ---- field vocabulary (field.hpp) ----
 

@@ -2,8 +2,9 @@
 // The run configuration: plain typed data read from a YAML file plus `--set key.path=value` overrides,
 // every key defaulted and validated before any work starts. The keys are declared once, in config/fields.hpp;
 // the section structs below are made from that list, and the layers above take them as they are (nn::GPT the
-// model section, data:: the data section, optim:: the optimizer and schedule sections). This layer includes
-// nothing of tinyformer's and keeps yaml-cpp out of its headers. Every key, its type, default and meaning:
+// model section, optim::make_optimizer the optimizer section; data::make_data_source and optim::LrSchedule the whole
+// RunConfig, as they also read training keys). Its headers include nothing of tinyformer's outside config/ (the .cpp
+// files use tensor/: files, UTF-8, thread counts) and keep yaml-cpp out. Every key, its type, default and meaning:
 // docs/config.md (made by reference_markdown()).
 #include <array>
 #include <cstddef>
@@ -53,6 +54,8 @@ struct SectionFields;  // SectionFields<ModelConfig>::name == "model", ::visit(s
   f(FieldInfo{name, #key, check, on_resume, doc, default_doc_of(default_value)}, s.key);
 #define TF_CONFIG_DERIVE(key, type, default_value, check, on_resume, doc) \
   derive_default(s.key, default_value, cfg, config_file, given(#key));
+// Struct is a type name here, which parentheses would break: bugprone-macro-parentheses is off for this macro.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define TF_CONFIG_SECTION_FIELDS(section, Struct, FIELDS)                                          \
   template <>                                                                                      \
   struct SectionFields<Struct> {                                                                   \
@@ -67,6 +70,7 @@ struct SectionFields;  // SectionFields<ModelConfig>::name == "model", ::visit(s
       FIELDS(TF_CONFIG_DERIVE)                                                                     \
     }                                                                                              \
   };
+// NOLINTEND(bugprone-macro-parentheses)
 TF_CONFIG_SECTIONS(TF_CONFIG_SECTION_FIELDS)
 #undef TF_CONFIG_SECTION_FIELDS
 #undef TF_CONFIG_DERIVE

@@ -85,6 +85,9 @@ struct Origin {
   std::string set_text;
 };
 
+// Its implicit move assignment may throw, as YAML::Node's does, and nothing needs it not to: std::map never moves its
+// values, and a throw ends the load like any other error.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct Entry {
   YAML::Node value;
   Origin origin;
@@ -290,7 +293,7 @@ class Loader {
         const int key_line = kv.first.Mark().line + 1;
         if (!kv.first.IsScalar()) fail_line(section, key_line, "keys must be plain words");
         const std::string key = kv.first.Scalar();
-        const std::string path = section + "." + key;
+        const std::string path = fmt::format("{}.{}", section, key);
         const auto& keys = *keys_of(section);
         if (std::find(keys.begin(), keys.end(), key) == keys.end())
           fail_line(path, key_line, unknown_key_detail(section, key));

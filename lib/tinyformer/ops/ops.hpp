@@ -59,7 +59,8 @@ template <class S> Var<S> exp(const Var<S>& a);
 template <class S> Var<S> log(const Var<S>& a);
 template <class S> Var<S> tanh(const Var<S>& a);
 template <class S> Var<S> relu(const Var<S>& a);
-// GELU, tanh approximation (as nanoGPT / GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+
+// ---- gelu.cpp: GELU, tanh approximation (as nanoGPT / GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 template <class S> Var<S> gelu(const Var<S>& a);
 
 // ---- swiglu.cpp: the gated MLP activation of LLaMA.

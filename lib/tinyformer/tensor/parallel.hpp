@@ -11,13 +11,13 @@ namespace tf {
 
 int num_threads();
 void set_num_threads(int n);  // n >= 1; also pins BLAS to one thread per caller
-bool in_parallel_region();
+bool in_parallel_region();    // true inside a parallel_for body (nested calls then run serially)
 
 // The machine's physical cores: distinct (physical id, core id) pairs of /proc/cpuinfo, or
 // std::thread::hardware_concurrency() where that file says nothing (at least 1). The default thread count.
 int physical_cores();
 // The most kernel threads a run may ask for: 4 x std::thread::hardware_concurrency() (at least 4).
-int max_threads();  // true inside a parallel_for body (nested calls then run serially)
+int max_threads();
 
 // Calls body(begin, end) on contiguous pieces of [0, n), in parallel. Each piece holds at least
 // `min_per_piece` items (so small loops stay on one thread); pieces never overlap.
