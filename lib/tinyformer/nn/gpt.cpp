@@ -110,17 +110,28 @@ Var<S> GPT<S>::forward(const IndexArray& ids) {
   if (T > context())
     throw std::invalid_argument(
         fmt::format("GPT::forward: sequence length {} exceeds the context length {}", T, context()));
-  Var<S> x = transformer_->wte.forward(ids);  // [B,T,C]
-  if (transformer_->wpe) {                    // + [T,C]
-    IndexArray positions = IndexArray::from_shape({T});
-    for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<Index>(t);
+  Var<S> x = dropout(embed(ids, 0), static_cast<S>(cfg_.dropout), this->training(), dropout_rng_);  // [B,T,C]
+  for (auto& block : blocks_) x = block->forward(x);
+  return head(x);
+}
+
+template <class S>
+Var<S> GPT<S>::embed(const IndexArray& ids, std::size_t p0) {
+  const std::size_t n = ids.shape()[1];
+  Var<S> x = transformer_->wte.forward(ids);  // [B,n,C]
+  if (transformer_->wpe) {                    // + [n,C]
+    IndexArray positions = IndexArray::from_shape({n});
+    for (std::size_t t = 0; t < n; ++t) positions(t) = static_cast<Index>(p0 + t);
     x = add(x, transformer_->wpe->forward(positions));
   }
-  x = dropout(x, static_cast<S>(cfg_.dropout), this->training(), dropout_rng_);
-  for (auto& block : blocks_) x = block->forward(x);
-  x = transformer_->ln_f.forward(x);
-  if (lm_head_) return lm_head_->forward(x);
-  return matmul(x, transformer_->wte.weight(), false, true);  // tied: [B,T,C] x [V,C]^T
+  return x;
+}
+
+template <class S>
+Var<S> GPT<S>::head(const Var<S>& x) {
+  const Var<S> h = transformer_->ln_f.forward(x);
+  if (lm_head_) return lm_head_->forward(h);
+  return matmul(h, transformer_->wte.weight(), false, true);  // tied: [B,n,C] x [V,C]^T
 }
 
 template <class S>
@@ -140,16 +151,9 @@ Var<S> GPT<S>::forward_cached(const IndexArray& ids, std::vector<KVCache<S>>& ca
   if (p0 + n > context())
     throw std::length_error(
         fmt::format("GPT::forward_cached: positions {}..{} pass the context length {}", p0, p0 + n - 1, context()));
-  Var<S> x = transformer_->wte.forward(ids);  // [1,n,C]
-  if (transformer_->wpe) {
-    IndexArray positions = IndexArray::from_shape({n});
-    for (std::size_t t = 0; t < n; ++t) positions(t) = static_cast<Index>(p0 + t);
-    x = add(x, transformer_->wpe->forward(positions));
-  }
+  Var<S> x = embed(ids, p0);  // [1,n,C]
   for (std::size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward_cached(x, cache[l]);
-  x = transformer_->ln_f.forward(x);
-  if (lm_head_) return lm_head_->forward(x);
-  return matmul(x, transformer_->wte.weight(), false, true);
+  return head(x);
 }
 
 template <class S>

@@ -73,6 +73,10 @@ class GPT : public Module<S> {
 
  private:
   void check_against_parameter_shapes() const;
+  // The parts forward and forward_cached share: ids [B,n] at positions p0 .. p0+n-1 -> wte (+ wpe) [B,n,C]; and
+  // x [B,n,C] -> ln_f, lm_head (or the tied wte) -> logits [B,n,V].
+  Var<S> embed(const IndexArray& ids, std::size_t p0);
+  Var<S> head(const Var<S>& x);
   struct BlockList : Module<S> {
     void add(const std::string& name, Block<S>& b) { this->register_module(name, b); }
   };

@@ -56,6 +56,8 @@ std::size_t mlp_hidden(const config::ModelConfig& cfg) {
   return cfg.mlp == config::Mlp::swiglu ? swiglu_hidden(cfg.d_model, cfg.mlp_ratio) : cfg.mlp_ratio * cfg.d_model;
 }
 
+std::size_t qkv_width(const config::ModelConfig& cfg) { return 3 * cfg.d_model; }
+
 std::size_t mlp_fc_width(const config::ModelConfig& cfg) {
   return cfg.mlp == config::Mlp::swiglu ? 2 * mlp_hidden(cfg) : mlp_hidden(cfg);
 }
@@ -64,7 +66,7 @@ std::vector<ParameterShape> block_parameter_shapes(const config::ModelConfig& cf
   const std::size_t C = cfg.d_model;
   Shapes out;
   add_norm(out, "ln_1", cfg);
-  add_linear(out, "attn.c_attn", C, 3 * C, cfg.bias);
+  add_linear(out, "attn.c_attn", C, qkv_width(cfg), cfg.bias);
   add_linear(out, "attn.c_proj", C, C, cfg.bias);
   add_norm(out, "ln_2", cfg);
   add_linear(out, "mlp.c_fc", C, mlp_fc_width(cfg), cfg.bias);

@@ -23,6 +23,8 @@ struct ParameterShape {
 
 // F, the MLP's hidden width (c_proj's input): mlp_ratio * C for gelu, swiglu_hidden(C, mlp_ratio) for swiglu.
 std::size_t mlp_hidden(const config::ModelConfig& cfg);
+// c_attn's output width, the q, k and v heads side by side: 3C.
+std::size_t qkv_width(const config::ModelConfig& cfg);
 // c_fc's output width: F for gelu, 2F for swiglu (the gate and the up projection stacked, gate first).
 std::size_t mlp_fc_width(const config::ModelConfig& cfg);
 

@@ -6,17 +6,18 @@
 #include <fmt/format.h>
 #include <xtensor/xbuilder.hpp>
 
-#include "tinyformer/ops/kernels/rows.hpp"
+#include "tinyformer/nn/parameter_shapes.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf::nn {
 
 template <class S>
 CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
-    : c_attn(cfg.d_model, 3 * cfg.d_model, cfg.bias, cfg.init, init_rng),
+    : c_attn(cfg.d_model, qkv_width(cfg), cfg.bias, cfg.init, init_rng),
       c_proj(cfg.d_model, cfg.d_model, cfg.bias, cfg.init, init_rng),
       d_model_(cfg.d_model),
       n_head_(cfg.n_head),
+      heads_{cfg.n_head, cfg.dropout},
       dropout_(static_cast<S>(cfg.dropout)),
       dropout_rng_(dropout_rng),
       impl_(cfg.attention),
@@ -47,7 +48,7 @@ Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
   if (rope_) qkv = rotary_qk(qkv, n_head_);  // q and k turned by position
   Var<S> y;
   if (impl_ == config::AttentionImpl::fused)
-    y = causal_self_attention(qkv, n_head_, dropout_, this->training(), dropout_rng_, record_ ? &weights_ : nullptr);
+    y = causal_self_attention(qkv, training_heads(), dropout_rng_, record_ ? &weights_ : nullptr);
   else
     y = attend_composed(qkv);
   if (record_) head_outputs_ = y.value();
@@ -57,64 +58,17 @@ Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
 
 template <class S>
 KVCache<S> CausalSelfAttention<S>::make_cache(std::size_t capacity) const {
-  const std::size_t H = n_head_, D = d_model_ / n_head_;
-  return {Array<S>::from_shape({H, capacity, D}), Array<S>::from_shape({H, capacity, D}), 0};
+  return make_kv_cache<S>(heads_.n_head, capacity, d_model_ / n_head_);
 }
-
-namespace {
-
-// y [n,C] for new rows at positions p0.. : per head h, softmax(scale q k^T) over cached keys 0..p, times v.
-// qkv [n,3C]; cache k, v [H, capacity, D] already holding positions 0 .. p0+n-1.
-template <class S>
-void attend_cached(const S* qkv, std::size_t n, std::size_t C, std::size_t H, const KVCache<S>& cache, std::size_t p0,
-                   S* y) {
-  const std::size_t D = C / H, cap = cache.k.shape()[1];
-  const S scale = S(1) / std::sqrt(static_cast<S>(D));
-  std::vector<S> w(p0 + n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t h = 0; h < H; ++h) {
-      const S* q = qkv + i * 3 * C + h * D;
-      const S* k = cache.k.data() + h * cap * D;
-      const S* v = cache.v.data() + h * cap * D;
-      const std::size_t keys = p0 + i + 1;
-      for (std::size_t j = 0; j < keys; ++j) w[j] = kernels::row_dot(q, k + j * D, D) * scale;
-      const S mx = kernels::row_max(w.data(), keys);
-      S total = 0;
-      for (std::size_t j = 0; j < keys; ++j) total += (w[j] = std::exp(w[j] - mx));
-      const S inv = S(1) / total;
-      S* yi = y + i * C + h * D;
-      std::fill(yi, yi + D, S(0));
-      for (std::size_t j = 0; j < keys; ++j) {
-        const S wj = w[j] * inv;
-        const S* vj = v + j * D;
-        for (std::size_t d = 0; d < D; ++d) yi[d] += wj * vj[d];
-      }
-    }
-}
-
-}  // namespace
 
 template <class S>
 Var<S> CausalSelfAttention<S>::forward_cached(const Var<S>& x, KVCache<S>& cache) {
-  const std::size_t n = x.size(1), C = d_model_, H = n_head_, D = C / H, p0 = cache.length;
-  if (x.shape().size() != 3 || x.size(0) != 1 || x.size(2) != C)
-    throw std::invalid_argument(fmt::format("forward_cached: x must be [1,n,{}], got {}", C, shape_str(x.shape())));
-  if (p0 + n > cache.k.shape()[1])
-    throw std::length_error(
-        fmt::format("forward_cached: {} positions do not fit a cache of {}", p0 + n, cache.k.shape()[1]));
+  if (x.shape().size() != 3 || x.size(0) != 1 || x.size(2) != d_model_)
+    throw std::invalid_argument(
+        fmt::format("forward_cached: x must be [1,n,{}], got {}", d_model_, shape_str(x.shape())));
   Var<S> qkv = c_attn.forward(x);  // [1,n,3C]
-  if (rope_) qkv = rotary_qk(qkv, H, 10000.0, p0);
-  const S* a = qkv.value().data();
-  const std::size_t cap = cache.k.shape()[1];
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t h = 0; h < H; ++h) {
-      std::copy_n(a + i * 3 * C + C + h * D, D, cache.k.data() + (h * cap + p0 + i) * D);
-      std::copy_n(a + i * 3 * C + 2 * C + h * D, D, cache.v.data() + (h * cap + p0 + i) * D);
-    }
-  cache.length = p0 + n;
-  Array<S> y = Array<S>::from_shape({1, n, C});
-  attend_cached(a, n, C, H, cache, p0, y.data());
-  return c_proj.forward(Var<S>(std::move(y)));
+  if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, cache.length);
+  return c_proj.forward(causal_self_attention_cached(qkv, cache, heads_));
 }
 
 template <class S>

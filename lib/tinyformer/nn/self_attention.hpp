@@ -11,16 +11,12 @@
 
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/nn/layers.hpp"
+#include "tinyformer/ops/ops.hpp"
 
 namespace tf::nn {
 
-// The keys and values of the positions a decoder has seen, for one layer: k and v [H, capacity, D] (the rotated
-// keys with rope), the first `length` positions filled.
-template <class S>
-struct KVCache {
-  Array<S> k, v;
-  std::size_t length = 0;
-};
+// The keys and values of the positions a decoder has seen, for one layer (ops.hpp): k and v [H, capacity, D].
+using tf::KVCache;
 
 template <class S>
 class CausalSelfAttention : public Module<S> {
@@ -30,8 +26,8 @@ class CausalSelfAttention : public Module<S> {
   Var<S> forward(const Var<S>& x);  // x [B,T,C] -> [B,T,C]
   // Decoding with a cache (no grad, eval mode: no dropout, no ablation): x [1,n,C] holds positions cache.length ..
   // cache.length + n - 1; their keys and values are appended to the cache (capacity permitting: std::length_error
-  // otherwise) and each new query attends to every cached position up to its own. The maths of forward(), computed
-  // for the new rows only.
+  // otherwise) and each new query attends to every cached position up to its own (causal_self_attention_cached).
+  // The maths of forward(), computed for the new rows only.
   Var<S> forward_cached(const Var<S>& x, KVCache<S>& cache);
   KVCache<S> make_cache(std::size_t capacity) const;
 
@@ -53,7 +49,15 @@ class CausalSelfAttention : public Module<S> {
   Var<S> attend_composed(const Var<S>& qkv);
   Var<S> apply_ablation(const Var<S>& y) const;  // y [B,T,C]
 
+  // The op's options with training() filled in.
+  AttentionOptions training_heads() const {
+    AttentionOptions o = heads_;
+    o.training = this->training();
+    return o;
+  }
+
   std::size_t d_model_, n_head_;
+  AttentionOptions heads_;  // the fused and the cached op's options (training: see training_heads)
   S dropout_;
   Rng& dropout_rng_;
   config::AttentionImpl impl_;
