@@ -17,7 +17,7 @@ CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng&
       c_proj(cfg.d_model, cfg.d_model, cfg.bias, cfg.init, init_rng),
       d_model_(cfg.d_model),
       n_head_(cfg.n_head),
-      heads_{cfg.n_head, cfg.dropout},
+      heads_{cfg.n_head, cfg.dropout, false, kDefaultAttentionKeepBytes, cfg.n_kv_head},
       dropout_(static_cast<S>(cfg.dropout)),
       dropout_rng_(dropout_rng),
       impl_(cfg.attention),
@@ -26,14 +26,27 @@ CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng&
   this->register_module("c_proj", c_proj);
 }
 
+namespace {
+// Key/value heads: model.n_kv_head (grouped-query attention), 0 standing for n_head.
+std::size_t kv_heads(const AttentionOptions& heads) { return heads.n_kv_head == 0 ? heads.n_head : heads.n_kv_head; }
+}  // namespace
+
 template <class S>
 Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
-  const std::size_t B = qkv.size(0), T = qkv.size(1), C = d_model_, H = n_head_, D = C / H;
-  const auto qkv_parts = split(qkv, -1, {C, C, C});  // q, k, v [B,T,C]
-  auto heads = [&](const Var<S>& t) {                // [B,T,C] -> [B,H,T,D]
-    return permute(reshape(t, {long(B), long(T), long(H), long(D)}), {0, 2, 1, 3});
+  const std::size_t B = qkv.size(0), T = qkv.size(1), C = d_model_, H = n_head_, D = C / H, Hkv = kv_heads(heads_);
+  const auto qkv_parts = split(qkv, -1, {C, Hkv * D, Hkv * D});  // q [B,T,C], k and v [B,T,Hkv D]
+  auto heads = [&](const Var<S>& t, std::size_t n) {             // [B,T,n D] -> [B,n,T,D]
+    return permute(reshape(t, {long(B), long(T), long(n), long(D)}), {0, 2, 1, 3});
   };
-  const Var<S> q = heads(qkv_parts[0]), k = heads(qkv_parts[1]), v = heads(qkv_parts[2]);
+  auto repeat_kv = [&](const Var<S>& t) {  // [B,Hkv,T,D] -> [B,H,T,D]: k/v head g serves q heads g G .. g G + G - 1
+    if (Hkv == H) return t;
+    std::vector<Var<S>> repeated;
+    for (const auto& part : split(t, 1, std::vector<std::size_t>(Hkv, 1)))
+      for (std::size_t r = 0; r < H / Hkv; ++r) repeated.push_back(part);
+    return concat(repeated, 1);
+  };
+  const Var<S> q = heads(qkv_parts[0], H), k = repeat_kv(heads(qkv_parts[1], Hkv)),
+               v = repeat_kv(heads(qkv_parts[2], Hkv));
   Var<S> att = scale(matmul(q, k, false, true), S(1) / std::sqrt(static_cast<S>(D)));  // [B,H,T,T]
   att = softmax(causal_mask(att));
   if (record_) weights_ = att.value();
@@ -44,8 +57,8 @@ Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
 
 template <class S>
 Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
-  Var<S> qkv = c_attn.forward(x);            // [B,T,3C]
-  if (rope_) qkv = rotary_qk(qkv, n_head_);  // q and k turned by position
+  Var<S> qkv = c_attn.forward(x);                                          // [B,T,3C]
+  if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, 0, heads_.n_kv_head);  // q and k turned by position
   Var<S> y;
   if (impl_ == config::AttentionImpl::fused)
     y = causal_self_attention(qkv, training_heads(), dropout_rng_, record_ ? &weights_ : nullptr);
@@ -58,7 +71,7 @@ Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
 
 template <class S>
 KVCache<S> CausalSelfAttention<S>::make_cache(std::size_t capacity) const {
-  return make_kv_cache<S>(heads_.n_head, capacity, d_model_ / n_head_);
+  return make_kv_cache<S>(kv_heads(heads_), capacity, d_model_ / n_head_);
 }
 
 template <class S>
@@ -67,7 +80,7 @@ Var<S> CausalSelfAttention<S>::forward_cached(const Var<S>& x, KVCache<S>& cache
     throw std::invalid_argument(
         fmt::format("forward_cached: x must be [1,n,{}], got {}", d_model_, shape_str(x.shape())));
   Var<S> qkv = c_attn.forward(x);  // [1,n,3C]
-  if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, cache.length);
+  if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, cache.length, heads_.n_kv_head);
   return c_proj.forward(causal_self_attention_cached(qkv, cache, heads_));
 }
 
