@@ -32,10 +32,10 @@ struct Run {
 
 Run run_attention(AttentionImpl impl, double dropout_p, bool training, std::size_t n_head = 2,
                   std::size_t n_kv_head = 0, config::Position position = config::Position::learned) {
-  Rng init_rng(7), dropout_rng(99);
+  Rng init_rng(7);
   config::ModelConfig cfg = attention_config(8, n_head, dropout_p, impl, n_kv_head);
   cfg.position = position;
-  CausalSelfAttention<double> attn(cfg, init_rng, dropout_rng);
+  CausalSelfAttention<double> attn(cfg, init_rng, std::make_shared<Rng>(99));
   attn.record_weights(true);
   attn.train(training);
   Var<double> x(random_array({2, 5, 8}, 3), true);
@@ -94,8 +94,8 @@ TEST_CASE("nn: attention weights are causal and rows sum to one", "[nn]") {
 TEST_CASE("gradcheck: CausalSelfAttention module, composed and fused, every parameter", "[gradcheck][nn]") {
   for (AttentionImpl impl : {AttentionImpl::composed, AttentionImpl::fused}) {
     INFO((impl == AttentionImpl::fused ? "fused" : "composed"));
-    Rng init_rng(11), dropout_rng(12);
-    CausalSelfAttention<double> attn(attention_config(8, 2, 0.0, impl), init_rng, dropout_rng);
+    Rng init_rng(11);
+    CausalSelfAttention<double> attn(attention_config(8, 2, 0.0, impl), init_rng, std::make_shared<Rng>(12));
     Var<double> x(random_array({2, 4, 8}, 13), true);
     auto params = attn.named_parameters();
     params.emplace_back("x", x);
@@ -109,8 +109,8 @@ TEST_CASE("nn: fused attention in float32 with SIMD head sizes 16 and 32 matches
     for (double p : {0.0, 0.2}) {
       INFO("heads " << heads << " dropout " << p);
       auto run = [&](AttentionImpl impl) {
-        Rng init_rng(11), dropout_rng(12);
-        CausalSelfAttention<float> attn(attention_config(64, heads, p, impl), init_rng, dropout_rng);
+        Rng init_rng(11);
+        CausalSelfAttention<float> attn(attention_config(64, heads, p, impl), init_rng, std::make_shared<Rng>(12));
         attn.record_weights(true);
         Var<float> x(test::random_array_f({2, 37, 64}, 13), true);
         Var<float> y = attn.forward(x);

@@ -1,6 +1,7 @@
 #include "tinyformer/nn/self_attention.hpp"
 
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -12,16 +13,60 @@
 namespace tf::nn {
 
 template <class S>
-CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
-    : c_attn(cfg.d_model, qkv_width(cfg), cfg.bias, cfg.init, init_rng),
+struct CausalSelfAttention<S>::Standalone {
+  config::ModelConfig cfg;
+  Rng init;
+  std::shared_ptr<Rng> dropout;
+};
+
+template <class S>
+CausalSelfAttention<S>::CausalSelfAttention(std::size_t d_model, std::size_t n_head,
+                                            const SelfAttentionOptions& options)
+    : CausalSelfAttention([&] {
+        config::ModelConfig cfg;
+        cfg.d_model = d_model;
+        cfg.n_head = n_head;
+        cfg.n_kv_head = options.n_kv_head;
+        cfg.bias = options.bias;
+        cfg.dropout = options.dropout;
+        cfg.init = options.init;
+        cfg.attention = options.attention;
+        cfg.position = options.rope ? config::Position::rope : config::Position::learned;
+        Rng init(options.seed);
+        auto dropout = std::make_shared<Rng>(init.split());  // as GPT splits its dropout generator from its seed
+        return Standalone{cfg, init, std::move(dropout)};
+      }()) {}
+
+template <class S>
+CausalSelfAttention<S>::CausalSelfAttention(Standalone&& s) : CausalSelfAttention(s.cfg, s.init, s.dropout) {}
+
+namespace {
+// The sizes a layer needs, checked before anything is built; returns d_model.
+std::size_t checked_d_model(const config::ModelConfig& cfg) {
+  if (cfg.d_model == 0 || cfg.n_head == 0 || cfg.d_model % cfg.n_head != 0)
+    throw std::invalid_argument(
+        fmt::format("CausalSelfAttention: d_model = {} must be a positive multiple of n_head = {} (n_head at least 1)",
+                    cfg.d_model, cfg.n_head));
+  if (cfg.n_kv_head != 0 && cfg.n_head % cfg.n_kv_head != 0)
+    throw std::invalid_argument(fmt::format(
+        "CausalSelfAttention: n_kv_head = {} must divide n_head = {} (or be 0: n_head)", cfg.n_kv_head, cfg.n_head));
+  return cfg.d_model;
+}
+}  // namespace
+
+template <class S>
+CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng,
+                                            std::shared_ptr<Rng> dropout_rng)
+    : c_attn(checked_d_model(cfg), qkv_width(cfg), cfg.bias, cfg.init, init_rng),
       c_proj(cfg.d_model, cfg.d_model, cfg.bias, cfg.init, init_rng),
       d_model_(cfg.d_model),
       n_head_(cfg.n_head),
       heads_{cfg.n_head, cfg.dropout, false, kDefaultAttentionKeepBytes, cfg.n_kv_head},
       dropout_(static_cast<S>(cfg.dropout)),
-      dropout_rng_(dropout_rng),
+      dropout_rng_(std::move(dropout_rng)),
       impl_(cfg.attention),
       rope_(cfg.position == config::Position::rope) {
+  if (!dropout_rng_) throw std::invalid_argument("CausalSelfAttention: dropout_rng is null");
   this->register_module("c_attn", c_attn);
   this->register_module("c_proj", c_proj);
 }
@@ -50,7 +95,7 @@ Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
   Var<S> att = scale(matmul(q, k, false, true), S(1) / std::sqrt(static_cast<S>(D)));  // [B,H,T,T]
   att = softmax(causal_mask(att));
   if (record_) weights_ = att.value();
-  att = dropout(att, dropout_, this->training(), dropout_rng_);
+  att = dropout(att, dropout_, this->training(), *dropout_rng_);
   const Var<S> y = matmul(att, v);                                        // [B,H,T,D]
   return reshape(permute(y, {0, 2, 1, 3}), {long(B), long(T), long(C)});  // [B,T,C]
 }
@@ -61,12 +106,12 @@ Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
   if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, 0, heads_.n_kv_head);  // q and k turned by position
   Var<S> y;
   if (impl_ == config::AttentionImpl::fused)
-    y = causal_self_attention(qkv, training_heads(), dropout_rng_, record_ ? &weights_ : nullptr);
+    y = causal_self_attention(qkv, training_heads(), *dropout_rng_, record_ ? &weights_ : nullptr);
   else
     y = attend_composed(qkv);
   if (record_) head_outputs_ = y.value();
   if (!ablated_.empty()) y = apply_ablation(y);
-  return dropout(c_proj.forward(y), dropout_, this->training(), dropout_rng_);  // residual dropout
+  return dropout(c_proj.forward(y), dropout_, this->training(), *dropout_rng_);  // residual dropout
 }
 
 template <class S>
