@@ -25,7 +25,8 @@ data/shakespeare_char/prepare.py writes it, written to DIR (--meta) or next to O
 
 Refused, with one line naming the option, because nanoGPT's GPT cannot hold the model: an untied head
 (model.tie_weights: false, tinyformer's default), model.norm rmsnorm, model.mlp swiglu, model.position rope,
-model.mlp_ratio other than 4. Exported with a note: nanoGPT's MLP uses the exact (erf) GELU, tinyformer the tanh
+model.n_kv_head other than 0 and model.n_head (grouped-query attention), model.mlp_ratio other than 4.
+Exported with a note: nanoGPT's MLP uses the exact (erf) GELU, tinyformer the tanh
 approximation, so nanoGPT's logits differ slightly (docs/formats.md gives the measured size).
 A tied checkpoint may also carry lm_head.weight (as an imported one does); it must equal transformer.wte.weight.
 """
@@ -65,6 +66,9 @@ def nanogpt_supports(cfg):
     if cfg["position"] != "learned":
         reasons.append(f"model.position is {cfg['position']}: nanoGPT has a learned positional table "
                        "(transformer.wpe) only")
+    if (cfg.get("n_kv_head") or cfg["n_head"]) != cfg["n_head"]:
+        reasons.append(f"model.n_kv_head is {cfg['n_kv_head']} (grouped-query attention): nanoGPT's attention has "
+                       f"as many key/value heads as query heads (n_head = {cfg['n_head']})")
     if cfg["mlp_ratio"] != 4:
         reasons.append(f"model.mlp_ratio is {cfg['mlp_ratio']}: nanoGPT's MLP is 4 * n_embd wide")
     return reasons

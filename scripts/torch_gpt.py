@@ -11,6 +11,9 @@ Options, each default keeping the architecture above:
   mlp       "gelu" | "swiglu"         SwiGLU: c_fc [2*hidden, C] (gate rows first, then up), silu(gate) * up,
                                       c_proj [C, hidden], hidden = swiglu_hidden(C, mlp_ratio)
   position  "learned" | "rope"        rope: no transformer.wpe; q and k rotated (rotate_half pairs, base 10000)
+  n_kv_head 0 = n_head (default) | a divisor of n_head: grouped-query attention (Llama 2), 1 = multi-query.
+                                      c_attn [(n_head + 2 n_kv_head) D, C]: the q heads, then the k heads, then
+                                      the v heads; q head h reads k/v head h // (n_head // n_kv_head)
 """
 import math
 
@@ -59,9 +62,13 @@ def rotary(x, base=10000.0):
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model, n_head, bias, dropout, rope=False):
+    def __init__(self, d_model, n_head, bias, dropout, rope=False, n_kv_head=None):
         super().__init__()
-        self.c_attn = nn.Linear(d_model, 3 * d_model, bias=bias)
+        self.n_kv_head = n_kv_head or n_head
+        if n_head % self.n_kv_head:
+            raise ValueError(f"n_kv_head = {self.n_kv_head} must divide n_head = {n_head}")
+        D = d_model // n_head
+        self.c_attn = nn.Linear(d_model, (n_head + 2 * self.n_kv_head) * D, bias=bias)
         self.c_proj = nn.Linear(d_model, d_model, bias=bias)
         self.n_head = n_head
         self.dropout = dropout
@@ -69,11 +76,14 @@ class CausalSelfAttention(nn.Module):
 
     def forward(self, x):
         B, T, C = x.shape
-        q, k, v = self.c_attn(x).split(C, dim=2)
-        H, D = self.n_head, C // self.n_head
-        q, k, v = (t.view(B, T, H, D).transpose(1, 2) for t in (q, k, v))  # [B,H,T,D]
+        H, Hkv, D = self.n_head, self.n_kv_head, C // self.n_head
+        q, k, v = self.c_attn(x).split([H * D, Hkv * D, Hkv * D], dim=2)
+        q = q.view(B, T, H, D).transpose(1, 2)  # [B,H,T,D]
+        k, v = (t.view(B, T, Hkv, D).transpose(1, 2) for t in (k, v))  # [B,Hkv,T,D]
         if self.rope:
             q, k = rotary(q), rotary(k)
+        if Hkv != H:  # each k/v head serves H / Hkv consecutive q heads
+            k, v = (t.repeat_interleave(H // Hkv, dim=1) for t in (k, v))
         att = (q @ k.transpose(-2, -1)) / math.sqrt(D)
         mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
@@ -146,7 +156,7 @@ class Block(nn.Module):
         super().__init__()
         self.ln_1 = make_norm(cfg)
         self.attn = CausalSelfAttention(cfg["d_model"], cfg["n_head"], cfg["bias"], cfg["dropout"],
-                                        rope=position_kind(cfg) == "rope")
+                                        rope=position_kind(cfg) == "rope", n_kv_head=cfg.get("n_kv_head"))
         self.ln_2 = make_norm(cfg)
         self.mlp = MLP(cfg["d_model"], cfg["mlp_ratio"], cfg["bias"], cfg["dropout"], cfg.get("mlp", "gelu"))
 

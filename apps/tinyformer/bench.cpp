@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -113,38 +114,39 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
   r.processes = static_cast<int>(N);
   r.params = model.num_parameters();
   std::vector<double> ms, allreduce_ms;
+  profile::Profiler profiler;
   for (std::size_t i = 0; i < warmup + steps; ++i) {
     for (auto& v : x) v = static_cast<Index>(rng.below(shape.vocab));  // the same global batch on every process
     for (auto& v : y) v = static_cast<Index>(rng.below(shape.vocab));
     const IndexArray xs = xt::view(x, xt::range(first, first + B), xt::all());  // this process's rows
     const IndexArray ys = xt::view(y, xt::range(first, first + B), xt::all());
-    profile::set_enabled(with_profile && i >= warmup);
+    std::optional<profile::Recording> recording;  // the timed steps, with --profile
+    if (with_profile && i >= warmup) recording.emplace(profiler);
+    auto add_phase = [&](const char* what, double phase_ms) {
+      if (recording) profiler.add_phase(what, phase_ms);
+    };
     const auto t0 = Clock::now();
     opt.zero_grad();
-    profile::begin_forward();
+    profiler.begin_forward();
     const Var<float> loss = model.loss(xs, ys);
     loss.backward();
     if (N > 1) {  // the all-reduce starts when the slowest process arrives: that wait is timed apart
       const auto t_wait = Clock::now();
       dist::barrier();
-      profile::add_phase("waiting for the other processes", ms_since(t_wait));
+      add_phase("waiting for the other processes", ms_since(t_wait));
     }
     const double reduce_ms = allreduce(model.parameters(), 1.0f / static_cast<float>(N));
-    if (N > 1) profile::add_phase("gradient all-reduce", reduce_ms);
+    if (N > 1) add_phase("gradient all-reduce", reduce_ms);
     const auto t_step = Clock::now();
     opt.step();
-    profile::add_phase("optimizer step (AdamW)", ms_since(t_step));
+    add_phase("optimizer step (AdamW)", ms_since(t_step));
     if (i >= warmup) ms.push_back(ms_since(t0));
     if (i >= warmup) allreduce_ms.push_back(reduce_ms);
     double l = loss.item();
     dist::allreduce_sum(&l, 1);  // the global batch's loss (the mean of the processes' means)
     r.losses.push_back(l / static_cast<double>(N));
   }
-  profile::set_enabled(false);
-  if (with_profile) {
-    r.profile = profile::report();
-    profile::reset();
-  }
+  if (with_profile) r.profile = profiler.report();
   const double tokens = static_cast<double>(shape.batch * shape.context);
   r.ms_per_step = median(ms);
   r.tokens_per_s = tokens / (r.ms_per_step / 1e3);

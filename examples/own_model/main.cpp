@@ -28,7 +28,7 @@ class AttentionOnly : public nn::Module<float> {
   AttentionOnly(const config::ModelConfig& cfg, Rng& rng)
       : wte(V, C, rng),
         wpe(T, C, rng),
-        attn(cfg, rng, dropout_rng_),
+        attn(cfg, rng, std::make_shared<Rng>(0)),  // dropout 0 here: its generator draws nothing
         lm_head(C, V, /*bias=*/false, nn::InitScheme::xavier_uniform, rng) {
     register_module("wte", wte);
     register_module("wpe", wpe);
@@ -45,10 +45,6 @@ class AttentionOnly : public nn::Module<float> {
     return lm_head.forward(x);
   }
 
- private:
-  Rng dropout_rng_{0};  // CausalSelfAttention keeps a reference (unused here: dropout 0)
-
- public:
   nn::Embedding<float> wte, wpe;
   nn::CausalSelfAttention<float> attn;
   nn::Linear<float> lm_head;

@@ -472,6 +472,20 @@ TEST_CASE("config: d_model not divisible by n_head suggests valid d_model values
                         Contains("60 or 65") && Contains("(model.n_head at line 2)"));
 }
 
+TEST_CASE("config: an n_kv_head that does not divide n_head names both keys and what would be valid", "[config]") {
+  TempDir dir;
+  for (std::size_t kv : {3, 5, 8}) {
+    INFO("n_kv_head " << kv);
+    CHECK_THROWS_WITH(load_text(dir, fmt::format("model:\n  n_head: 4\n  n_kv_head: {}\n", kv)),
+                      Contains(fmt::format("model.n_kv_head at line 3: {} does not divide model.n_head = 4", kv)) &&
+                          Contains("a divisor of n_head"));
+  }
+  for (std::size_t kv : {0, 1, 2, 4}) {
+    INFO("n_kv_head " << kv);
+    CHECK(load_text(dir, fmt::format("model:\n  n_head: 4\n  n_kv_head: {}\n", kv)).model.n_kv_head == kv);
+  }
+}
+
 TEST_CASE("config: sizes below their minimum name the key, line and minimum", "[config]") {
   TempDir dir;
   CHECK_THROWS_WITH(load_text(dir, "model:\n  context: 0\n"),

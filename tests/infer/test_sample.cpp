@@ -9,8 +9,9 @@ using namespace tf;
 
 namespace {
 
-std::unique_ptr<nn::GPT<float>> model_with(config::Position position, bool tied) {
+std::unique_ptr<nn::GPT<float>> model_with(config::Position position, bool tied, std::size_t kv_heads = 0) {
   config::ModelConfig cfg = test::tiny_model();  // V 7, T 5, C 8, H 2, L 2
+  cfg.n_kv_head = kv_heads;
   cfg.context = 12;
   cfg.position = position;
   cfg.tie_weights = tied;
@@ -29,23 +30,26 @@ IndexArray row(const std::vector<Index>& ids) {
 
 TEST_CASE("infer: the KV cache decoder gives the full forward's logits, position by position", "[infer]") {
   for (auto position : {config::Position::learned, config::Position::rope})
-    for (bool tied : {false, true}) {
-      INFO("rope " << (position == config::Position::rope) << " tied " << tied);
-      auto model = model_with(position, tied);
-      NoGradGuard no_grad;
-      const std::vector<Index> ids{3, 1, 4, 1, 5, 6, 2, 6, 5, 3, 5, 0};
-      const Array<float> full = model->forward(row(ids)).value();  // [1,12,V]
-      auto cache = model->make_cache();
-      // a prompt of 5 at once, then one token at a time
-      std::vector<Array<float>> parts{model->forward_cached(row({ids.begin(), ids.begin() + 5}), cache).value()};
-      for (std::size_t t = 5; t < ids.size(); ++t) parts.push_back(model->forward_cached(row({ids[t]}), cache).value());
-      std::size_t pos = 0;
-      for (const auto& part : parts)
-        for (std::size_t i = 0; i < part.shape()[1]; ++i, ++pos)
-          for (std::size_t v = 0; v < 7; ++v) CHECK(part(0, i, v) == Approx(full(0, pos, v)).margin(1e-5));
-      CHECK(pos == ids.size());
-      CHECK_THROWS_AS(model->forward_cached(row({1}), cache), std::length_error);  // the context is full
-    }
+    for (bool tied : {false, true})
+      for (std::size_t kv_heads : {0, 1}) {  // n_head key/value heads, and multi-query
+        INFO("rope " << (position == config::Position::rope) << " tied " << tied << " n_kv_head " << kv_heads);
+        auto model = model_with(position, tied, kv_heads);
+        if (kv_heads == 1) CHECK(model->make_cache().front().k.shape()[0] == 1);  // one key/value head cached
+        NoGradGuard no_grad;
+        const std::vector<Index> ids{3, 1, 4, 1, 5, 6, 2, 6, 5, 3, 5, 0};
+        const Array<float> full = model->forward(row(ids)).value();  // [1,12,V]
+        auto cache = model->make_cache();
+        // a prompt of 5 at once, then one token at a time
+        std::vector<Array<float>> parts{model->forward_cached(row({ids.begin(), ids.begin() + 5}), cache).value()};
+        for (std::size_t t = 5; t < ids.size(); ++t)
+          parts.push_back(model->forward_cached(row({ids[t]}), cache).value());
+        std::size_t pos = 0;
+        for (const auto& part : parts)
+          for (std::size_t i = 0; i < part.shape()[1]; ++i, ++pos)
+            for (std::size_t v = 0; v < 7; ++v) CHECK(part(0, i, v) == Approx(full(0, pos, v)).margin(1e-5));
+        CHECK(pos == ids.size());
+        CHECK_THROWS_AS(model->forward_cached(row({1}), cache), std::length_error);  // the context is full
+      }
 }
 
 TEST_CASE("infer: sampling with and without the KV cache writes the same tokens, past the context too", "[infer]") {

@@ -50,6 +50,7 @@ CHECKPOINTS = {
     "swiglu": ("reverse.yaml", INITIAL + ["model.tie_weights=true", "model.mlp=swiglu"]),
     "rope": ("reverse.yaml", INITIAL + ["model.tie_weights=true", "model.position=rope"]),
     "mlp_ratio": ("reverse.yaml", INITIAL + ["model.tie_weights=true", "model.mlp_ratio=2"]),
+    "gqa": ("reverse.yaml", INITIAL + ["model.tie_weights=true", "model.n_kv_head=1"]),
 }
 EXPORTABLE = ["reverse_tied", "reverse_tied_nobias", "text_tied"]
 # the README recipe's run: `tinyformer train configs/reverse.yaml` as scripts/quickstart.sh does it
@@ -270,7 +271,8 @@ def one_line_refusal(p, out, needle):
 def stage_refusals(a):
     ok = True
     needles = {"untied": "model.tie_weights is false", "rmsnorm": "model.norm is rmsnorm",
-               "swiglu": "model.mlp is swiglu", "rope": "model.position is rope", "mlp_ratio": "model.mlp_ratio is 2"}
+               "swiglu": "model.mlp is swiglu", "rope": "model.position is rope", "mlp_ratio": "model.mlp_ratio is 2",
+               "gqa": "model.n_kv_head is 1"}
     for name, needle in needles.items():
         p, out = export(a.work_dir, name, expect_ok=False)
         ok &= check(one_line_refusal(p, out, needle), f"{name}: refused in one line, nothing written: "

@@ -15,25 +15,27 @@ TEST_CASE("nn: parameter_shapes lists the GPT's parameters, names and shapes in 
     for (auto mlp : {config::Mlp::gelu, config::Mlp::swiglu})
       for (auto position : {config::Position::learned, config::Position::rope})
         for (bool bias : {true, false})
-          for (bool tie : {true, false}) {
-            config::ModelConfig cfg = test::model(11, 6, 16, 2, 3);
-            cfg.norm = norm;
-            cfg.mlp = mlp;
-            cfg.position = position;
-            cfg.bias = bias;
-            cfg.tie_weights = tie;
-            const nn::GPT<float> model(cfg, 1);
-            const auto built = model.named_parameters();
-            const auto described = nn::parameter_shapes(cfg);
-            REQUIRE(built.size() == described.size());
-            for (std::size_t i = 0; i < built.size(); ++i) {
-              CHECK(built[i].first == described[i].name);
-              CHECK(built[i].second.shape() == described[i].shape);
+          for (bool tie : {true, false})
+            for (std::size_t kv_heads : {0, 1}) {  // n_head (2) key/value heads, and multi-query
+              config::ModelConfig cfg = test::model(11, 6, 16, 2, 3);
+              cfg.n_kv_head = kv_heads;
+              cfg.norm = norm;
+              cfg.mlp = mlp;
+              cfg.position = position;
+              cfg.bias = bias;
+              cfg.tie_weights = tie;
+              const nn::GPT<float> model(cfg, 1);
+              const auto built = model.named_parameters();
+              const auto described = nn::parameter_shapes(cfg);
+              REQUIRE(built.size() == described.size());
+              for (std::size_t i = 0; i < built.size(); ++i) {
+                CHECK(built[i].first == described[i].name);
+                CHECK(built[i].second.shape() == described[i].shape);
+              }
+              CHECK(nn::parameter_count(cfg) == static_cast<double>(model.num_parameters()));
+              ++combinations;
             }
-            CHECK(nn::parameter_count(cfg) == static_cast<double>(model.num_parameters()));
-            ++combinations;
-          }
-  CHECK(combinations == 32);
+  CHECK(combinations == 64);
 }
 
 TEST_CASE("nn: parameter_shapes gives SwiGLU's c_fc the gate and up rows of the rounded-up hidden width", "[nn]") {
@@ -43,6 +45,17 @@ TEST_CASE("nn: parameter_shapes gives SwiGLU's c_fc the gate and up rows of the 
   for (const auto& p : nn::parameter_shapes(cfg)) {
     if (p.name == "transformer.h.0.mlp.c_fc.weight") CHECK(p.shape == Shape{352, 64});
     if (p.name == "transformer.h.0.mlp.c_proj.weight") CHECK(p.shape == Shape{64, 176});
+  }
+}
+
+TEST_CASE("nn: parameter_shapes gives grouped-query attention's c_attn the q heads and n_kv_head k and v heads",
+          "[nn]") {
+  config::ModelConfig cfg = test::model(7, 5, 64, 8, 1);  // D = 8
+  for (std::size_t kv : {0, 8, 4, 1}) {
+    cfg.n_kv_head = kv;
+    const std::size_t rows = 64 + 2 * (kv == 0 ? 8 : kv) * 8;
+    for (const auto& p : nn::parameter_shapes(cfg))
+      if (p.name == "transformer.h.0.attn.c_attn.weight") CHECK(p.shape == Shape{rows, 64});
   }
 }
 

@@ -14,10 +14,12 @@ namespace {
 using Inputs = std::vector<Var<double>>;
 using config::AttentionImpl;
 
-config::ModelConfig attention_config(std::size_t d_model, std::size_t n_head, double dropout, AttentionImpl impl) {
+config::ModelConfig attention_config(std::size_t d_model, std::size_t n_head, double dropout, AttentionImpl impl,
+                                     std::size_t n_kv_head = 0) {
   config::ModelConfig cfg;
   cfg.d_model = d_model;
   cfg.n_head = n_head;
+  cfg.n_kv_head = n_kv_head;
   cfg.dropout = dropout;
   cfg.attention = impl;
   return cfg;
@@ -28,9 +30,12 @@ struct Run {
   std::vector<Array<double>> grads;  // x, then each parameter
 };
 
-Run run_attention(AttentionImpl impl, double dropout_p, bool training) {
-  Rng init_rng(7), dropout_rng(99);
-  CausalSelfAttention<double> attn(attention_config(8, 2, dropout_p, impl), init_rng, dropout_rng);
+Run run_attention(AttentionImpl impl, double dropout_p, bool training, std::size_t n_head = 2,
+                  std::size_t n_kv_head = 0, config::Position position = config::Position::learned) {
+  Rng init_rng(7);
+  config::ModelConfig cfg = attention_config(8, n_head, dropout_p, impl, n_kv_head);
+  cfg.position = position;
+  CausalSelfAttention<double> attn(cfg, init_rng, std::make_shared<Rng>(99));
   attn.record_weights(true);
   attn.train(training);
   Var<double> x(random_array({2, 5, 8}, 3), true);
@@ -55,6 +60,22 @@ TEST_CASE("nn: fused and composed attention agree in output, weights and every g
   }
 }
 
+TEST_CASE("nn: fused and composed grouped-query attention agree in output, weights and every gradient", "[nn]") {
+  for (std::size_t kv : {2, 1})
+    for (double p : {0.0, 0.3})
+      for (auto position : {config::Position::learned, config::Position::rope}) {
+        INFO("n_head 4, n_kv_head " << kv << ", dropout " << p << ", rope " << (position == config::Position::rope));
+        const Run fused = run_attention(AttentionImpl::fused, p, true, 4, kv, position);
+        const Run composed = run_attention(AttentionImpl::composed, p, true, 4, kv, position);
+        CHECK(xt::allclose(fused.out, composed.out, 1e-12, 1e-12));
+        CHECK(xt::allclose(fused.weights, composed.weights, 1e-12, 1e-12));
+        REQUIRE(fused.grads.size() == composed.grads.size());
+        for (std::size_t i = 0; i < fused.grads.size(); ++i)
+          CHECK(xt::allclose(fused.grads[i], composed.grads[i], 1e-12, 1e-12));
+        CHECK(fused.grads[1].shape()[0] == 8 + 2 * kv * 2);  // c_attn.weight [(H + 2 Hkv) D, C], D = 2
+      }
+}
+
 TEST_CASE("nn: attention weights are causal and rows sum to one", "[nn]") {
   const Run r = run_attention(AttentionImpl::fused, 0.0, false);
   REQUIRE(r.weights.shape()[1] == 2);
@@ -73,8 +94,8 @@ TEST_CASE("nn: attention weights are causal and rows sum to one", "[nn]") {
 TEST_CASE("gradcheck: CausalSelfAttention module, composed and fused, every parameter", "[gradcheck][nn]") {
   for (AttentionImpl impl : {AttentionImpl::composed, AttentionImpl::fused}) {
     INFO((impl == AttentionImpl::fused ? "fused" : "composed"));
-    Rng init_rng(11), dropout_rng(12);
-    CausalSelfAttention<double> attn(attention_config(8, 2, 0.0, impl), init_rng, dropout_rng);
+    Rng init_rng(11);
+    CausalSelfAttention<double> attn(attention_config(8, 2, 0.0, impl), init_rng, std::make_shared<Rng>(12));
     Var<double> x(random_array({2, 4, 8}, 13), true);
     auto params = attn.named_parameters();
     params.emplace_back("x", x);
@@ -88,8 +109,8 @@ TEST_CASE("nn: fused attention in float32 with SIMD head sizes 16 and 32 matches
     for (double p : {0.0, 0.2}) {
       INFO("heads " << heads << " dropout " << p);
       auto run = [&](AttentionImpl impl) {
-        Rng init_rng(11), dropout_rng(12);
-        CausalSelfAttention<float> attn(attention_config(64, heads, p, impl), init_rng, dropout_rng);
+        Rng init_rng(11);
+        CausalSelfAttention<float> attn(attention_config(64, heads, p, impl), init_rng, std::make_shared<Rng>(12));
         attn.record_weights(true);
         Var<float> x(test::random_array_f({2, 37, 64}, 13), true);
         Var<float> y = attn.forward(x);

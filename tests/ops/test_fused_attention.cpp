@@ -16,19 +16,16 @@ using test::random_array;
 namespace {
 using Inputs = std::vector<Var<double>>;
 
-// Restores the op's keep limit when a test that changes it ends.
-struct KeepLimitGuard {
-  std::size_t saved;
-  explicit KeepLimitGuard(std::size_t limit) : saved(set_attention_keep_limit(limit)) {}
-  ~KeepLimitGuard() { set_attention_keep_limit(saved); }
-};
+// The op's options: H heads, dropout p (in training when p > 0), the given keep limit.
+AttentionOptions heads(std::size_t H, double p = 0, std::size_t keep_limit = kDefaultAttentionKeepBytes) {
+  return {H, p, p > 0, keep_limit};
+}
 
 // y and dqkv of the fused op in float32 on a fixed input, with the given keep limit.
 std::pair<Array<float>, Array<float>> run(std::size_t keep_limit, float dropout_p) {
-  KeepLimitGuard guard(keep_limit);
   Var<float> qkv(test::random_array_f({2, 37, 3 * 64}, 21, -2.0, 2.0), true);
   Rng rng(8);
-  Var<float> y = causal_self_attention(qkv, 4, dropout_p, true, rng);
+  Var<float> y = causal_self_attention(qkv, {4, dropout_p, true, keep_limit}, rng);
   y.backward(test::random_array_f({2, 37, 64}, 22));
   return {y.value(), qkv.grad()};
 }
@@ -36,7 +33,7 @@ std::pair<Array<float>, Array<float>> run(std::size_t keep_limit, float dropout_
 
 TEST_CASE("gradcheck: fused causal self-attention op on qkv [B,T,3C]", "[gradcheck][ops]") {
   Rng rng(1);
-  REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return causal_self_attention(in[0], 2, 0.0, false, rng); },
+  REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return causal_self_attention(in[0], heads(2), rng); },
                               {random_array({2, 4, 12}, 5, -2.0, 2.0)}, {}, {"qkv"}));
 }
 
@@ -45,7 +42,7 @@ TEST_CASE("gradcheck: fused causal self-attention with head sizes of whole SIMD 
   Rng rng(1);
   for (std::size_t D : {8, 32}) {  // float64: one and four 8-lane vectors a row (AVX-512), two and eight with AVX2
     INFO("D " << D);
-    REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return causal_self_attention(in[0], 1, 0.0, false, rng); },
+    REQUIRE_GRADCHECK(gradcheck([&](const Inputs& in) { return causal_self_attention(in[0], heads(1), rng); },
                                 {random_array({1, 11, 3 * D}, 7, -2.0, 2.0)}, {}, {"qkv"}));
   }
 }
@@ -53,7 +50,7 @@ TEST_CASE("gradcheck: fused causal self-attention with head sizes of whole SIMD 
 TEST_CASE("gradcheck: fused causal self-attention with dropout (fixed mask)", "[gradcheck][ops]") {
   auto f = [](const Inputs& in) {
     Rng rng(5);  // same mask on every call
-    return causal_self_attention(in[0], 2, 0.25, true, rng);
+    return causal_self_attention(in[0], heads(2, 0.25), rng);
   };
   REQUIRE_GRADCHECK(gradcheck(f, {random_array({1, 6, 12}, 6, -2.0, 2.0)}, {}, {"qkv"}));
 }
@@ -70,12 +67,11 @@ TEST_CASE("ops: fused attention that recomputes its weights in the backward give
 
 TEST_CASE("gradcheck: fused causal self-attention recomputing its weights, with and without dropout",
           "[gradcheck][ops]") {
-  KeepLimitGuard guard(0);
   for (double p : {0.0, 0.25}) {
     INFO("dropout " << p);
     auto f = [p](const Inputs& in) {
       Rng rng(5);  // same mask on every call
-      return causal_self_attention(in[0], 2, p, true, rng);
+      return causal_self_attention(in[0], {2, p, true, 0}, rng);
     };
     REQUIRE_GRADCHECK(gradcheck(f, {random_array({2, 5, 12}, 6, -2.0, 2.0)}, {}, {"qkv"}));
   }
@@ -158,7 +154,7 @@ void check_against_reference(double tolerance) {
       for (S& v : dy) v = static_cast<S>(init.uniform(-1.0, 1.0));
       Var<S> x(qkv, true);
       Rng rng(1);
-      Var<S> y = causal_self_attention(x, H, S(0), false, rng);
+      Var<S> y = causal_self_attention(x, heads(H), rng);
       y.backward(dy);
       const Reference ref = reference_attention(qkv, dy, H);
       INFO("T " << T << ", D " << D);

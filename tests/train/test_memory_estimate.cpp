@@ -57,6 +57,18 @@ TEST_CASE("memory: the estimate grows with each key that drives it") {
   CHECK(train::estimate_memory(cfg, 0, 0, 123).total() == 123);
 }
 
+TEST_CASE("memory: grouped-query attention's smaller c_attn shrinks the weights and activations it counts") {
+  config::RunConfig cfg = task_config(config::Task::reverse);  // C 64, H 4 (D 16), L 2, biases
+  const auto base = train::estimate_memory(cfg, 16, 11, 0);
+  cfg.model.n_kv_head = cfg.model.n_head;  // the same model as 0
+  CHECK(train::estimate_memory(cfg, 16, 11, 0).total() == base.total());
+  cfg.model.n_kv_head = 1;  // k and v: 1 head of 16 rows each instead of 4
+  const auto mqa = train::estimate_memory(cfg, 16, 11, 0);
+  const double fewer = 2.0 * 2 * (4 - 1) * 16 * (64 + 1);  // L x (k, v) x 3 heads x D rows x (C weights + bias)
+  CHECK(base.weights - mqa.weights == Approx(4 * fewer));
+  CHECK(mqa.activations < base.activations);
+}
+
 TEST_CASE("memory: a model far beyond the machine is refused naming the key, the estimate and the available memory") {
   const config::RunConfig cfg = config::load_config_text("model:\n  d_model: 1000000\n  n_head: 4\n", "big.yaml");
   const auto estimate = train::estimate_memory(cfg, 16, 11, 0);

@@ -151,6 +151,27 @@ TEST_CASE("train: a run writes config, metrics, attention snapshots, checkpoint 
   CHECK(ckpt.metadata().at("tinyformer.step") == "10");
 }
 
+TEST_CASE("train: grouped-query (n_kv_head 2) and multi-query (1) attention learn reverse to accuracy 0.99",
+          "[train][slow]") {
+  for (const char* kv : {"2", "1"}) {
+    INFO("n_kv_head " << kv);
+    train::TrainOptions opts;
+    opts.config_path = config_path("reverse");  // n_head 4
+    opts.overrides = {std::string("model.n_kv_head=") + kv, "logging.attention_interval=0"};
+    opts.out_dir = fresh_dir("gqa");
+    opts.progress = false;
+    const train::TrainResult r = train::train(opts);
+    REQUIRE(r.last_accuracy.has_value());
+    CHECK(*r.last_accuracy >= 0.99);
+    const auto file = io::SafetensorsFile::load((fs::path(*opts.out_dir) / "checkpoint.safetensors").string());
+    const config::ModelConfig saved = checkpoint::read_model_config(file);
+    CHECK(std::to_string(saved.n_kv_head) == kv);
+    CHECK(file.shape("transformer.h.0.attn.c_attn.weight") == Shape{64 + 2 * saved.n_kv_head * 16, 64});
+    nn::GPT<float> reloaded(saved, 0);
+    CHECK_NOTHROW(checkpoint::load_model_weights(file, reloaded));
+  }
+}
+
 TEST_CASE("train: every combination of model.norm, model.mlp and model.position learns reverse to accuracy 0.99",
           "[train][slow]") {
   for (const char* norm : {"layernorm", "rmsnorm"})

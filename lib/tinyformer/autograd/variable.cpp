@@ -128,7 +128,8 @@ void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
       n->has_grad = false;
     }
   accumulate_grad(*node_, seed);
-  const bool timed = profile::enabled();
+  profile::Profiler* const profiler = profile::active();
+  const bool timed = profiler != nullptr;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node<S>* n = *it;
     if (!n->backward || !n->has_grad) continue;
@@ -140,8 +141,8 @@ void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
       n->has_grad = false;
     }
     if (timed)
-      profile::add_backward(n->op,
-                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      profiler->add_backward(n->op,
+                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
 
   for (Node<S>* n : order) {
@@ -173,7 +174,7 @@ Var<S> make_result(Array<S> value, const std::vector<Var<S>>& inputs, std::funct
     for (const auto& in : inputs) node->inputs.push_back(in.node_ptr());
     node->backward = std::move(backward);
   }
-  profile::end_forward_op(op);
+  if (profile::Profiler* profiler = profile::active()) profiler->end_forward_op(op);
   return Var<S>(std::move(node));
 }
 

@@ -240,6 +240,10 @@ void check_head_split(const ModelConfig& m) {
   need(m.d_model % m.n_head == 0, {keys::model::d_model, keys::model::n_head},
        fmt::format("{} is not divisible by {} = {}; valid d_model near it: {} (head size D = d_model / n_head)",
                    m.d_model, keys::model::n_head, m.n_head, valid_d_models(m.d_model, m.n_head)));
+  need(m.n_kv_head == 0 || m.n_head % m.n_kv_head == 0, {keys::model::n_kv_head, keys::model::n_head},
+       fmt::format("{} does not divide {} = {}; valid: a divisor of n_head (1: multi-query attention), or 0 for "
+                   "n_head",
+                   m.n_kv_head, keys::model::n_head, m.n_head));
   need(m.position != Position::rope || (m.d_model / m.n_head) % 2 == 0, {keys::model::position, keys::model::d_model},
        fmt::format("rope rotates pairs of a head's columns, so the head size d_model / n_head must be even, got "
                    "{} / {} = {}",

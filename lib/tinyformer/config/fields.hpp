@@ -46,6 +46,9 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
     "C, the embedding width; must be divisible by `n_head`")                                                           \
   X(n_head, std::size_t, 4, Check::at_least(1), OnResume::fixed,                                                       \
     "H, attention heads; each head has size D = d_model / n_head")                                                     \
+  X(n_kv_head, std::size_t, 0, Check::any(), OnResume::fixed,                                                         \
+    "key/value heads (grouped-query attention, as Llama 2): a divisor of `n_head`, each shared by n_head / n_kv_head "  \
+    "query heads; `1` is multi-query attention; `0` means `n_head` (every head its own keys and values, as nanoGPT)") \
   X(n_layer, std::size_t, 2, Check::at_least(1), OnResume::fixed,                                                      \
     "number of transformer blocks")                                                                                    \
   X(mlp_ratio, std::size_t, 4, Check::at_least(1), OnResume::fixed,                                                    \

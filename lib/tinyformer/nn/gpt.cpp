@@ -10,12 +10,13 @@
 namespace tf::nn {
 
 template <class S>
-MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
+MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> dropout_rng)
     : c_fc(cfg.d_model, mlp_fc_width(cfg), cfg.bias, cfg.init, init_rng),
       c_proj(mlp_hidden(cfg), cfg.d_model, cfg.bias, cfg.init, init_rng),
       kind_(cfg.mlp),
       dropout_(static_cast<S>(cfg.dropout)),
-      dropout_rng_(dropout_rng) {
+      dropout_rng_(std::move(dropout_rng)) {
+  if (!dropout_rng_) throw std::invalid_argument("MLP: dropout_rng is null");
   this->register_module("c_fc", c_fc);
   this->register_module("c_proj", c_proj);
 }
@@ -23,11 +24,11 @@ MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
 template <class S>
 Var<S> MLP<S>::forward(const Var<S>& x) {
   const Var<S> h = kind_ == config::Mlp::swiglu ? swiglu(c_fc.forward(x)) : c_fc.forward_gelu(x);
-  return dropout(c_proj.forward(h), dropout_, this->training(), dropout_rng_);
+  return dropout(c_proj.forward(h), dropout_, this->training(), *dropout_rng_);
 }
 
 template <class S>
-Block<S>::Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
+Block<S>::Block(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> dropout_rng)
     : ln_1(cfg), attn(cfg, init_rng, dropout_rng), ln_2(cfg), mlp(cfg, init_rng, dropout_rng) {
   this->register_module("ln_1", ln_1);
   this->register_module("attn", attn);
@@ -59,13 +60,14 @@ GPT<S>::Trunk::Trunk(const config::ModelConfig& cfg, Rng& rng) : wte(*cfg.vocab_
 }
 
 template <class S>
-GPT<S>::GPT(const config::ModelConfig& cfg, std::uint64_t seed) : cfg_(cfg), init_rng_(seed), dropout_rng_(0) {
+GPT<S>::GPT(const config::ModelConfig& cfg, std::uint64_t seed)
+    : cfg_(cfg), init_rng_(seed), dropout_rng_(std::make_shared<Rng>(0)) {
   if (!cfg_.vocab_size || !cfg_.context)
     throw std::invalid_argument(fmt::format("GPT: {} and {} must be numbers (resolve 'auto' from the data first, as "
                                             "train::make_run does)",
                                             config::keys::model::vocab_size, config::keys::model::context));
   config::validate_model(cfg_);
-  dropout_rng_ = init_rng_.split();
+  *dropout_rng_ = init_rng_.split();
   transformer_ = std::make_unique<Trunk>(cfg_, init_rng_);
   for (std::size_t i = 0; i < cfg_.n_layer; ++i) {
     blocks_.push_back(std::make_unique<Block<S>>(cfg_, init_rng_, dropout_rng_));
@@ -110,17 +112,28 @@ Var<S> GPT<S>::forward(const IndexArray& ids) {
   if (T > context())
     throw std::invalid_argument(
         fmt::format("GPT::forward: sequence length {} exceeds the context length {}", T, context()));
-  Var<S> x = transformer_->wte.forward(ids);  // [B,T,C]
-  if (transformer_->wpe) {                    // + [T,C]
-    IndexArray positions = IndexArray::from_shape({T});
-    for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<Index>(t);
+  Var<S> x = dropout(embed(ids, 0), static_cast<S>(cfg_.dropout), this->training(), *dropout_rng_);  // [B,T,C]
+  for (auto& block : blocks_) x = block->forward(x);
+  return head(x);
+}
+
+template <class S>
+Var<S> GPT<S>::embed(const IndexArray& ids, std::size_t p0) {
+  const std::size_t n = ids.shape()[1];
+  Var<S> x = transformer_->wte.forward(ids);  // [B,n,C]
+  if (transformer_->wpe) {                    // + [n,C]
+    IndexArray positions = IndexArray::from_shape({n});
+    for (std::size_t t = 0; t < n; ++t) positions(t) = static_cast<Index>(p0 + t);
     x = add(x, transformer_->wpe->forward(positions));
   }
-  x = dropout(x, static_cast<S>(cfg_.dropout), this->training(), dropout_rng_);
-  for (auto& block : blocks_) x = block->forward(x);
-  x = transformer_->ln_f.forward(x);
-  if (lm_head_) return lm_head_->forward(x);
-  return matmul(x, transformer_->wte.weight(), false, true);  // tied: [B,T,C] x [V,C]^T
+  return x;
+}
+
+template <class S>
+Var<S> GPT<S>::head(const Var<S>& x) {
+  const Var<S> h = transformer_->ln_f.forward(x);
+  if (lm_head_) return lm_head_->forward(h);
+  return matmul(h, transformer_->wte.weight(), false, true);  // tied: [B,n,C] x [V,C]^T
 }
 
 template <class S>
@@ -140,16 +153,9 @@ Var<S> GPT<S>::forward_cached(const IndexArray& ids, std::vector<KVCache<S>>& ca
   if (p0 + n > context())
     throw std::length_error(
         fmt::format("GPT::forward_cached: positions {}..{} pass the context length {}", p0, p0 + n - 1, context()));
-  Var<S> x = transformer_->wte.forward(ids);  // [1,n,C]
-  if (transformer_->wpe) {
-    IndexArray positions = IndexArray::from_shape({n});
-    for (std::size_t t = 0; t < n; ++t) positions(t) = static_cast<Index>(p0 + t);
-    x = add(x, transformer_->wpe->forward(positions));
-  }
+  Var<S> x = embed(ids, p0);  // [1,n,C]
   for (std::size_t l = 0; l < blocks_.size(); ++l) x = blocks_[l]->forward_cached(x, cache[l]);
-  x = transformer_->ln_f.forward(x);
-  if (lm_head_) return lm_head_->forward(x);
-  return matmul(x, transformer_->wte.weight(), false, true);
+  return head(x);
 }
 
 template <class S>

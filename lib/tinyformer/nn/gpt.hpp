@@ -19,20 +19,22 @@ namespace tf::nn {
 template <class S>
 class MLP : public Module<S> {
  public:
-  MLP(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
+  // Weights drawn from init_rng (used only here); dropout from dropout_rng, shared with the model's other modules.
+  MLP(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> dropout_rng);
   Var<S> forward(const Var<S>& x);  // [B,T,C] -> [B,T,C]
   Linear<S> c_fc, c_proj;
 
  private:
   config::Mlp kind_;
   S dropout_;
-  Rng& dropout_rng_;
+  std::shared_ptr<Rng> dropout_rng_;
 };
 
 template <class S>
 class Block : public Module<S> {
  public:
-  Block(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng);
+  // As MLP's constructor. A block built on its own: Block(cfg, init, std::make_shared<Rng>(seed)).
+  Block(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> dropout_rng);
   Var<S> forward(const Var<S>& x);                            // [B,T,C] -> [B,T,C]
   Var<S> forward_cached(const Var<S>& x, KVCache<S>& cache);  // [1,n,C] -> [1,n,C], see CausalSelfAttention
   Norm<S> ln_1;
@@ -67,12 +69,16 @@ class GPT : public Module<S> {
   // Attention weights of the last forward, one [B,H,T,T] array per layer (see record_attention).
   void record_attention(bool on);
   std::vector<Array<S>> attention_weights() const;
-  Rng& dropout_rng() { return dropout_rng_; }
+  Rng& dropout_rng() { return *dropout_rng_; }
   std::size_t n_layer() const { return blocks_.size(); }
   Block<S>& block(std::size_t i) { return *blocks_.at(i); }
 
  private:
   void check_against_parameter_shapes() const;
+  // The parts forward and forward_cached share: ids [B,n] at positions p0 .. p0+n-1 -> wte (+ wpe) [B,n,C]; and
+  // x [B,n,C] -> ln_f, lm_head (or the tied wte) -> logits [B,n,V].
+  Var<S> embed(const IndexArray& ids, std::size_t p0);
+  Var<S> head(const Var<S>& x);
   struct BlockList : Module<S> {
     void add(const std::string& name, Block<S>& b) { this->register_module(name, b); }
   };
@@ -86,7 +92,7 @@ class GPT : public Module<S> {
 
   config::ModelConfig cfg_;
   Rng init_rng_;
-  Rng dropout_rng_;
+  std::shared_ptr<Rng> dropout_rng_;  // shared by the blocks' dropout
   std::unique_ptr<Trunk> transformer_;
   std::vector<std::unique_ptr<Block<S>>> blocks_;
   std::unique_ptr<Linear<S>> lm_head_;  // null when tied

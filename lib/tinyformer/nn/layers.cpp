@@ -1,14 +1,32 @@
 #include "tinyformer/nn/layers.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include <xtensor/xbuilder.hpp>
 
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf::nn {
 
+namespace {
+// Rng(seed) as the lvalue the generator-taking constructors draw from, alive until the end of the full-expression.
+Rng& seeded(Rng&& rng) { return rng; }
+
+void check_positive(std::size_t value, const char* layer, const char* argument) {
+  if (value == 0) throw std::invalid_argument(std::string(layer) + ": " + argument + " must be at least 1, got 0");
+}
+}  // namespace
+
+template <class S>
+Linear<S>::Linear(std::size_t in_features, std::size_t out_features, bool bias, InitScheme init, std::uint64_t seed)
+    : Linear(in_features, out_features, bias, init, seeded(Rng(seed))) {}
+
 template <class S>
 Linear<S>::Linear(std::size_t in_features, std::size_t out_features, bool bias, InitScheme init, Rng& rng)
     : in_(in_features), out_(out_features) {
+  check_positive(in_features, "Linear", "in_features");
+  check_positive(out_features, "Linear", "out_features");
   weight_ = this->register_parameter("weight", init_weight<S>(init, out_features, in_features, rng));
   if (bias) bias_ = this->register_parameter("bias", xt::zeros<S>({out_features}));
 }
@@ -34,13 +52,16 @@ Var<S> Embedding<S>::forward(const IndexArray& ids) const {
 }
 
 template <class S>
-Norm<S>::Norm(const config::ModelConfig& cfg) : kind_(cfg.norm) {
-  const std::size_t dim = cfg.d_model;
+Norm<S>::Norm(std::size_t dim, const NormOptions& options) : kind_(options.kind) {
+  check_positive(dim, "Norm", "dim");
   weight_ = this->register_parameter("weight", xt::ones<S>({dim}));
   if (kind_ == config::Norm::rmsnorm) return;
   // Without a learnable bias the shift is a constant zero (nanoGPT's LayerNorm(bias=False)).
-  bias_ = cfg.bias ? this->register_parameter("bias", xt::zeros<S>({dim})) : Var<S>(xt::zeros<S>({dim}));
+  bias_ = options.bias ? this->register_parameter("bias", xt::zeros<S>({dim})) : Var<S>(xt::zeros<S>({dim}));
 }
+
+template <class S>
+Norm<S>::Norm(const config::ModelConfig& cfg) : Norm(cfg.d_model, NormOptions{cfg.norm, cfg.bias}) {}
 
 template <class S>
 Var<S> Norm<S>::forward(const Var<S>& x) const {

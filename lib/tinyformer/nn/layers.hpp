@@ -1,5 +1,8 @@
 #pragma once
-// The basic layers: Linear, Embedding, Norm (parameter names and layouts as in PyTorch).
+// The basic layers: Linear, Embedding, Norm (parameter names and layouts as in PyTorch). Each draws its initial
+// weights from a generator it is given (used only while it is built) or from a seed; none keeps a reference.
+#include <cstdint>
+
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/nn/init.hpp"
 #include "tinyformer/nn/module.hpp"
@@ -7,10 +10,14 @@
 namespace tf::nn {
 
 // y = x W^T + b;  x [..., in] -> [..., out];  weight [out, in] (PyTorch layout), bias [out] (optional).
-// Weight by `init` (default Xavier uniform), bias zero.
+// Weight by `init` (default Xavier uniform), bias zero. std::invalid_argument when in_features or out_features is 0.
 template <class S>
 class Linear : public Module<S> {
  public:
+  // As torch.nn.Linear(in, out, bias=True); the weight drawn from Rng(seed).
+  Linear(std::size_t in_features, std::size_t out_features, bool bias = true,
+         InitScheme init = InitScheme::xavier_uniform, std::uint64_t seed = 0);
+  // The weight drawn from `rng` (a model's shared initialisation stream; not kept).
   Linear(std::size_t in_features, std::size_t out_features, bool bias, InitScheme init, Rng& rng);
   Var<S> forward(const Var<S>& x) const;
   Var<S> forward_gelu(const Var<S>& x) const;  // gelu(forward(x)) as one fused op
@@ -35,13 +42,21 @@ class Embedding : public Module<S> {
   Var<S> weight_;
 };
 
-// The blocks' normalisation (ln_1, ln_2, ln_f) over the last axis of width d_model, as model.norm says: LayerNorm
+// A Norm's settings; the defaults are the model section's (LayerNorm with a bias).
+struct NormOptions {
+  config::Norm kind = config::Norm::layernorm;
+  bool bias = true;  // LayerNorm's learnable shift (RMSNorm has none)
+};
+
+// The blocks' normalisation (ln_1, ln_2, ln_f) over the last axis of width `dim`, as model.norm says: LayerNorm
 // centres, scales by weight (ones) and shifts by bias (zeros, a learnable parameter when model.bias is on);
 // RMSNorm only scales x / rms(x) by weight, and has no bias whatever model.bias says.
 template <class S>
 class Norm : public Module<S> {
  public:
-  explicit Norm(const config::ModelConfig& cfg);
+  // std::invalid_argument when dim is 0.
+  explicit Norm(std::size_t dim, const NormOptions& options = {});
+  explicit Norm(const config::ModelConfig& cfg);  // d_model, norm and bias of the model section
   Var<S> forward(const Var<S>& x) const;
 
  private:

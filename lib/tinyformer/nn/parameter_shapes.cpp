@@ -56,6 +56,12 @@ std::size_t mlp_hidden(const config::ModelConfig& cfg) {
   return cfg.mlp == config::Mlp::swiglu ? swiglu_hidden(cfg.d_model, cfg.mlp_ratio) : cfg.mlp_ratio * cfg.d_model;
 }
 
+// c_attn's rows: the n_head q heads, then the n_kv_head k heads, then the v heads, D rows each (n_kv_head 0: n_head).
+std::size_t qkv_width(const config::ModelConfig& cfg) {
+  if (cfg.n_kv_head == 0 || cfg.n_head == 0) return 3 * cfg.d_model;
+  return cfg.d_model + 2 * cfg.n_kv_head * (cfg.d_model / cfg.n_head);
+}
+
 std::size_t mlp_fc_width(const config::ModelConfig& cfg) {
   return cfg.mlp == config::Mlp::swiglu ? 2 * mlp_hidden(cfg) : mlp_hidden(cfg);
 }
@@ -64,7 +70,7 @@ std::vector<ParameterShape> block_parameter_shapes(const config::ModelConfig& cf
   const std::size_t C = cfg.d_model;
   Shapes out;
   add_norm(out, "ln_1", cfg);
-  add_linear(out, "attn.c_attn", C, 3 * C, cfg.bias);
+  add_linear(out, "attn.c_attn", C, qkv_width(cfg), cfg.bias);
   add_linear(out, "attn.c_proj", C, C, cfg.bias);
   add_norm(out, "ln_2", cfg);
   add_linear(out, "mlp.c_fc", C, mlp_fc_width(cfg), cfg.bias);

@@ -4,7 +4,8 @@
 // order (tests/nn/test_parameter_shapes.cpp compares them with named_parameters() for every model option), a
 // checkpoint's tensors are checked against them before a model is built, and the memory estimate counts them.
 //   transformer.wte.weight [V,C]    transformer.wpe.weight [T,C] (model.position: learned)
-//   transformer.h.{l}.ln_1, attn.c_attn [3C,C], attn.c_proj [C,C], ln_2, mlp.c_fc [mlp_fc_width,C], mlp.c_proj [C,F]
+//   transformer.h.{l}.ln_1, attn.c_attn [qkv_width,C], attn.c_proj [C,C], ln_2, mlp.c_fc [mlp_fc_width,C],
+//   mlp.c_proj [C,F]
 //   transformer.ln_f                lm_head.weight [V,C] (unless model.tie_weights)
 // A norm has weight [C], and bias [C] with layernorm and model.bias; a Linear has bias [out] with model.bias.
 #include <cstddef>
@@ -23,6 +24,9 @@ struct ParameterShape {
 
 // F, the MLP's hidden width (c_proj's input): mlp_ratio * C for gelu, swiglu_hidden(C, mlp_ratio) for swiglu.
 std::size_t mlp_hidden(const config::ModelConfig& cfg);
+// c_attn's output width, the q, k and v heads side by side: 3C; with model.n_kv_head (grouped-query attention)
+// (n_head + 2 n_kv_head) D: the q heads, then the k heads, then the v heads.
+std::size_t qkv_width(const config::ModelConfig& cfg);
 // c_fc's output width: F for gelu, 2F for swiglu (the gate and the up projection stacked, gate first).
 std::size_t mlp_fc_width(const config::ModelConfig& cfg);
 

@@ -1,124 +1,132 @@
 #include "tinyformer/nn/self_attention.hpp"
 
-#include <array>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 
 #include <fmt/format.h>
 #include <xtensor/xbuilder.hpp>
 
-#include "tinyformer/ops/kernels/rows.hpp"
+#include "tinyformer/nn/parameter_shapes.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf::nn {
 
 template <class S>
-CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, Rng& dropout_rng)
-    : c_attn(cfg.d_model, 3 * cfg.d_model, cfg.bias, cfg.init, init_rng),
+struct CausalSelfAttention<S>::Standalone {
+  config::ModelConfig cfg;
+  Rng init;
+  std::shared_ptr<Rng> dropout;
+};
+
+template <class S>
+CausalSelfAttention<S>::CausalSelfAttention(std::size_t d_model, std::size_t n_head,
+                                            const SelfAttentionOptions& options)
+    : CausalSelfAttention([&] {
+        config::ModelConfig cfg;
+        cfg.d_model = d_model;
+        cfg.n_head = n_head;
+        cfg.n_kv_head = options.n_kv_head;
+        cfg.bias = options.bias;
+        cfg.dropout = options.dropout;
+        cfg.init = options.init;
+        cfg.attention = options.attention;
+        cfg.position = options.rope ? config::Position::rope : config::Position::learned;
+        Rng init(options.seed);
+        auto dropout = std::make_shared<Rng>(init.split());  // as GPT splits its dropout generator from its seed
+        return Standalone{cfg, init, std::move(dropout)};
+      }()) {}
+
+template <class S>
+CausalSelfAttention<S>::CausalSelfAttention(Standalone&& s) : CausalSelfAttention(s.cfg, s.init, s.dropout) {}
+
+namespace {
+// The sizes a layer needs, checked before anything is built; returns d_model.
+std::size_t checked_d_model(const config::ModelConfig& cfg) {
+  if (cfg.d_model == 0 || cfg.n_head == 0 || cfg.d_model % cfg.n_head != 0)
+    throw std::invalid_argument(
+        fmt::format("CausalSelfAttention: d_model = {} must be a positive multiple of n_head = {} (n_head at least 1)",
+                    cfg.d_model, cfg.n_head));
+  if (cfg.n_kv_head != 0 && cfg.n_head % cfg.n_kv_head != 0)
+    throw std::invalid_argument(fmt::format(
+        "CausalSelfAttention: n_kv_head = {} must divide n_head = {} (or be 0: n_head)", cfg.n_kv_head, cfg.n_head));
+  return cfg.d_model;
+}
+}  // namespace
+
+template <class S>
+CausalSelfAttention<S>::CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng,
+                                            std::shared_ptr<Rng> dropout_rng)
+    : c_attn(checked_d_model(cfg), qkv_width(cfg), cfg.bias, cfg.init, init_rng),
       c_proj(cfg.d_model, cfg.d_model, cfg.bias, cfg.init, init_rng),
       d_model_(cfg.d_model),
       n_head_(cfg.n_head),
+      heads_{cfg.n_head, cfg.dropout, false, kDefaultAttentionKeepBytes, cfg.n_kv_head},
       dropout_(static_cast<S>(cfg.dropout)),
-      dropout_rng_(dropout_rng),
+      dropout_rng_(std::move(dropout_rng)),
       impl_(cfg.attention),
       rope_(cfg.position == config::Position::rope) {
+  if (!dropout_rng_) throw std::invalid_argument("CausalSelfAttention: dropout_rng is null");
   this->register_module("c_attn", c_attn);
   this->register_module("c_proj", c_proj);
 }
 
+namespace {
+// Key/value heads: model.n_kv_head (grouped-query attention), 0 standing for n_head.
+std::size_t kv_heads(const AttentionOptions& heads) { return heads.n_kv_head == 0 ? heads.n_head : heads.n_kv_head; }
+}  // namespace
+
 template <class S>
 Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
-  const std::size_t B = qkv.size(0), T = qkv.size(1), C = d_model_, H = n_head_, D = C / H;
-  const auto qkv_parts = split(qkv, -1, {C, C, C});  // q, k, v [B,T,C]
-  auto heads = [&](const Var<S>& t) {                // [B,T,C] -> [B,H,T,D]
-    return permute(reshape(t, {long(B), long(T), long(H), long(D)}), {0, 2, 1, 3});
+  const std::size_t B = qkv.size(0), T = qkv.size(1), C = d_model_, H = n_head_, D = C / H, Hkv = kv_heads(heads_);
+  const auto qkv_parts = split(qkv, -1, {C, Hkv * D, Hkv * D});  // q [B,T,C], k and v [B,T,Hkv D]
+  auto heads = [&](const Var<S>& t, std::size_t n) {             // [B,T,n D] -> [B,n,T,D]
+    return permute(reshape(t, {long(B), long(T), long(n), long(D)}), {0, 2, 1, 3});
   };
-  const Var<S> q = heads(qkv_parts[0]), k = heads(qkv_parts[1]), v = heads(qkv_parts[2]);
+  auto repeat_kv = [&](const Var<S>& t) {  // [B,Hkv,T,D] -> [B,H,T,D]: k/v head g serves q heads g G .. g G + G - 1
+    if (Hkv == H) return t;
+    std::vector<Var<S>> repeated;
+    for (const auto& part : split(t, 1, std::vector<std::size_t>(Hkv, 1)))
+      for (std::size_t r = 0; r < H / Hkv; ++r) repeated.push_back(part);
+    return concat(repeated, 1);
+  };
+  const Var<S> q = heads(qkv_parts[0], H), k = repeat_kv(heads(qkv_parts[1], Hkv)),
+               v = repeat_kv(heads(qkv_parts[2], Hkv));
   Var<S> att = scale(matmul(q, k, false, true), S(1) / std::sqrt(static_cast<S>(D)));  // [B,H,T,T]
   att = softmax(causal_mask(att));
   if (record_) weights_ = att.value();
-  att = dropout(att, dropout_, this->training(), dropout_rng_);
+  att = dropout(att, dropout_, this->training(), *dropout_rng_);
   const Var<S> y = matmul(att, v);                                        // [B,H,T,D]
   return reshape(permute(y, {0, 2, 1, 3}), {long(B), long(T), long(C)});  // [B,T,C]
 }
 
 template <class S>
 Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
-  Var<S> qkv = c_attn.forward(x);            // [B,T,3C]
-  if (rope_) qkv = rotary_qk(qkv, n_head_);  // q and k turned by position
+  Var<S> qkv = c_attn.forward(x);                                          // [B,T,3C]
+  if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, 0, heads_.n_kv_head);  // q and k turned by position
   Var<S> y;
   if (impl_ == config::AttentionImpl::fused)
-    y = causal_self_attention(qkv, n_head_, dropout_, this->training(), dropout_rng_, record_ ? &weights_ : nullptr);
+    y = causal_self_attention(qkv, training_heads(), *dropout_rng_, record_ ? &weights_ : nullptr);
   else
     y = attend_composed(qkv);
   if (record_) head_outputs_ = y.value();
   if (!ablated_.empty()) y = apply_ablation(y);
-  return dropout(c_proj.forward(y), dropout_, this->training(), dropout_rng_);  // residual dropout
+  return dropout(c_proj.forward(y), dropout_, this->training(), *dropout_rng_);  // residual dropout
 }
 
 template <class S>
 KVCache<S> CausalSelfAttention<S>::make_cache(std::size_t capacity) const {
-  const std::size_t H = n_head_, D = d_model_ / n_head_;
-  // A std::array shape: from a braced list, GCC 12 with -march=native on AVX2 warns (maybe-uninitialized, a false
-  // positive inside xtensor's svector) and -Werror stops the build.
-  const std::array<std::size_t, 3> shape{H, capacity, D};
-  return {Array<S>::from_shape(shape), Array<S>::from_shape(shape), 0};
+  return make_kv_cache<S>(kv_heads(heads_), capacity, d_model_ / n_head_);
 }
-
-namespace {
-
-// y [n,C] for new rows at positions p0.. : per head h, softmax(scale q k^T) over cached keys 0..p, times v.
-// qkv [n,3C]; cache k, v [H, capacity, D] already holding positions 0 .. p0+n-1.
-template <class S>
-void attend_cached(const S* qkv, std::size_t n, std::size_t C, std::size_t H, const KVCache<S>& cache, std::size_t p0,
-                   S* y) {
-  const std::size_t D = C / H, cap = cache.k.shape()[1];
-  const S scale = S(1) / std::sqrt(static_cast<S>(D));
-  std::vector<S> w(p0 + n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t h = 0; h < H; ++h) {
-      const S* q = qkv + i * 3 * C + h * D;
-      const S* k = cache.k.data() + h * cap * D;
-      const S* v = cache.v.data() + h * cap * D;
-      const std::size_t keys = p0 + i + 1;
-      for (std::size_t j = 0; j < keys; ++j) w[j] = kernels::row_dot(q, k + j * D, D) * scale;
-      const S mx = kernels::row_max(w.data(), keys);
-      S total = 0;
-      for (std::size_t j = 0; j < keys; ++j) total += (w[j] = std::exp(w[j] - mx));
-      const S inv = S(1) / total;
-      S* yi = y + i * C + h * D;
-      std::fill(yi, yi + D, S(0));
-      for (std::size_t j = 0; j < keys; ++j) {
-        const S wj = w[j] * inv;
-        const S* vj = v + j * D;
-        for (std::size_t d = 0; d < D; ++d) yi[d] += wj * vj[d];
-      }
-    }
-}
-
-}  // namespace
 
 template <class S>
 Var<S> CausalSelfAttention<S>::forward_cached(const Var<S>& x, KVCache<S>& cache) {
-  const std::size_t n = x.size(1), C = d_model_, H = n_head_, D = C / H, p0 = cache.length;
-  if (x.shape().size() != 3 || x.size(0) != 1 || x.size(2) != C)
-    throw std::invalid_argument(fmt::format("forward_cached: x must be [1,n,{}], got {}", C, shape_str(x.shape())));
-  if (p0 + n > cache.k.shape()[1])
-    throw std::length_error(
-        fmt::format("forward_cached: {} positions do not fit a cache of {}", p0 + n, cache.k.shape()[1]));
+  if (x.shape().size() != 3 || x.size(0) != 1 || x.size(2) != d_model_)
+    throw std::invalid_argument(
+        fmt::format("forward_cached: x must be [1,n,{}], got {}", d_model_, shape_str(x.shape())));
   Var<S> qkv = c_attn.forward(x);  // [1,n,3C]
-  if (rope_) qkv = rotary_qk(qkv, H, 10000.0, p0);
-  const S* a = qkv.value().data();
-  const std::size_t cap = cache.k.shape()[1];
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t h = 0; h < H; ++h) {
-      std::copy_n(a + i * 3 * C + C + h * D, D, cache.k.data() + (h * cap + p0 + i) * D);
-      std::copy_n(a + i * 3 * C + 2 * C + h * D, D, cache.v.data() + (h * cap + p0 + i) * D);
-    }
-  cache.length = p0 + n;
-  Array<S> y = Array<S>::from_shape({1, n, C});
-  attend_cached(a, n, C, H, cache, p0, y.data());
-  return c_proj.forward(Var<S>(std::move(y)));
+  if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, cache.length, heads_.n_kv_head);
+  return c_proj.forward(causal_self_attention_cached(qkv, cache, heads_));
 }
 
 template <class S>

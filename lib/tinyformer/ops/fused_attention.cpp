@@ -1,18 +1,20 @@
 // Fused causal multi-head self-attention: scores, mask, softmax, dropout and the weighted sum in one op,
-// reading each head's q/k/v columns in place from qkv [B,T,3C] (no permute copies). Heads run in parallel;
+// reading each head's q/k/v columns in place from qkv [B,T,(H+2Hkv)D] (no permute copies). Heads run in parallel;
 // each head's loops (ops/kernels/causal_head.cpp) touch only the causal lower triangle.
+// Grouped-query attention (Hkv < H key/value heads, G = H/Hkv): query head h reads k/v head g = h / G, so the
+// backward sums the G query heads' dK and dV of a group (one thread a group, heads in order: deterministic).
 //
-// Per batch entry b and head h, with Q, K, V [T,D] (row stride 3C), scale = 1/sqrt(D):
+// Per batch entry b and head h, with Q, K, V [T,D] (row stride (H+2Hkv)D), scale = 1/sqrt(D):
 //   forward   P = softmax(mask(scale Q K^T))   [T,T]    Pd = P * M / (1-p)    Y = Pd V   [T,D] (row stride C)
 //   backward  dPd = dY V^T      dV = Pd^T dY      dP = dPd * M / (1-p)
 //             dS = P * (dP - rowsum(dP * P))      (softmax backward; masked entries have P = 0)
 //             dQ = scale dS K   dK = scale dS^T Q
 //
 // Memory: P [B,H,T,T] is what the backward needs besides qkv. When it is small (at most 32 MB for the whole layer,
-// set_attention_keep_limit) it is kept from the forward; when it is larger (long sequences: 64 MB a layer at B 2, H 8,
-// T 1024) only the dropout mask is kept, one byte a weight, and the backward computes each head's P again from Q and K,
-// with the same loops in the same order, so the values are the same to the bit either way. Each thread then holds one
-// head's P (T x T) at a time.
+// AttentionOptions::keep_limit_bytes) it is kept from the forward; when it is larger (long sequences: 64 MB a layer at
+// B 2, H 8, T 1024) only the dropout mask is kept, one byte a weight, and the backward computes each head's P again
+// from Q and K, with the same loops in the same order, so the values are the same to the bit either way. Each thread
+// then holds one head's P (T x T) at a time.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -29,13 +31,14 @@ namespace tf {
 
 namespace {
 
-std::size_t g_keep_weights_bytes = kDefaultAttentionKeepBytes;
-
 namespace head = kernels::attention_head;
 
 struct AttentionShape {
-  std::size_t B, T, C, H, D;
-  std::size_t ld() const { return 3 * C; }  // row stride of qkv
+  std::size_t B, T, C, H, Hkv, D;                                         // C = H D
+  std::size_t ld() const { return C + 2 * Hkv * D; }                      // row stride of qkv
+  std::size_t group() const { return H / Hkv; }                           // query heads per key/value head
+  std::size_t k_col(std::size_t h) const { return C + h / group() * D; }  // head h's k columns in a qkv row
+  std::size_t v_col(std::size_t h) const { return C + (Hkv + h / group()) * D; }
 };
 
 // What the forward leaves for the backward besides qkv.
@@ -50,11 +53,11 @@ struct Saved {
 
 // One head's P (into p) and, with dropout, Pd (into pd; else pd = p): from Saved when kept, else computed again.
 template <class S>
-const S* head_weights(const Saved<S>& saved, const S* q, const AttentionShape& a, std::size_t bh, S scale, S* p, S* pd,
-                      S* scratch) {
+const S* head_weights(const Saved<S>& saved, const S* q, const S* k, const AttentionShape& a, std::size_t bh, S scale,
+                      S* p, S* pd, S* scratch) {
   const std::size_t TT = a.T * a.T;
   if (!saved.recompute) return saved.dropout ? saved.dropped.data() + bh * TT : saved.probs.data() + bh * TT;
-  head::scores_softmax(q, q + a.C, a.ld(), a.T, a.D, scale, p, scratch);
+  head::scores_softmax(q, k, a.ld(), a.T, a.D, scale, p, scratch);
   if (!saved.dropout) return p;
   const std::uint8_t* m = saved.keep.data() + bh * TT;
   for (std::size_t i = 0; i < TT; ++i) pd[i] = m[i] ? p[i] * saved.keep_scale : S(0);
@@ -63,13 +66,13 @@ const S* head_weights(const Saved<S>& saved, const S* q, const AttentionShape& a
 
 // Y = Pd V for every head, P computed (and kept or not), the dropout mask drawn in (b, h, i, j) order.
 template <class S>
-Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, bool use_dropout, Rng& rng,
-                           Saved<S>& saved, Array<S>* weights) {
+Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, bool use_dropout,
+                           std::size_t keep_limit_bytes, Rng& rng, Saved<S>& saved, Array<S>* weights) {
   const std::size_t TT = a.T * a.T, BH = a.B * a.H;
   const S scale = S(1) / std::sqrt(static_cast<S>(a.D));
   saved.dropout = use_dropout;
   saved.keep_scale = use_dropout ? S(1) / (S(1) - dropout_p) : S(1);
-  saved.recompute = !weights && BH * TT * sizeof(S) > g_keep_weights_bytes;
+  saved.recompute = !weights && BH * TT * sizeof(S) > keep_limit_bytes;
   if (use_dropout) {  // the mask is drawn on this thread, so it does not depend on the split
     if (saved.recompute) {
       saved.keep.resize(BH * TT);
@@ -86,13 +89,14 @@ Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, 
     S* p_buf = scratch.data() + head::scratch_size(a.T, a.D);
     for (std::size_t bh = begin; bh < end; ++bh) {
       const std::size_t b = bh / a.H, h = bh % a.H;
-      const S* q = base + b * a.T * a.ld() + h * a.D;
+      const S* row = base + b * a.T * a.ld();
+      const S *q = row + h * a.D, *k = row + a.k_col(h);
       const S* pd;
       if (saved.recompute) {
-        pd = head_weights(saved, q, a, bh, scale, p_buf, p_buf + TT, scratch.data());
+        pd = head_weights(saved, q, k, a, bh, scale, p_buf, p_buf + TT, scratch.data());
       } else {
         S* p = saved.probs.data() + bh * TT;
-        head::scores_softmax(q, q + a.C, a.ld(), a.T, a.D, scale, p, scratch.data());  // P = softmax(mask(scale Q K^T))
+        head::scores_softmax(q, k, a.ld(), a.T, a.D, scale, p, scratch.data());  // P = softmax(mask(scale Q K^T))
         pd = p;
         if (use_dropout) {  // Pd = P * (mask / (1-p)), in place over the mask
           S* d = saved.dropped.data() + bh * TT;
@@ -100,7 +104,7 @@ Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, 
           pd = d;
         }
       }
-      head::weighted_sum(pd, q + 2 * a.C, a.ld(), a.T, a.D, y.data() + b * a.T * a.C + h * a.D, a.C,
+      head::weighted_sum(pd, row + a.v_col(h), a.ld(), a.T, a.D, y.data() + b * a.T * a.C + h * a.D, a.C,
                          scratch.data());  // Y_h = Pd V
     }
   });
@@ -108,23 +112,38 @@ Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, 
   return y;
 }
 
-// dqkv from dy [B,T,C], head by head.
+// dqkv from dy [B,T,C], a key/value head's group of query heads at a time: the group's first head writes dK and dV,
+// the others add theirs in head order.
 template <class S>
 Array<S> attention_backward(const S* x, const S* dy, const AttentionShape& a, const Saved<S>& saved) {
-  const std::size_t TT = a.T * a.T;
+  const std::size_t TT = a.T * a.T, G = a.group(), ld = a.ld();
   const S scale = S(1) / std::sqrt(static_cast<S>(a.D));
-  Array<S> dqkv = Array<S>::from_shape({a.B, a.T, a.ld()});
-  parallel_for(a.B * a.H, 1, [&](std::size_t begin, std::size_t end) {
+  Array<S> dqkv = Array<S>::from_shape({a.B, a.T, ld});
+  parallel_for(a.B * a.Hkv, 1, [&](std::size_t begin, std::size_t end) {
     std::vector<S> scratch(head::scratch_size(a.T, a.D) + (saved.recompute ? 2 * TT : 0));
     S* p_buf = scratch.data() + head::scratch_size(a.T, a.D);
-    for (std::size_t bh = begin; bh < end; ++bh) {
-      const std::size_t b = bh / a.H, h = bh % a.H;
-      const S* q = x + b * a.T * a.ld() + h * a.D;
-      S* dq = dqkv.data() + b * a.T * a.ld() + h * a.D;
-      const S* pd = head_weights(saved, q, a, bh, scale, p_buf, p_buf + TT, scratch.data());
-      const S* p = saved.recompute ? p_buf : saved.probs.data() + bh * TT;
-      head::backward(q, q + a.C, q + 2 * a.C, a.ld(), p, pd, saved.dropout, saved.keep_scale,
-                     dy + b * a.T * a.C + h * a.D, a.C, a.T, a.D, scale, dq, dq + a.C, dq + 2 * a.C, scratch.data());
+    std::vector<S> dkv(G > 1 ? a.T * ld : 0);  // [T,ld]: a later head's dK in columns 0..D-1, dV in D..2D-1
+    for (std::size_t bg = begin; bg < end; ++bg) {
+      const std::size_t b = bg / a.Hkv, g = bg % a.Hkv;
+      const S* row = x + b * a.T * ld;
+      S* drow = dqkv.data() + b * a.T * ld;
+      for (std::size_t h = g * G; h < (g + 1) * G; ++h) {
+        const std::size_t bh = b * a.H + h;
+        const S *q = row + h * a.D, *k = row + a.k_col(h), *v = row + a.v_col(h);
+        const S* pd = head_weights(saved, q, k, a, bh, scale, p_buf, p_buf + TT, scratch.data());
+        const S* p = saved.recompute ? p_buf : saved.probs.data() + bh * TT;
+        const bool first = h == g * G;
+        S* dk = first ? drow + a.k_col(h) : dkv.data();
+        S* dv = first ? drow + a.v_col(h) : dkv.data() + a.D;
+        head::backward(q, k, v, ld, p, pd, saved.dropout, saved.keep_scale, dy + b * a.T * a.C + h * a.D, a.C, a.T, a.D,
+                       scale, drow + h * a.D, dk, dv, scratch.data());
+        if (first) continue;
+        for (std::size_t t = 0; t < a.T; ++t)
+          for (std::size_t d = 0; d < a.D; ++d) {
+            drow[t * ld + a.k_col(h) + d] += dkv[t * ld + d];
+            drow[t * ld + a.v_col(h) + d] += dkv[t * ld + a.D + d];
+          }
+      }
     }
   });
   return dqkv;
@@ -132,27 +151,25 @@ Array<S> attention_backward(const S* x, const S* dy, const AttentionShape& a, co
 
 }  // namespace
 
-std::size_t set_attention_keep_limit(std::size_t bytes) {
-  const std::size_t old = g_keep_weights_bytes;
-  g_keep_weights_bytes = bytes;
-  return old;
-}
-
 template <class S>
-Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p, bool training, Rng& rng,
-                             Array<S>* weights) {
+Var<S> causal_self_attention(const Var<S>& qkv, const AttentionOptions& options, Rng& rng, Array<S>* weights) {
+  const S dropout_p = static_cast<S>(options.dropout);
   const Shape shape = qkv.shape();
-  if (shape.size() != 3 || shape[2] % 3 != 0)
-    throw std::invalid_argument(fmt::format("causal_self_attention: qkv must be [B,T,3C], got {}", shape_str(shape)));
-  const std::size_t C = shape[2] / 3;
-  if (n_head == 0 || C % n_head != 0)
+  const std::size_t H = options.n_head, Hkv = options.n_kv_head == 0 ? H : options.n_kv_head;
+  if (H == 0 || H % Hkv != 0)
     throw std::invalid_argument(
-        fmt::format("causal_self_attention: C = {} is not divisible by n_head = {}", C, n_head));
+        fmt::format("causal_self_attention: n_kv_head = {} must divide n_head = {} (both at least 1)", Hkv, H));
+  if (shape.size() != 3 || shape[2] % (H + 2 * Hkv) != 0 || shape[2] == 0)
+    throw std::invalid_argument(fmt::format(
+        "causal_self_attention: qkv must be [B,T,(n_head + 2 n_kv_head) D] with n_head = {}, n_kv_head = {}, got {}", H,
+        Hkv, shape_str(shape)));
   if (!(dropout_p >= 0 && dropout_p < 1))
     throw std::invalid_argument(fmt::format("causal_self_attention: dropout {} must be in [0, 1)", dropout_p));
-  const AttentionShape a{shape[0], shape[1], C, n_head, C / n_head};
+  const std::size_t D = shape[2] / (H + 2 * Hkv);
+  const AttentionShape a{shape[0], shape[1], H * D, H, Hkv, D};
   auto saved = std::make_shared<Saved<S>>();
-  Array<S> y = attention_forward(qkv.value().data(), a, dropout_p, training && dropout_p > 0, rng, *saved, weights);
+  Array<S> y = attention_forward(qkv.value().data(), a, dropout_p, options.training && dropout_p > 0,
+                                 options.keep_limit_bytes, rng, *saved, weights);
   return make_result<S>(
       std::move(y), {qkv},
       [a, saved](Node<S>& self) {
@@ -162,7 +179,7 @@ Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p,
       "causal_self_attention");
 }
 
-template Var<float> causal_self_attention<float>(const Var<float>&, std::size_t, float, bool, Rng&, Array<float>*);
-template Var<double> causal_self_attention<double>(const Var<double>&, std::size_t, double, bool, Rng&, Array<double>*);
+template Var<float> causal_self_attention<float>(const Var<float>&, const AttentionOptions&, Rng&, Array<float>*);
+template Var<double> causal_self_attention<double>(const Var<double>&, const AttentionOptions&, Rng&, Array<double>*);
 
 }  // namespace tf

@@ -103,22 +103,47 @@ template <class S> Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng)
 // nn/self_attention composes the same maths from the ops above as the readable reference).
 // qkv [B,T,3C] holds q, k, v side by side on the last axis, each split into H heads of D = C/H columns.
 //   y_h = dropout(softmax(causal_mask(q_h k_h^T / sqrt(D)))) v_h       y [B,T,C] = heads side by side
+// Grouped-query attention (Llama 2; n_kv_head = 1: multi-query): qkv [B,T,(H+2Hkv)D] holds the H q heads, then
+// Hkv k heads, then Hkv v heads; q head h reads k/v head h / (H/Hkv). n_kv_head 0 means n_head (the layout above).
 // Dropout draws one rng.uniform() per weight in [B,H,T,T] row-major order, like dropout() on the weights.
 // When `weights` is not null it receives the attention weights before dropout, [B,H,T,T].
-template <class S>
-Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p, bool training, Rng& rng,
-                             Array<S>* weights = nullptr);
-// The op keeps P [B,H,T,T] for its backward when that takes at most this many bytes (default 32 MB); above it only
-// the dropout mask is kept (a byte a weight) and the backward computes P again, to the same bits. Returns the old
-// limit; a limit of 0 always recomputes (the tests use that).
+// The op keeps P [B,H,T,T] for its backward when that takes at most keep_limit_bytes (default 32 MB); above it only
+// the dropout mask is kept (a byte a weight) and the backward computes P again, to the same bits. A limit of 0
+// always recomputes (the tests use that).
 inline constexpr std::size_t kDefaultAttentionKeepBytes = std::size_t{32} << 20;
-std::size_t set_attention_keep_limit(std::size_t bytes);
+struct AttentionOptions {
+  std::size_t n_head = 1;
+  double dropout = 0;     // in [0, 1); applied only when training
+  bool training = false;
+  std::size_t keep_limit_bytes = kDefaultAttentionKeepBytes;
+  std::size_t n_kv_head = 0;  // key/value heads, a divisor of n_head; 0: n_head
+};
+template <class S>
+Var<S> causal_self_attention(const Var<S>& qkv, const AttentionOptions& options, Rng& rng,
+                             Array<S>* weights = nullptr);
 
-// ---- rope.cpp: rotary position embedding of the q and k heads of qkv [B,T,3C] (v untouched) -> [B,T,3C].
+// ---- cached_attention.cpp: the same attention for decoding, with a cache of keys and values (no gradient).
+// k and v [Hkv, capacity, D] (keys after rope, if any), the first `length` positions filled.
+template <class S>
+struct KVCache {
+  Array<S> k, v;
+  std::size_t length = 0;
+};
+template <class S> KVCache<S> make_kv_cache(std::size_t n_head, std::size_t capacity, std::size_t head_size);
+// qkv [1,n,3C] (or [1,n,(H+2Hkv)D]) holds positions cache.length .. cache.length + n - 1: their keys and values are appended to the
+// cache (std::length_error when they do not fit) and each query attends to every cached position up to its own.
+// -> y [1,n,C], a constant: the rows causal_self_attention gives for these positions in eval mode (up to rounding).
+// options.dropout, training and keep_limit_bytes are not used.
+template <class S>
+Var<S> causal_self_attention_cached(const Var<S>& qkv, KVCache<S>& cache, const AttentionOptions& options);
+
+// ---- rope.cpp: rotary position embedding of the q and k heads of qkv [B,T,3C] (v untouched) -> [B,T,3C]
+// (with n_kv_head: qkv [B,T,(H+2Hkv)D], as causal_self_attention reads it).
 // Row t is position pos0 + t; head pairs (x_i, x_{i+D/2}) turn by (pos0 + t) * base^(-2i/D) (rotate_half,
 // as GPT-NeoX / HF LLaMA). D = C / n_head must be even.
 template <class S>
-Var<S> rotary_qk(const Var<S>& qkv, std::size_t n_head, double base = 10000.0, std::size_t pos0 = 0);
+Var<S> rotary_qk(const Var<S>& qkv, std::size_t n_head, double base = 10000.0, std::size_t pos0 = 0,
+                 std::size_t n_kv_head = 0);
 
 // clang-format on
 

@@ -24,7 +24,7 @@ namespace {
 constexpr double S = sizeof(float);
 
 struct Dims {
-  double B, T, C, H, L, V, F;  // F: the MLP's hidden width
+  double B, T, C, H, L, V, F, Q;  // F: the MLP's hidden width, Q: c_attn's (q, k and v)
 };
 
 // The model section with the data's T and V in place of auto.
@@ -43,7 +43,8 @@ Dims dims_of(const config::RunConfig& cfg, std::size_t T, std::size_t V) {
           static_cast<double>(m.n_head),
           static_cast<double>(m.n_layer),
           static_cast<double>(V),
-          static_cast<double>(nn::mlp_hidden(m))};
+          static_cast<double>(nn::mlp_hidden(m)),
+          static_cast<double>(nn::qkv_width(m))};
 }
 
 double file_bytes(const std::string& path) {
@@ -133,7 +134,7 @@ MemoryEstimate estimate_memory(const config::RunConfig& cfg, std::size_t T, std:
   e.optimizer = o.name == config::OptimizerName::sgd ? (o.momentum > 0 ? S * P : 0) : 2 * S * P;
   e.checkpoint = e.weights + e.optimizer;
   const double BT = d.B * d.T;
-  e.activations = S * BT * (d.L * (10 * d.C + 2 * d.F + 2 * d.H * d.T) + 3 * d.V + 2 * d.C);
+  e.activations = S * BT * (d.L * (7 * d.C + d.Q + 2 * d.F + 2 * d.H * d.T) + 3 * d.V + 2 * d.C);
   e.evaluation = 2 * S * BT * d.V;
   return e;
 }

@@ -5,10 +5,10 @@
 // instead of ending in std::bad_alloc (or the kernel's OOM killer) after the run directory was created.
 //
 // The estimate, in bytes (float32 weights, S = 4 bytes; B batch_size, T context, C d_model, H n_head, L n_layer,
-// V vocabulary, F the MLP's hidden width, P parameters):
+// V vocabulary, F the MLP's hidden width, Q c_attn's width (nn::qkv_width), P parameters):
 //   weights      S P;  gradients S P;  optimizer  2 S P (Adam, AdamW), S P (SGD with momentum)
 //   checkpoint   weights + optimizer: a save copies both into the writer before the file is written
-//   activations  S B T (L (10 C + 2 F + 2 H T) + 3 V + 2 C): the forward values a step keeps for backward and
+//   activations  S B T (L (7 C + Q + 2 F + 2 H T) + 3 V + 2 C): the forward values a step keeps for backward and
 //                their gradients (layer norms, q k v, the attention's [B,H,T,T] weights, the MLP; buffers are
 //                reused between ops), the logits, their softmax and gradient
 //   evaluation   2 S B T V: the held-out batch's logits and probabilities (its activations reuse the step's)

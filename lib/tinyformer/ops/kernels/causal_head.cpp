@@ -198,6 +198,11 @@ struct Scratch {
 }  // namespace
 
 template <class S>
+void softmax_row(S* row, std::size_t n, std::size_t T) {
+  softmax_prefix(row, n, T);
+}
+
+template <class S>
 void scores_softmax(const S* q, const S* k, std::size_t ld, std::size_t T, std::size_t D, S scale, S* p, S* scratch) {
   S* kt = Scratch<S>(scratch, T, D).transposed;  // [D,Tp]
   transpose_into(k, ld, T, D, kt);
@@ -242,6 +247,7 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
 }
 
 #define TF_INSTANTIATE(S)                                                                                        \
+  template void softmax_row<S>(S*, std::size_t, std::size_t);                                                    \
   template void scores_softmax<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S, S*, S*);         \
   template void weighted_sum<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S*, std::size_t, S*); \
   template void backward<S>(const S*, const S*, const S*, std::size_t, const S*, const S*, bool, S, const S*,    \

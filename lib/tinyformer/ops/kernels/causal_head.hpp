@@ -14,7 +14,11 @@ namespace tf::kernels::attention_head {
 // Scratch values the functions below need for one head.
 std::size_t scratch_size(std::size_t T, std::size_t D);
 
-// p = softmax(mask(scale q k^T))
+// The row softmax of every attention path: row[0..n) = softmax(row[0..n)) (max-subtracted), row[n..T) = 0.
+template <class S>
+void softmax_row(S* row, std::size_t n, std::size_t T);
+
+// p = softmax(mask(scale q k^T)), each row through softmax_row
 template <class S>
 void scores_softmax(const S* q, const S* k, std::size_t ld, std::size_t T, std::size_t D, S scale, S* p, S* scratch);
 
