@@ -6,8 +6,9 @@ threads, every measurement in a fresh process (so its peak RSS, VmHWM, is that s
 ms/step over the timed steps, with AdamW on random tokens, untied LM head, biases on, dropout 0. For each engine
 and thread count the best of the rounds is kept. Prints a Markdown table with both engines' 1- and 2-thread
 ms/step, the ratio PyTorch ms / tinyformer ms taken at the better thread count of each side (and at 1 thread
-alone), tinyformer's GFLOP/s and fraction of the measured 2-thread SGEMM peak, and the peak RSS of the two runs in
-the ratio.
+alone), tinyformer's GFLOP/s and fraction of the measured 2-thread SGEMM peak (the best line of `tinyformer bench
+--gemm`: the faster of OpenBLAS, libxsmm and the choice per shape, so the fraction is of this machine's best
+library), and the peak RSS of the two runs in the ratio.
 
 Shapes: tiny, small, medium, large (the bench's), and with --scaling T64 ... T1024 instead: T = 64 ... 1024 at
 V 512, C 256, H 8, L 4 and 2048 tokens a step (B = 2048 / T), as `tinyformer bench --scaling`.
@@ -99,7 +100,7 @@ def main():
         rss_mb = peak_rss_mb()
         print(json.dumps({"ms_per_step": ms, "peak_rss_mb": rss_mb}))
         return 0
-    def sgemm_peak():  # 2-thread SGEMM GFLOP/s now; measured before every shape, the best is the limit
+    def sgemm_peak():  # the best library's 2-thread SGEMM GFLOP/s, measured before every shape
         gemm = subprocess.run([args.tinyformer, "bench", "--gemm"], check=True, capture_output=True, text=True).stdout
         return max(json.loads(line)["sgemm_gflops"] for line in gemm.splitlines() if '"threads": 2' in line)
 

@@ -19,6 +19,7 @@
 #include "tinyformer/optim/adam.hpp"
 #include "tinyformer/optim/param_groups.hpp"
 #include "tinyformer/tensor/gemm.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::bench {
@@ -156,6 +157,12 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
                        12.0 * static_cast<double>(shape.layers * shape.context * shape.d_model) * tokens;
   r.gflops = flops / (r.ms_per_step / 1e3) / 1e9;
   r.peak_rss_mb = peak_rss_mb();
+  r.gemm_policy = gemm_plan::name(gemm_plan::policy());
+  for (const gemm_plan::Choice& c : gemm_plan::plan()) {
+    std::string line = gemm_plan::to_text({c});
+    line.pop_back();  // the newline
+    r.gemm_plan.push_back(line);
+  }
   return r;
 }
 
@@ -170,6 +177,8 @@ std::string to_json_line(const BenchResult& r) {
                       {"tokens_per_s", std::round(r.tokens_per_s)},
                       {"gflops", std::round(r.gflops * 100) / 100},
                       {"peak_rss_mb", std::round(r.peak_rss_mb * 10) / 10},
+                      {"gemm", r.gemm_policy},
+                      {"gemm_plan", r.gemm_plan},
                       // the last step's loss, exactly (hex float), to compare runs bit for bit
                       {"final_loss", r.losses.empty() ? std::string() : fmt::format("{:a}", r.losses.back())}};
   if (r.processes > 1) {
@@ -231,21 +240,25 @@ std::string to_json_line(const SampleBenchResult& r) {
   return j.dump();
 }
 
-double measure_sgemm_gflops(int threads) {
+double measure_sgemm_gflops(int threads, gemm_plan::Policy policy) {
   set_num_threads(threads);
+  gemm_plan::set_policy(policy);  // a fresh plan: under auto, these shapes are measured again
   struct P {
-    std::size_t m, k, n;
+    bool trans_a;
+    std::size_t m, n, k;
   };
   std::vector<double> rates;
-  for (P p : {P{4096, 256, 768}, P{1024, 1024, 1024}}) {
+  // x [4096,256] W [256,768] (A B), dW [768,256] = dY^T [768,4096] X [4096,256] (A^T B), and 1024^3 (A B)
+  for (P p : {P{false, 4096, 768, 256}, P{true, 768, 256, 4096}, P{false, 1024, 1024, 1024}}) {
     std::vector<float> a(p.m * p.k, 0.5f), b(p.k * p.n, 0.25f), c(p.m * p.n);
+    gemm<float>(p.trans_a, false, {p.m, p.n, p.k}, 1.f, a.data(), b.data(), 0.f, c.data());  // untimed: the choice
     std::vector<double> secs;
     for (int rep = 0; rep < 9; ++rep) {
       const auto t0 = Clock::now();
-      gemm<float>(false, false, {p.m, p.n, p.k}, 1.f, a.data(), b.data(), 0.f, c.data());
+      gemm<float>(p.trans_a, false, {p.m, p.n, p.k}, 1.f, a.data(), b.data(), 0.f, c.data());
       secs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     }
-    rates.push_back(2.0 * p.m * p.n * p.k / median(secs) / 1e9);
+    rates.push_back(2.0 * static_cast<double>(p.m * p.n * p.k) / median(secs) / 1e9);
   }
   return median(rates);
 }

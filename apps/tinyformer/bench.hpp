@@ -7,6 +7,7 @@
 
 #include "tinyformer/autograd/profile.hpp"
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
 
 namespace tf::bench {
 
@@ -42,6 +43,8 @@ struct BenchResult {
   std::size_t allreduce_bytes = 0;  // per step: 4 x params
   double gflops = 0;                // (6 * params * tokens + 12 * layers * T * d_model * tokens) / step time
   double peak_rss_mb = 0;
+  std::string gemm_policy;               // TINYFORMER_GEMM's policy (tensor/gemm_plan.hpp)
+  std::vector<std::string> gemm_plan;    // the library of each float product shape so far, "TN 64 192 1024 libxsmm"
   std::vector<double> losses;            // per step, to show runs agree whatever the thread count
   std::vector<profile::OpTime> profile;  // with profiling on: per op, summed over the timed steps
 };
@@ -68,7 +71,8 @@ struct SampleBenchResult {
 SampleBenchResult bench_sampling(const BenchShape& shape, int threads, std::size_t new_tokens);
 std::string to_json_line(const SampleBenchResult& r);
 
-// Median SGEMM GFLOP/s on transformer-shaped products ([4096,256] x [256,768] and 1024^3) with `threads` BLAS threads.
-double measure_sgemm_gflops(int threads);
+// Median SGEMM GFLOP/s on transformer-shaped products (x [4096,256] W [256,768], its dW = dY^T X over 4096 rows, and
+// 1024^3) with `threads` threads, every product on the library(ies) of `policy` (it replaces the plan so far).
+double measure_sgemm_gflops(int threads, gemm_plan::Policy policy);
 
 }  // namespace tf::bench

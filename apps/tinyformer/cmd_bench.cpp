@@ -18,6 +18,8 @@
 #include "bench.hpp"
 #include "commands.hpp"
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
+#include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 extern char** environ;
@@ -82,7 +84,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
-  cmd->add_flag("--gemm", o->gemm, "Print the measured SGEMM GFLOP/s at 1 and 2 threads instead");
+  cmd->add_flag("--gemm", o->gemm,
+                "Print the measured SGEMM GFLOP/s at 1 and 2 threads of each library (openblas, libxsmm) and of the "
+                "choice per shape (auto) instead");
   cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
   cmd->add_flag("--scaling", o->scaling,
                 "Time T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step, each in a fresh "
@@ -94,10 +98,17 @@ void add_bench_command(CLI::App& app) {
     select_action([o] {
       if (o->threads == 0) o->threads = physical_cores();
       if (o->gemm) {
-        for (int t : {1, 2}) {
-          const double gflops = bench::measure_sgemm_gflops(t);
-          if (dist::is_root()) fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}}}\n", gflops, t);
-        }
+        // Each library alone, then the choice per shape (auto): the best line is the machine's SGEMM peak.
+        std::vector<gemm_plan::Policy> policies{gemm_plan::Policy::openblas};
+        if (xsmm::built_in()) policies.push_back(gemm_plan::Policy::libxsmm);
+        policies.push_back(gemm_plan::Policy::automatic);
+        for (int t : {1, 2})
+          for (gemm_plan::Policy p : policies) {
+            const double gflops = bench::measure_sgemm_gflops(t, p);
+            if (dist::is_root())
+              fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}, \"gemm\": \"{}\"}}\n", gflops, t,
+                         gemm_plan::name(p));
+          }
         return 0;
       }
       if (o->scaling && !started_by_launcher()) {

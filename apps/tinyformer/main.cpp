@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/memory.hpp"
 
 namespace {
@@ -41,6 +42,7 @@ int run(int argc, char** argv) {
     return 2;
   }
   try {
+    tf::gemm_plan::policy();  // TINYFORMER_GEMM and TINYFORMER_GEMM_PLAN checked before any work
     return tf::app::run_selected(app);
   } catch (const tf::dist::CollectiveError& e) {  // every rank has it: rank 0 tells, all finish MPI normally
     std::fflush(stdout);

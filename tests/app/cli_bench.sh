@@ -5,7 +5,7 @@ set -uo pipefail
 bin="$1"
 fail() { echo "FAIL: $*"; exit 1; }
 out=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1) || fail "bench tiny"
-for key in shape context batch threads params ms_per_step tokens_per_s gflops peak_rss_mb final_loss; do
+for key in shape context batch threads params ms_per_step tokens_per_s gflops peak_rss_mb final_loss gemm gemm_plan; do
   echo "$out" | grep -q "\"$key\"" || fail "bench output lacks $key: $out"
 done
 prof=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 --profile) || fail "bench --profile"
@@ -13,11 +13,32 @@ for op in linear causal_self_attention layer_norm gelu cross_entropy "optimizer 
   echo "$prof" | grep -qF "$op" || fail "profile lacks $op: $prof"
 done
 gemm=$("$bin" bench --gemm) || fail "bench --gemm"
-[ "$(echo "$gemm" | grep -c sgemm_gflops)" -eq 2 ] || fail "bench --gemm should print 2 lines: $gemm"
-# the same seed gives the same loss bits at 1 and 2 threads (the JSON carries the last loss exactly)
-l1=$(echo "$out" | grep -o '"final_loss":"[^"]*"')
-l2=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | grep -o '"final_loss":"[^"]*"')
-[ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "final loss differs between 1 and 2 threads: $l1 vs $l2"
+# each library and the choice per shape (auto), at 1 and 2 threads; libxsmm where the build has it
+libs=openblas
+TINYFORMER_GEMM=libxsmm "$bin" bench --shape floor --steps 1 --warmup 0 > /dev/null 2>&1 && libs="openblas libxsmm"
+for g in $libs auto; do
+  for t in 1 2; do
+    echo "$gemm" | grep -q "\"threads\": $t, \"gemm\": \"$g\"" || fail "bench --gemm lacks $g at $t threads: $gemm"
+  done
+done
+# the same seed gives the same loss bits at 1 and 2 threads (the JSON carries the last loss exactly) under each
+# forced library, and under auto when the 2-thread run replays the plan of the 1-thread run (TINYFORMER_GEMM_PLAN)
+final_loss() { grep -o '"final_loss":"[^"]*"'; }
+for g in $libs; do
+  l1=$(TINYFORMER_GEMM=$g "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1 | final_loss)
+  l2=$(TINYFORMER_GEMM=$g "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | final_loss)
+  [ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "TINYFORMER_GEMM=$g: final loss differs at 1 and 2 threads: $l1 vs $l2"
+done
+plan=$(mktemp)
+trap 'rm -f "$plan"' EXIT
+echo "$out" | /usr/bin/python3 -c 'import json, sys; print("\n".join(json.loads(sys.stdin.read())["gemm_plan"]))' \
+  > "$plan" || fail "bench output has no gemm_plan: $out"
+l1=$(echo "$out" | final_loss)
+l2=$(TINYFORMER_GEMM_PLAN="$plan" "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | final_loss)
+[ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "final loss differs between 1 and 2 threads on one plan: $l1 vs $l2"
+bad=$(TINYFORMER_GEMM=fast "$bin" bench --shape floor --steps 1 2>&1) && fail "TINYFORMER_GEMM=fast was accepted: $bad"
+[ "$bad" = "tinyformer: error: TINYFORMER_GEMM='fast': expected auto, openblas or libxsmm" ] ||
+  fail "a bad TINYFORMER_GEMM was not refused in one line: $bad"
 "$bin" bench --shape huge 2> /dev/null && fail "an unknown shape was accepted"
 # floor: tiny's graph at V 4, T 2, C 8, B 1 (the per-step overhead), not one of `all`'s shapes
 floor=$("$bin" bench --shape floor --steps 3 --warmup 1 --threads 2) || fail "bench --shape floor"
@@ -38,4 +59,4 @@ for T in 64 128 256 512 1024; do
     echo "$line" | grep -q "\"$key\"" || fail "bench --scaling T$T lacks $key: $line"
   done
 done
-echo "PASS: bench, --profile, --gemm, thread-independent losses, floor, --scaling"
+echo "PASS: bench, --profile, --gemm per library, thread-independent losses per library and plan, floor, --scaling"

@@ -8,6 +8,8 @@
 #include "tinyformer/optim/clip.hpp"
 #include "tinyformer/optim/param_groups.hpp"
 #include "tinyformer/optim/sgd.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
+#include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 using namespace tf;
@@ -42,17 +44,31 @@ Trace train_steps(int threads) {
 }
 }  // namespace
 
-TEST_CASE("threads: GPT training losses and weights are bit-identical at 1 and 2 threads", "[nn][threads]") {
+TEST_CASE("threads: GPT training losses and weights are bit-identical at 1 and 2 threads under each gemm library",
+          "[nn][threads]") {
   const int saved = num_threads();
-  const Trace one = train_steps(1), two = train_steps(2);
+  const gemm_plan::Policy saved_policy = gemm_plan::policy();
+  std::vector<gemm_plan::Policy> policies{gemm_plan::Policy::openblas, gemm_plan::Policy::automatic};
+  if (xsmm::built_in()) policies.push_back(gemm_plan::Policy::libxsmm);
+  for (gemm_plan::Policy policy : policies) {
+    INFO("TINYFORMER_GEMM=" << gemm_plan::name(policy));
+    gemm_plan::set_policy(policy);  // under auto, the plan measured at 1 thread is kept for 2
+    const Trace one = train_steps(1), two = train_steps(2);
+    REQUIRE(one.losses.size() == two.losses.size());
+    for (std::size_t i = 0; i < one.losses.size(); ++i) {
+      INFO("step " << i);
+      CHECK(one.losses[i] == two.losses[i]);  // exact
+    }
+    for (std::size_t i = 0; i < one.weights.size(); ++i) {
+      INFO("parameter " << i);
+      CHECK(one.weights[i] == two.weights[i]);
+    }
+    if (policy == gemm_plan::Policy::libxsmm) {  // the products it can take did run on it
+      const auto plan = gemm_plan::plan();
+      CHECK(!plan.empty());
+      for (const auto& c : plan) CHECK(c.backend == gemm_plan::Backend::libxsmm);
+    }
+  }
   set_num_threads(saved);
-  REQUIRE(one.losses.size() == two.losses.size());
-  for (std::size_t i = 0; i < one.losses.size(); ++i) {
-    INFO("step " << i);
-    CHECK(one.losses[i] == two.losses[i]);  // exact
-  }
-  for (std::size_t i = 0; i < one.weights.size(); ++i) {
-    INFO("parameter " << i);
-    CHECK(one.weights[i] == two.weights[i]);
-  }
+  gemm_plan::set_policy(saved_policy);
 }

@@ -2,9 +2,15 @@
 #include "tinyformer/tensor/gemm.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <vector>
 
 #include <cblas.h>
+#include <xsimd/config/xsimd_config.hpp>
+#include <xsimd/memory/xsimd_aligned_allocator.hpp>
 
+#include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
@@ -13,14 +19,11 @@ namespace {
 
 int as_int(std::size_t v) { return static_cast<int>(v); }
 
-// One product in float: on libxsmm's JIT kernels (tensor/gemm_xsmm.hpp) for A B and A^T B when it is built in,
-// else OpenBLAS. A B^T (a linear layer's forward) stays on OpenBLAS: libxsmm 1.17 has no kernel for it, and copying
-// B^T first cost as much as the faster kernel saved (medium: 2.5% of a step in the copies).
 // One row of C (m == 1: decoding one token) is a matrix-vector product: GEMM would pack all of op(B) for it.
 //   c [1,n] = alpha a [1,k] op(B) + beta c   ==   c^T = alpha op(B)^T a^T + beta c^T
 // a's k values are a row (stride 1) or, transposed, a column (stride lda).
-void call_blas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::size_t lda, const float* b,
-               std::size_t ldb, float beta, float* c, std::size_t ldc) {
+void call_openblas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::size_t lda, const float* b,
+                   std::size_t ldb, float beta, float* c, std::size_t ldc) {
   if (s.m == 1) {
     const int inc_a = ta ? as_int(lda) : 1;
     if (tb)  // op(B)^T = B [n,k]
@@ -29,9 +32,75 @@ void call_blas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::
       cblas_sgemv(CblasRowMajor, CblasTrans, as_int(s.k), as_int(s.n), alpha, b, as_int(ldb), a, inc_a, beta, c, 1);
     return;
   }
-  if (!tb && xsmm::product(ta, s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, as_int(s.m), as_int(s.n),
               as_int(s.k), alpha, a, as_int(lda), b, as_int(ldb), beta, c, as_int(ldc));
+}
+
+// Whether libxsmm can take the product at all (tensor/gemm_xsmm.hpp): A B and A^T B, alpha 1, beta 0 or 1, more
+// than one row. A B^T (a linear layer's forward) has no kernel in libxsmm 1.17.
+bool xsmm_applies(bool tb, GemmShape s, float alpha, float beta) {
+  return xsmm::built_in() && !tb && s.m > 1 && alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
+}
+
+using Buffer = std::vector<float, xsimd::aligned_allocator<float, 64>>;
+
+// Microseconds per product of `backend` on scratch operands of the shape (packed, 64-byte aligned as tf::Array's
+// are): the fastest of a few runs after one untimed run (which also generates libxsmm's kernel).
+double time_product(gemm_plan::Backend backend, bool ta, GemmShape s, const Buffer& a, const Buffer& b, Buffer& c) {
+  using Clock = std::chrono::steady_clock;
+  const std::size_t lda = ta ? s.m : s.k;
+  auto run = [&] {
+    if (backend == gemm_plan::Backend::openblas ||
+        !xsmm::product(ta, s.m, s.n, s.k, 1.0f, a.data(), lda, b.data(), s.n, 0.0f, c.data(), s.n))
+      call_openblas(ta, false, s, 1.0f, a.data(), lda, b.data(), s.n, 0.0f, c.data(), s.n);
+  };
+  run();
+  double best = 0, total = 0;
+  for (int rep = 0; rep < 25 && (rep < 3 || total < 2e3); ++rep) {  // at least 3 runs and 2 ms, at most 25 runs
+    const auto t0 = Clock::now();
+    run();
+    const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    best = rep == 0 ? us : std::min(best, us);
+    total += us;
+  }
+  return best;
+}
+
+// The library of a float A B or A^T B product that libxsmm could take: the plan's, or under TINYFORMER_GEMM=auto
+// the faster of the two measured now (once per shape and process; one shape is measured at a time).
+gemm_plan::Backend choose(bool ta, GemmShape s) {
+  const gemm_plan::Shape shape{ta, false, s.m, s.n, s.k};
+  gemm_plan::Backend backend = gemm_plan::Backend::openblas;
+  if (gemm_plan::find(shape, backend)) return backend;
+  gemm_plan::Choice choice;
+  choice.shape = shape;
+  const gemm_plan::Policy policy = gemm_plan::policy();
+  if (policy != gemm_plan::Policy::automatic) {
+    choice.backend = policy == gemm_plan::Policy::libxsmm ? gemm_plan::Backend::libxsmm : gemm_plan::Backend::openblas;
+    return gemm_plan::record(choice);
+  }
+  static std::mutex measuring;
+  std::lock_guard<std::mutex> lock(measuring);
+  if (gemm_plan::find(shape, backend)) return backend;  // another thread measured it meanwhile
+  Buffer a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 13) * 0.125f - 0.75f;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+  // In turns, twice, so that a moment of load on the machine does not fall on one library only.
+  choice.openblas_us = time_product(gemm_plan::Backend::openblas, ta, s, a, b, c);
+  choice.libxsmm_us = time_product(gemm_plan::Backend::libxsmm, ta, s, a, b, c);
+  choice.openblas_us = std::min(choice.openblas_us, time_product(gemm_plan::Backend::openblas, ta, s, a, b, c));
+  choice.libxsmm_us = std::min(choice.libxsmm_us, time_product(gemm_plan::Backend::libxsmm, ta, s, a, b, c));
+  choice.backend = choice.libxsmm_us < choice.openblas_us ? gemm_plan::Backend::libxsmm : gemm_plan::Backend::openblas;
+  return gemm_plan::record(choice);
+}
+
+// One product in float, on the library that tensor/gemm_plan.hpp chose for its shape.
+void call_blas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::size_t lda, const float* b,
+               std::size_t ldb, float beta, float* c, std::size_t ldc) {
+  if (xsmm_applies(tb, s, alpha, beta) && choose(ta, s) == gemm_plan::Backend::libxsmm &&
+      xsmm::product(ta, s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c, ldc))
+    return;
+  call_openblas(ta, tb, s, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void call_blas(bool ta, bool tb, GemmShape s, double alpha, const double* a, std::size_t lda, const double* b,

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -15,6 +17,7 @@
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run.hpp"
 #include "tinyformer/train/run_log.hpp"
@@ -96,6 +99,28 @@ void record(TrainResult& result, const StepResult& s, long done) {
   result.steps_done = done;
 }
 
+// The plan of products (tensor/gemm_plan.hpp) is kept in <out>/gemm_plan.txt: written after the first step of a run
+// and at its end, and replayed by a resumed run under TINYFORMER_GEMM=auto, so that the run goes on with the same
+// library for each product shape (a plan given by TINYFORMER_GEMM_PLAN comes first).
+std::string gemm_plan_path(const Run& run) { return (fs::path(run.out_dir) / "gemm_plan.txt").string(); }
+
+void replay_gemm_plan(const Run& run, std::vector<std::string>& notes) {
+  const std::string path = gemm_plan_path(run);
+  if (gemm_plan::policy() != gemm_plan::Policy::automatic || !gemm_plan::plan().empty() || !fs::exists(path)) return;
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const auto choices = gemm_plan::from_text(text.str(), path);
+  gemm_plan::replay(choices);
+  notes.push_back(fmt::format("products: the plan of the resumed run, {} ({})", path, gemm_plan::summary(choices)));
+}
+
+void write_gemm_plan(const Run& run) {
+  if (!dist::is_root()) return;
+  const std::string text = gemm_plan::to_text(gemm_plan::plan());
+  io::write_file_atomic(gemm_plan_path(run), text.data(), text.size());
+}
+
 void announce(const Run& run, const std::vector<std::string>& notes, bool progress) {
   if (!progress) return;
   for (const auto& note : notes) fmt::print("tinyformer: {}\n", note);
@@ -108,6 +133,11 @@ void announce(const Run& run, const std::vector<std::string>& notes, bool progre
         "tinyformer: {} process(es) x grad_accum {} x batch_size {} = {} sequences per step{}\n", dist::size(),
         t.grad_accum, t.batch_size, sequences_per_step(run.cfg),
         dist::size() > 1 ? fmt::format(" ({}, {} threads each)", dist::library_version(), run.parts.threads) : "");
+  fmt::print("tinyformer: products: TINYFORMER_GEMM={}{}; the plan goes to {}\n", gemm_plan::name(gemm_plan::policy()),
+             gemm_plan::policy() == gemm_plan::Policy::automatic
+                 ? " (each shape on the faster of OpenBLAS and libxsmm, measured at its first use)"
+                 : "",
+             gemm_plan_path(run));
 }
 
 // The log row of a step (rank 0 writes it) and, when due, the evaluation (every rank takes part).
@@ -198,6 +228,7 @@ TrainResult train(const TrainOptions& options) {
   const config::RunConfig& cfg = run.cfg;
   const bool progress = options.progress && dist::is_root();
   if (run.nothing_to_do) return nothing_to_do(run, notes, progress);
+  if (options.resume) replay_gemm_plan(run, notes);
   announce(run, notes, progress);
   RunLog log(run, progress);
   TrainResult result;
@@ -220,6 +251,7 @@ TrainResult train(const TrainOptions& options) {
       continue;
     }
     record(result, s, done);
+    if (step == run.start_step) write_gemm_plan(run);  // every product shape has been met
     log.count(done, s);
     const bool eval_now = every(done, cfg.training.eval_interval) || last;
     const std::optional<infer::EvalResult> eval = log_and_evaluate(run, log, result, s, done, log_now, eval_now);
@@ -239,6 +271,7 @@ TrainResult train(const TrainOptions& options) {
   in_steps.reset();
   if (total <= run.start_step) run.save(run.start_step);  // training.steps 0: the initial weights
   log.end_line();
+  write_gemm_plan(run);
   finish(run, result, progress, t0);
   return result;
 }

@@ -1,0 +1,71 @@
+#pragma once
+// Which library computes each float product of tensor/gemm.cpp: OpenBLAS's SGEMM or libxsmm's JIT kernels. Neither
+// wins everywhere: on an AVX-512 machine libxsmm ran the backward's products 10-20% faster, on an AVX2 one 20-40%
+// slower (README, "Speed"). So the choice is made on the machine that runs, per product shape, by measurement.
+//
+// The policy comes from the environment variable TINYFORMER_GEMM:
+//   auto (the default)  the first time a shape (trans_a, trans_b, m, n, k) is met in the process, both libraries
+//                       compute it a few times on scratch buffers, and the faster one is kept for that shape;
+//   openblas, libxsmm   every product on that library (libxsmm only where it has a kernel: A B and A^T B with alpha
+//                       1 and beta 0 or 1, more than one row; the rest always runs on OpenBLAS).
+// The plan (shape -> library) only grows during a run, so a shape always takes the same path within a run. A plan
+// written by to_text can be replayed (replay, or TINYFORMER_GEMM_PLAN=file): its shapes are not measured again, and
+// a product computes the same bits whatever the thread count for a given plan (tensor/gemm.hpp).
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace tf::gemm_plan {
+
+enum class Backend { openblas, libxsmm };
+enum class Policy { automatic, openblas, libxsmm };
+
+// The shape of one product as gemm.cpp calls a library: op(A) [m,k], op(B) [k,n].
+struct Shape {
+  bool trans_a = false, trans_b = false;
+  std::size_t m = 0, n = 0, k = 0;
+  bool operator==(const Shape& o) const {
+    return trans_a == o.trans_a && trans_b == o.trans_b && m == o.m && n == o.n && k == o.k;
+  }
+  bool operator<(const Shape& o) const;
+};
+
+struct Choice {
+  Shape shape;
+  Backend backend = Backend::openblas;
+  // What the measurement took per product, in microseconds (0 when the choice was forced or replayed).
+  double openblas_us = 0, libxsmm_us = 0;
+};
+
+const char* name(Backend b);  // "openblas", "libxsmm"
+const char* name(Policy p);   // "auto", "openblas", "libxsmm"
+
+// "auto", "openblas" or "libxsmm"; anything else, or libxsmm in a build without it, throws std::invalid_argument
+// naming `where` (e.g. "TINYFORMER_GEMM") and the valid values.
+Policy parse_policy(const std::string& text, const std::string& where);
+
+// The policy in force: TINYFORMER_GEMM's, read at the first call (unset: auto), unless set_policy set another. The
+// first call also replays TINYFORMER_GEMM_PLAN's file when that is set. Both throw std::invalid_argument on a bad
+// value; the app calls this at start-up so that the error is one line before any work.
+Policy policy();
+// Sets the policy and forgets the plan (for tests and A/B runs).
+void set_policy(Policy p);
+
+// The plan so far, sorted by shape.
+std::vector<Choice> plan();
+// Replaces the plan by `choices` (a recorded one): their shapes are not measured again.
+void replay(const std::vector<Choice>& choices);
+
+// One line per choice, "NN 1024 64 192 libxsmm" (N or T for op(A) then op(B), then m n k and the library).
+std::string to_text(const std::vector<Choice>& choices);
+// The inverse of to_text; a malformed line throws std::invalid_argument naming `where`, the line number and what
+// a line holds. Blank lines and lines starting with # are skipped.
+std::vector<Choice> from_text(const std::string& text, const std::string& where);
+// The plan's choices counted per library: {"libxsmm": 12, "openblas": 7} as a short text "libxsmm 12, openblas 7".
+std::string summary(const std::vector<Choice>& choices);
+
+// For gemm.cpp: the recorded choice of `s`, if any, and recording a new one (the first record of a shape wins).
+bool find(const Shape& s, Backend& backend);
+Backend record(const Choice& c);
+
+}  // namespace tf::gemm_plan

@@ -1,0 +1,166 @@
+// The choice of library per product shape (tensor/gemm_plan.hpp): a forced policy is obeyed bit for bit, auto
+// measures a shape once and keeps its choice, and a plan survives its text form. No timing is asserted.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <cblas.h>
+
+#include "tinyformer/tensor/gemm.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
+#include "tinyformer/tensor/gemm_xsmm.hpp"
+
+using namespace tf;
+using gemm_plan::Backend;
+using gemm_plan::Policy;
+
+namespace {
+
+std::vector<float> values(std::size_t n, unsigned seed) {
+  std::vector<float> v(n);
+  unsigned x = seed * 2654435761u + 1;
+  for (auto& e : v) {
+    x = x * 1664525u + 1013904223u;
+    e = static_cast<float>(x >> 8) / static_cast<float>(1u << 24) - 0.5f;
+  }
+  return v;
+}
+
+// Restores the policy in force before the test (and forgets the test's plan).
+struct PolicyGuard {
+  Policy saved = gemm_plan::policy();
+  ~PolicyGuard() { gemm_plan::set_policy(saved); }
+};
+
+const gemm_plan::Choice* find_choice(const std::vector<gemm_plan::Choice>& plan, const gemm_plan::Shape& s) {
+  for (const auto& c : plan)
+    if (c.shape == s) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("gemm plan: a forced library computes every product it can take, bit for bit as that library alone",
+          "[tensor][gemm]") {
+  PolicyGuard guard;
+  // A B and A^T B, small and cut into pieces (300 x 170 x 600: 30M multiply-adds), beta 0 and 1
+  for (GemmShape s : {GemmShape{40, 24, 56}, GemmShape{300, 170, 600}})
+    for (bool ta : {false, true})
+      for (float beta : {0.0f, 1.0f}) {
+        INFO("m " << s.m << " n " << s.n << " k " << s.k << " ta " << ta << " beta " << beta);
+        const auto a = values(s.m * s.k, 1), b = values(s.k * s.n, 2), c0 = values(s.m * s.n, 3);
+        const int lda = static_cast<int>(ta ? s.m : s.k);
+        std::vector<float> want = c0, got = c0;
+        gemm_plan::set_policy(Policy::openblas);
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, static_cast<int>(s.m),
+                    static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a.data(), lda, b.data(), static_cast<int>(s.n),
+                    beta, want.data(), static_cast<int>(s.n));
+        gemm_whole<float>(ta, false, s, 1.0f, a.data(), b.data(), beta, got.data());
+        CHECK(got == want);
+        const gemm_plan::Choice* c = find_choice(gemm_plan::plan(), {ta, false, s.m, s.n, s.k});
+        REQUIRE(c != nullptr);
+        CHECK(c->backend == Backend::openblas);
+        if (!xsmm::built_in()) continue;
+        gemm_plan::set_policy(Policy::libxsmm);
+        std::vector<float> xsmm_want = c0, xsmm_got = c0;
+        REQUIRE(xsmm::product(ta, s.m, s.n, s.k, 1.0f, a.data(), static_cast<std::size_t>(lda), b.data(), s.n, beta,
+                              xsmm_want.data(), s.n));
+        gemm_whole<float>(ta, false, s, 1.0f, a.data(), b.data(), beta, xsmm_got.data());
+        CHECK(xsmm_got == xsmm_want);
+        c = find_choice(gemm_plan::plan(), {ta, false, s.m, s.n, s.k});
+        REQUIRE(c != nullptr);
+        CHECK(c->backend == Backend::libxsmm);
+      }
+}
+
+TEST_CASE("gemm plan: auto measures a shape once, records both libraries' times and keeps the faster",
+          "[tensor][gemm]") {
+  PolicyGuard guard;
+  gemm_plan::set_policy(Policy::automatic);
+  const GemmShape s{64, 48, 96};
+  const auto a = values(s.m * s.k, 4), b = values(s.k * s.n, 5);
+  std::vector<float> c(s.m * s.n);
+  gemm<float>(true, false, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
+  const auto plan = gemm_plan::plan();
+  if (!xsmm::built_in()) {  // one library: nothing to measure, nothing to record
+    CHECK(plan.empty());
+    return;
+  }
+  REQUIRE(plan.size() == 1);
+  const gemm_plan::Choice first = plan[0];
+  CHECK(first.shape == gemm_plan::Shape{true, false, 64, 48, 96});
+  CHECK(first.openblas_us > 0);
+  CHECK(first.libxsmm_us > 0);
+  CHECK(first.backend == (first.libxsmm_us < first.openblas_us ? Backend::libxsmm : Backend::openblas));
+  for (int i = 0; i < 3; ++i) gemm<float>(true, false, s, 1.0f, a.data(), b.data(), 1.0f, c.data());
+  const auto again = gemm_plan::plan();
+  REQUIRE(again.size() == 1);
+  CHECK(again[0].openblas_us == first.openblas_us);  // not measured again
+  // A B^T has no libxsmm kernel, and alpha 0.5 none either: they run on OpenBLAS without a measurement.
+  gemm<float>(false, true, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
+  gemm<float>(true, false, {32, 48, 96}, 0.5f, a.data(), b.data(), 0.0f, c.data());
+  CHECK(gemm_plan::plan().size() == 1);
+}
+
+TEST_CASE("gemm plan: a replayed plan is followed without measuring, and survives its text form", "[tensor][gemm]") {
+  PolicyGuard guard;
+  gemm_plan::set_policy(Policy::automatic);
+  const Backend other = xsmm::built_in() ? Backend::libxsmm : Backend::openblas;
+  std::vector<gemm_plan::Choice> recorded{{{false, false, 32, 16, 32}, Backend::openblas, 0, 0},
+                                          {{true, false, 64, 192, 1024}, other, 0, 0},
+                                          {{false, true, 1024, 64, 192}, Backend::openblas, 0, 0}};
+  const std::string text = gemm_plan::to_text(recorded);
+  CHECK(text ==
+        std::string("NN 32 16 32 openblas\nTN 64 192 1024 ") + gemm_plan::name(other) + "\nNT 1024 64 192 openblas\n");
+  const auto parsed = gemm_plan::from_text("# a comment\n\n" + text, "plan.txt");
+  REQUIRE(parsed.size() == recorded.size());
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    CHECK(parsed[i].shape == recorded[i].shape);
+    CHECK(parsed[i].backend == recorded[i].backend);
+  }
+  gemm_plan::replay(parsed);
+  const GemmShape s{64, 192, 1024};
+  const auto a = values(s.m * s.k, 6), b = values(s.k * s.n, 7);
+  std::vector<float> c(s.m * s.n);
+  gemm_whole<float>(true, false, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
+  const auto plan = gemm_plan::plan();
+  CHECK(plan.size() == 3);  // nothing new
+  const gemm_plan::Choice* choice = find_choice(plan, {true, false, 64, 192, 1024});
+  REQUIRE(choice != nullptr);
+  CHECK(choice->backend == other);
+  CHECK(choice->openblas_us == 0);  // replayed, not measured
+}
+
+TEST_CASE("gemm plan: every malformed plan line is refused with its line number and what a line holds",
+          "[tensor][gemm]") {
+  const std::string good = "NN 32 16 32 openblas";
+  // Each field of a good line replaced by a wrong value, and lines with a field missing or one too many.
+  const std::vector<std::vector<std::string>> wrong{{"NX", "N", "TNT", "nn", "11", ""},
+                                                    {"0", "-3", "x", "1.5", ""},
+                                                    {"0", "-1", "y", ""},
+                                                    {"0", "-7", "z", ""},
+                                                    {"blas", "xsmm", "OpenBLAS", ""}};
+  std::vector<std::string> lines;
+  for (std::size_t field = 0; field < wrong.size(); ++field)
+    for (const std::string& value : wrong[field]) {
+      std::vector<std::string> parts{"NN", "32", "16", "32", "openblas"};
+      parts[field] = value;
+      std::string line;
+      for (const auto& p : parts)
+        if (!p.empty()) line += (line.empty() ? "" : " ") + p;
+      lines.push_back(line);
+    }
+  lines.push_back(good + " extra");
+  for (const std::string& line : lines) {
+    INFO("line '" << line << "'");
+    const std::string text = good + "\n" + good + "\n" + line + "\n";
+    CHECK_THROWS_WITH(gemm_plan::from_text(text, "plan.txt"),
+                      Catch::Contains("plan.txt, line 3") && (Catch::Contains("expected NN, NT, TN or TT") ||
+                                                              Catch::Contains("expected openblas or libxsmm")));
+  }
+  CHECK_THROWS_WITH(gemm_plan::parse_policy("fast", "TINYFORMER_GEMM"),
+                    "TINYFORMER_GEMM='fast': expected auto, openblas or libxsmm");
+  CHECK(gemm_plan::parse_policy("auto", "TINYFORMER_GEMM") == Policy::automatic);
+  CHECK(gemm_plan::parse_policy("openblas", "TINYFORMER_GEMM") == Policy::openblas);
+}
