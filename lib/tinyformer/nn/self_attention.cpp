@@ -58,7 +58,8 @@ Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
 template <class S>
 KVCache<S> CausalSelfAttention<S>::make_cache(std::size_t capacity) const {
   const std::size_t H = n_head_, D = d_model_ / n_head_;
-  return {Array<S>::from_shape({H, capacity, D}), Array<S>::from_shape({H, capacity, D}), 0};
+  const Shape shape{H, capacity, D};  // (a braced list here made GCC 12 warn maybe-uninitialized inside xtensor)
+  return {Array<S>::from_shape(shape), Array<S>::from_shape(shape), 0};
 }
 
 namespace {

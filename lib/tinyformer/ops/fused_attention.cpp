@@ -141,6 +141,7 @@ std::size_t set_attention_keep_limit(std::size_t bytes) {
 template <class S>
 Var<S> causal_self_attention(const Var<S>& qkv, std::size_t n_head, S dropout_p, bool training, Rng& rng,
                              Array<S>* weights) {
+  check_input(qkv, "causal_self_attention", "qkv");
   const Shape shape = qkv.shape();
   if (shape.size() != 3 || shape[2] % 3 != 0)
     throw std::invalid_argument(fmt::format("causal_self_attention: qkv must be [B,T,3C], got {}", shape_str(shape)));

@@ -45,6 +45,7 @@ void rotate_qk_rows(const S* in, S* out, std::size_t B, std::size_t T, std::size
 // qkv [B,T,3C] -> [B,T,3C]
 template <class S>
 Var<S> rotary_qk(const Var<S>& qkv, std::size_t n_head, double base, std::size_t pos0) {
+  check_input(qkv, "rotary_qk", "qkv");
   const Shape shape = qkv.shape();
   if (shape.size() != 3 || shape[2] % 3 != 0)
     throw std::invalid_argument(
