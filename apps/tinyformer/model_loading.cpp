@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -10,21 +11,21 @@
 namespace tf::app {
 
 LoadedModel load_trained_model(const std::string& checkpoint_path) {
-  const auto file = io::SafetensorsFile::load(checkpoint_path);
+  LoadedGPT gpt = load_gpt(checkpoint_path);
   LoadedModel loaded;
-  loaded.model =
-      std::make_unique<nn::GPT<float>>(checkpoint::read_model_config(file), 0);  // the weights are loaded next
-  checkpoint::load_model_weights(file, *loaded.model);
-  loaded.model->eval();
-  const checkpoint::TrainingState state = checkpoint::read_training_state(file);
   loaded.path = checkpoint_path;
-  loaded.vocab = data::Vocabulary::deserialize(state.vocab);
-  loaded.step = state.step;
-  loaded.config_yaml = state.config_yaml;
+  loaded.model = std::move(gpt.model);
+  loaded.vocab = std::move(gpt.vocab);
+  loaded.step = gpt.step;
+  loaded.config_yaml = std::move(gpt.config_yaml);
   return loaded;
 }
 
 std::unique_ptr<data::DataSource> data_of(const LoadedModel& loaded) {
+  if (loaded.config_yaml.empty())
+    throw std::runtime_error(fmt::format("{}: saved without its run config (tf::save from a program), so the data it "
+                                         "was trained on is not known",
+                                         loaded.path));
   try {
     return data::make_data_source(config::load_config_text(loaded.config_yaml, loaded.path + " (its config)"));
   } catch (const std::exception& e) {

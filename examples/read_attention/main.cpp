@@ -12,7 +12,6 @@
 #include <tinyformer/data/vocabulary.hpp>
 #include <tinyformer/infer/attention_maps.hpp>
 #include <tinyformer/io/npy.hpp>
-#include <tinyformer/io/safetensors.hpp>
 #include <tinyformer/nn/gpt.hpp>
 
 using namespace tf;
@@ -33,12 +32,10 @@ int main(int argc, char** argv) {
   const std::size_t layer = args.size() == 4 ? std::stoul(args[2]) : 0,
                     head = args.size() == 4 ? std::stoul(args[3]) : 0;
 
-  // The checkpoint holds the weights (nanoGPT names), the model section as JSON and the vocabulary.
-  const io::SafetensorsFile file = io::SafetensorsFile::load(args[0]);
-  nn::GPT<float> model(checkpoint::read_model_config(file),
-                       /*seed=*/0);  // the seed does not matter: weights are loaded
-  checkpoint::load_model_weights(file, model);
-  const data::Vocabulary vocab = data::Vocabulary::deserialize(checkpoint::read_training_state(file).vocab);
+  // The checkpoint holds the weights (nanoGPT names), the model section and the vocabulary: one call reads all three.
+  const LoadedGPT loaded = load_gpt(args[0]);  // loaded.model (in eval mode), loaded.config, loaded.vocab
+  nn::GPT<float>& model = *loaded.model;
+  const data::Vocabulary& vocab = loaded.vocab;
 
   // Prompt -> token ids [T] -> attention weights of every layer and head [L,H,T,T] (eval mode, nothing recorded).
   const std::vector<Index> ids = vocab.encode(args[1]);

@@ -1,6 +1,9 @@
 // Checkpoints: weights round-trip through safetensors bit for bit, and loading weights of another
 // architecture fails with every mismatching name and shape listed, changing nothing.
 #include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -63,4 +66,90 @@ TEST_CASE("checkpoint: loading another architecture lists each mismatching name 
   const auto file2 = io::SafetensorsFile::load(save_model(more, "extra"));
   CHECK_THROWS_WITH(checkpoint::load_model_weights(file2, fewer),
                     Catch::Contains("unexpected tensor transformer.h.1.ln_1.weight [8]"));
+}
+
+namespace {
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("tinyformer_ckpt_" + name + ".safetensors")).string();
+}
+data::Vocabulary letters(std::size_t n) {  // "a", "b", ... n one-character tokens
+  std::vector<std::string> tokens;
+  for (std::size_t i = 0; i < n; ++i) tokens.push_back(std::string(1, static_cast<char>('a' + i)));
+  return data::Vocabulary(tokens);
+}
+}  // namespace
+
+TEST_CASE("checkpoint: tf::save writes the app's format and tf::load_gpt gives model, config and vocabulary back",
+          "[io][train]") {
+  nn::GPT<float> model(model_config(8, 2), 3);
+  const std::string path = temp_path("library");
+  save(path, model, letters(7), {/*step=*/42, /*config_yaml=*/""});
+  const LoadedGPT loaded = load_gpt(path);
+  CHECK(loaded.vocab == letters(7));
+  CHECK(loaded.step == 42);
+  CHECK(loaded.config_yaml.empty());
+  CHECK(loaded.config.d_model == 8);
+  CHECK(loaded.config.n_layer == 2);
+  CHECK_FALSE(loaded.model->training());
+  const auto a = model.named_parameters(), b = loaded.model->named_parameters();
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].first == b[i].first);
+    CHECK((a[i].second.value() == b[i].second.value()));
+  }
+  // what the app's loader reads (checkpoint::read_training_state) is there too
+  const auto state = checkpoint::read_training_state(io::SafetensorsFile::load(path));
+  CHECK(data::Vocabulary::deserialize(state.vocab) == letters(7));
+}
+
+TEST_CASE("checkpoint: tf::save refuses a vocabulary of another size and a negative step, writing nothing",
+          "[io][train][preconditions]") {
+  nn::GPT<float> model(model_config(8, 1), 3);  // vocab_size 7
+  const std::string path = temp_path("refused");
+  fs::remove(path);
+  for (const std::size_t n : {0, 1, 6, 8, 20}) {
+    INFO("a vocabulary of " << n << " tokens");
+    const data::Vocabulary vocab = n == 0 ? data::Vocabulary() : letters(n);
+    CHECK_THROWS_WITH(save(path, model, vocab), Catch::Contains("vocab has " + std::to_string(n) + " tokens") &&
+                                                    Catch::Contains("vocab_size is 7"));
+  }
+  CHECK_THROWS_WITH(save(path, model, letters(7), {-1, ""}), Catch::Contains("step = -1"));
+  CHECK_FALSE(fs::exists(path));
+}
+
+TEST_CASE("checkpoint: tf::load_gpt names the file that is missing, empty or not a checkpoint", "[io][train]") {
+  const std::string missing = temp_path("missing"), empty = temp_path("empty"), weights_only = temp_path("weights");
+  fs::remove(missing);
+  { std::ofstream(empty).flush(); }
+  nn::GPT<float> model(model_config(8, 1), 3);
+  save(weights_only, model);  // named parameters only: no model section, no vocabulary
+  for (const std::string& path : {missing, empty, weights_only}) {
+    INFO(path);
+    CHECK_THROWS_WITH(load_gpt(path), Catch::Contains(path));
+  }
+}
+
+TEST_CASE("checkpoint: tf::save and tf::load carry any module's parameters and refuse another structure",
+          "[io][train]") {
+  struct Two : nn::Module<float> {
+    Two(std::size_t width, std::uint64_t seed)
+        : rng(seed),
+          a(3, width, true, nn::InitScheme::xavier_uniform, rng),
+          b(width, 2, false, nn::InitScheme::xavier_uniform, rng) {
+      register_module("a", a);
+      register_module("b", b);
+    }
+    Rng rng;
+    nn::Linear<float> a, b;
+  };
+  Two saved(4, 1), loaded(4, 2), wider(5, 1);
+  const std::string path = temp_path("module");
+  save(path, saved);
+  load(path, loaded);
+  const auto x = saved.named_parameters(), y = loaded.named_parameters();
+  REQUIRE(x.size() == 3);
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK((x[i].second.value() == y[i].second.value()));
+  const Array<float> before = wider.named_parameters()[0].second.value();
+  CHECK_THROWS_WITH(load(path, wider), Catch::Contains("a.weight") && Catch::Contains("b.weight"));
+  CHECK((wider.named_parameters()[0].second.value() == before));  // nothing changed
 }

@@ -84,3 +84,32 @@ TEST_CASE("gradcheck: add of one shape, including a value added to itself", "[gr
       },
       {test::random_array({2, 3}, 34), test::random_array({2, 3}, 35)}, {}, {"x", "w"}));
 }
+
+TEST_CASE("ops: a constant on either side of + - * / gives the values of the same array expression", "[ops]") {
+  const Var<float> x(Array<float>{{1.0f, -2.0f}, {4.0f, 0.5f}});
+  const Array<float> v = x.value();
+  CHECK(xt::allclose((x * 0.5).value(), Array<float>(v * 0.5f)));
+  CHECK(xt::allclose((0.5 * x).value(), Array<float>(0.5f * v)));
+  CHECK(xt::allclose((1.0 - x).value(), Array<float>(1.0f - v)));
+  CHECK(xt::allclose((x - 1.0f).value(), Array<float>(v - 1.0f)));
+  CHECK(xt::allclose((2 + x).value(), Array<float>(2.0f + v)));
+  CHECK(xt::allclose((x + 2).value(), Array<float>(v + 2.0f)));
+  CHECK(xt::allclose((x / 2).value(), Array<float>(v / 2.0f)));
+  CHECK(xt::allclose((3.0 / x).value(), Array<float>(3.0f / v)));
+  CHECK(xt::allclose((-x).value(), Array<float>(-v)));
+}
+
+TEST_CASE("gradcheck: a constant on either side of + - * / and unary minus", "[gradcheck][ops]") {
+  const auto a = random_array({2, 3}, 61, 0.5, 2.0);  // away from 0 for c / a
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return in[0] * 0.5; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return -1.5 * in[0]; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return 1.0 - in[0]; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return in[0] - 1.0; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return 2 + in[0]; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return in[0] + 2; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return in[0] / 4; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return 3.0 / in[0]; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return -in[0]; }, {a}));
+  // a value used twice through constants: d/dx (1 - x) * (x / 2) = 0.5 - x
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return (1.0 - in[0]) * (in[0] / 2); }, {a}));
+}

@@ -41,8 +41,33 @@ Var<S>::Var(Array<S> value, bool requires_grad) : node_(std::make_shared<Node<S>
 }
 
 template <class S>
+void Var<S>::throw_undefined() {
+  throw std::invalid_argument(
+      "Var: this Var is undefined (default-constructed, it holds no value); construct it from an Array or assign an "
+      "op's result to it first");
+}
+
+template <class S>
+void check_input(const Var<S>& v, std::string_view op, std::string_view arg) {
+  if (!v.defined())
+    throw std::invalid_argument(fmt::format(
+        "{}: argument '{}' is an undefined Var (default-constructed, no value); give it a tensor", op, arg));
+  if (v.numel() == 0)
+    throw std::invalid_argument(fmt::format("{}: argument '{}' has shape {}, which holds no elements; every dimension "
+                                            "must be at least 1",
+                                            op, arg, shape_str(v.shape())));
+}
+
+void check_input(const IndexArray& ids, std::string_view op, std::string_view arg) {
+  if (ids.size() == 0)
+    throw std::invalid_argument(fmt::format("{}: argument '{}' has shape {}, which holds no elements; every dimension "
+                                            "must be at least 1",
+                                            op, arg, shape_str(to_shape(ids.shape()))));
+}
+
+template <class S>
 std::size_t Var<S>::size(long axis) const {
-  return node_->value.shape()[normalize_axis(axis, dim(), "Var::size")];
+  return checked().value.shape()[normalize_axis(axis, dim(), "Var::size")];
 }
 
 template <class S>
@@ -50,19 +75,19 @@ S Var<S>::item() const {
   if (numel() != 1)
     throw std::invalid_argument(
         fmt::format("item(): the value has shape {}, not a single element", shape_str(shape())));
-  return *node_->value.data();
+  return *checked().value.data();
 }
 
 template <class S>
 Var<S>& Var<S>::set_requires_grad(bool on) {
-  if (!node_->is_leaf()) throw std::logic_error("set_requires_grad: only leaves (not op results) can change it");
+  if (!checked().is_leaf()) throw std::logic_error("set_requires_grad: only leaves (not op results) can change it");
   node_->requires_grad = on;
   return *this;
 }
 
 template <class S>
 const Array<S>& Var<S>::grad() const {
-  if (!node_->has_grad)
+  if (!checked().has_grad)
     throw std::logic_error(
         fmt::format("grad(): no gradient has reached this {} value (shape {})", node_->op, shape_str(shape())));
   return node_->grad;
@@ -70,7 +95,7 @@ const Array<S>& Var<S>::grad() const {
 
 template <class S>
 Array<S>& Var<S>::mutable_grad() {
-  if (!node_->has_grad) {
+  if (!checked().has_grad) {
     node_->grad = xt::zeros<S>(node_->value.shape());
     node_->has_grad = true;
   }
@@ -79,7 +104,7 @@ Array<S>& Var<S>::mutable_grad() {
 
 template <class S>
 void Var<S>::zero_grad() {
-  node_->grad = Array<S>();
+  checked().grad = Array<S>();
   node_->has_grad = false;
 }
 
@@ -182,6 +207,8 @@ template struct Node<float>;
 template struct Node<double>;
 template class Var<float>;
 template class Var<double>;
+template void check_input(const Var<float>&, std::string_view, std::string_view);
+template void check_input(const Var<double>&, std::string_view, std::string_view);
 template Var<float> make_result(Array<float>, const std::vector<Var<float>>&, std::function<void(Node<float>&)>,
                                 const char*);
 template Var<double> make_result(Array<double>, const std::vector<Var<double>>&, std::function<void(Node<double>&)>,

@@ -13,6 +13,7 @@
 // - Inside a NoGradGuard scope ops record nothing: results are constants.
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include <xtensor/xnoalias.hpp>
@@ -89,34 +90,47 @@ class Var {
   explicit Var(Array<S> value, bool requires_grad = false);
   explicit Var(NodePtr<S> node) : node_(std::move(node)) {}
 
+  // Every accessor below throws std::invalid_argument on an undefined (default-constructed) Var.
   bool defined() const { return node_ != nullptr; }
-  const Array<S>& value() const { return node_->value; }
-  Array<S>& mutable_value() { return node_->value; }  // for optimizers and initialisers; not recorded
-  Shape shape() const { return to_shape(node_->value.shape()); }
-  std::size_t dim() const { return node_->value.dimension(); }
+  const Array<S>& value() const { return checked().value; }
+  Array<S>& mutable_value() { return checked().value; }  // for optimizers and initialisers; not recorded
+  Shape shape() const { return to_shape(checked().value.shape()); }
+  std::size_t dim() const { return checked().value.dimension(); }
   std::size_t size(long axis) const;
-  std::size_t numel() const { return node_->value.size(); }
+  std::size_t numel() const { return checked().value.size(); }
   S item() const;  // the value of a one-element tensor
 
-  bool requires_grad() const { return node_->requires_grad; }
+  bool requires_grad() const { return checked().requires_grad; }
   Var& set_requires_grad(bool on);
-  bool has_grad() const { return node_->has_grad; }
+  bool has_grad() const { return checked().has_grad; }
   const Array<S>& grad() const;  // throws std::logic_error when no gradient has reached this value
   Array<S>& mutable_grad();
   void zero_grad();  // drops the gradient (like PyTorch's set_to_none)
-  void retain_grad() { node_->retain_grad = true; }
-  const char* op() const { return node_->op; }
+  void retain_grad() { checked().retain_grad = true; }
+  const char* op() const { return checked().op; }
 
   // Reverse-mode sweep from this value. The no-argument form needs a one-element value (seed 1).
   void backward(BackwardOptions opts = {}) const;
   void backward(const Array<S>& seed, BackwardOptions opts = {}) const;
 
-  Node<S>& node() const { return *node_; }
+  Node<S>& node() const { return checked(); }
   const NodePtr<S>& node_ptr() const { return node_; }
 
  private:
+  Node<S>& checked() const {
+    if (!node_) throw_undefined();
+    return *node_;
+  }
+  [[noreturn]] static void throw_undefined();
   NodePtr<S> node_;
 };
+
+// The precondition of every op on each tensor argument: throws std::invalid_argument naming `op` and `arg` when `v`
+// is undefined (a default-constructed Var) or holds no elements (a dimension of size 0).
+template <class S>
+void check_input(const Var<S>& v, std::string_view op, std::string_view arg);
+// The same for an op's index argument (token ids, targets): it must hold at least one element.
+void check_input(const IndexArray& ids, std::string_view op, std::string_view arg);
 
 // Builds an op result. Records `inputs` and `backward` only when grad mode is on and some input
 // requires grad; otherwise the result is a constant.

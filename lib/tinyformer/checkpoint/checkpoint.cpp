@@ -200,3 +200,53 @@ void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<floa
 }
 
 }  // namespace tf::checkpoint
+
+namespace tf {
+
+void save(const std::string& path, const nn::GPT<float>& model, const data::Vocabulary& vocab,
+          const SaveOptions& options) {
+  if (vocab.size() != model.vocab_size())
+    throw std::invalid_argument(fmt::format("save: vocab has {} tokens but the model's vocab_size is {}; pass the "
+                                            "vocabulary the model was trained with",
+                                            vocab.size(), model.vocab_size()));
+  if (options.step < 0) throw std::invalid_argument(fmt::format("save: options.step = {} must be >= 0", options.step));
+  checkpoint::TrainingState state;
+  state.step = options.step;
+  state.config_yaml = options.config_yaml;
+  state.vocab = vocab.serialize();
+  checkpoint::save_checkpoint(path, model, nullptr, state);
+}
+
+LoadedGPT load_gpt(const std::string& path) {
+  const auto file = io::SafetensorsFile::load(path);
+  LoadedGPT loaded;
+  loaded.config = checkpoint::read_model_config(file);
+  loaded.model = std::make_unique<nn::GPT<float>>(loaded.config, 0);  // the seed does not matter: weights are loaded
+  checkpoint::load_model_weights(file, *loaded.model);
+  loaded.model->eval();
+  const checkpoint::TrainingState state = checkpoint::read_training_state(file);
+  try {
+    loaded.vocab = data::Vocabulary::deserialize(state.vocab);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.vocab' metadata: {}", path, e.what()));
+  }
+  if (loaded.vocab.size() != *loaded.config.vocab_size)
+    throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its vocabulary has {} tokens, its model {}", path,
+                                         loaded.vocab.size(), *loaded.config.vocab_size));
+  loaded.step = state.step;
+  loaded.config_yaml = state.config_yaml;
+  return loaded;
+}
+
+void save(const std::string& path, const nn::Module<float>& model) {
+  io::SafetensorsWriter writer;
+  for (const auto& [name, p] : model.named_parameters()) writer.add(name, p.value());
+  writer.set_metadata("format", "pt");
+  writer.write_atomic(path);
+}
+
+void load(const std::string& path, nn::Module<float>& model) {
+  checkpoint::load_model_weights(io::SafetensorsFile::load(path), model);
+}
+
+}  // namespace tf

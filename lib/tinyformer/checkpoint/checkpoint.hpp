@@ -12,8 +12,10 @@
 //             "tinyformer.data": the data source's fingerprint (JSON, train/resume.hpp), absent in older checkpoints.
 // A PyTorch user loads the weights by keeping the names that do not start with "optimizer.".
 #include <cstdint>
+#include <memory>
 #include <string>
 
+#include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/optim/optimizer.hpp"
@@ -52,3 +54,36 @@ void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& mode
 void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<float>& optimizer);
 
 }  // namespace tf::checkpoint
+
+namespace tf {
+
+// ---- Saving and loading from a program, in the app's format: what tf::save writes, `tinyformer sample`, `attention`
+// and `heads` read, and tf::load_gpt reads what `tinyformer train` wrote.
+
+struct SaveOptions {
+  std::int64_t step = 0;    // optimizer steps taken, as the app reports it
+  std::string config_yaml;  // the run config (config::to_yaml) when there is one; "" saves none, and the app then
+                            // says that the data the model was trained on is not known
+};
+// Writes `model`'s weights, its model config and `vocab` (atomically, as the app does). Throws std::invalid_argument
+// when vocab's size is not the model's vocab_size (an empty vocabulary included), or when options.step < 0.
+void save(const std::string& path, const nn::GPT<float>& model, const data::Vocabulary& vocab,
+          const SaveOptions& options = {});
+
+struct LoadedGPT {
+  std::unique_ptr<nn::GPT<float>> model;  // built from `config` with the file's weights, in eval mode
+  config::ModelConfig config;
+  data::Vocabulary vocab;
+  std::int64_t step = 0;
+  std::string config_yaml;  // the run config saved with it ("" when none was)
+};
+// Reads a checkpoint that `tinyformer train` or tf::save wrote. Throws std::runtime_error naming the file when it
+// cannot be read or is not a tinyformer checkpoint, std::invalid_argument when its weights do not fit its config.
+LoadedGPT load_gpt(const std::string& path);
+
+// Any module (not only a GPT): its named parameters as an F32 safetensors file, nothing else; load() copies them back
+// into a module of the same structure and throws std::invalid_argument listing every mismatch before changing anything.
+void save(const std::string& path, const nn::Module<float>& model);
+void load(const std::string& path, nn::Module<float>& model);
+
+}  // namespace tf

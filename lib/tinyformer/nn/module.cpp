@@ -1,5 +1,9 @@
 #include "tinyformer/nn/module.hpp"
 
+#include <stdexcept>
+
+#include <fmt/format.h>
+
 namespace tf::nn {
 
 template <class S>
@@ -40,14 +44,37 @@ void Module<S>::train(bool on) {
   for (auto& [name, child] : children_) child->train(on);
 }
 
+namespace {
+// A name that a checkpoint can hold: not empty, no '.', (the separator of nested names), not taken yet.
+template <class Taken>
+void check_name(const std::string& name, const char* what, const Taken& taken) {
+  if (name.empty() || name.find('.') != std::string::npos)
+    throw std::invalid_argument(fmt::format("{}: name '{}' must be non-empty and hold no '.' (the separator of nested "
+                                            "names)",
+                                            what, name));
+  for (const auto& [other, unused] : taken)
+    if (other == name)
+      throw std::invalid_argument(fmt::format("{}: name '{}' is already taken in this module", what, name));
+}
+}  // namespace
+
 template <class S>
-Var<S>& Module<S>::register_parameter(const std::string& name, Array<S> value) {
+Var<S> Module<S>::register_parameter(const std::string& name, Array<S> value) {
+  check_name(name, "register_parameter", params_);
+  check_name(name, "register_parameter", children_);
+  if (value.size() == 0)
+    throw std::invalid_argument(fmt::format("register_parameter: '{}' has shape {}, which holds no elements; every "
+                                            "dimension must be at least 1",
+                                            name, shape_str(to_shape(value.shape()))));
   params_.emplace_back(name, Var<S>(std::move(value), true));
   return params_.back().second;
 }
 
 template <class S>
 void Module<S>::register_module(const std::string& name, Module<S>& child) {
+  check_name(name, "register_module", params_);
+  check_name(name, "register_module", children_);
+  if (&child == this) throw std::invalid_argument(fmt::format("register_module: '{}' is this module itself", name));
   children_.emplace_back(name, &child);
 }
 

@@ -32,7 +32,8 @@ class Module {
   bool training() const { return training_; }
 
  protected:
-  Var<S>& register_parameter(const std::string& name, Array<S> value);
+  // Returns a handle to the new parameter (a Var shares its node): it stays valid whatever is registered later.
+  Var<S> register_parameter(const std::string& name, Array<S> value);
   void register_module(const std::string& name, Module<S>& child);
 
  private:

@@ -26,6 +26,8 @@ namespace tf {
 // logits [..., V], targets [...] -> scalar loss []
 template <class S>
 Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index ignore_index) {
+  check_input(logits, "cross_entropy", "logits");
+  check_input(targets, "cross_entropy", "targets");
   const Shape lshape = logits.shape();
   const Shape tshape = to_shape(targets.shape());
   if (lshape.empty())

@@ -15,6 +15,7 @@ namespace tf {
 // a [...] -> [...] (same shape)
 template <class S>
 Var<S> dropout(const Var<S>& a, S p, bool training, Rng& rng) {
+  check_input(a, "dropout", "a");
   if (!(p >= S(0) && p < S(1)))
     throw std::invalid_argument(
         fmt::format("dropout: p = {} is not a valid drop probability; it must be in [0, 1)", p));

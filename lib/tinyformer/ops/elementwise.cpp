@@ -1,5 +1,10 @@
-// add, sub, mul, div with NumPy broadcasting; neg; scale by a constant.
+// add, sub, mul, div with NumPy broadcasting; neg; scale by a constant, add a constant, a constant divided by a:
+//   add_scalar   out = a + c     da = dout
+//   scalar_div   out = c / a     da = -dout * c / a^2 = -dout * out / a
 // Backward of a broadcast: the output gradient is summed over the axes the input was stretched along.
+#include <stdexcept>
+
+#include <fmt/format.h>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xreducer.hpp>
@@ -13,6 +18,14 @@ template <class S>
 Array<S> sum_to_shape(const Array<S>& g, const Shape& shape) {
   const Shape gs = to_shape(g.shape());
   if (gs == shape) return g;
+  bool fits = shape.size() <= gs.size();  // `shape` must broadcast to g's shape
+  for (std::size_t i = 0; fits && i < shape.size(); ++i) {
+    const std::size_t d = shape[i], e = gs[gs.size() - shape.size() + i];
+    fits = d == e || d == 1;
+  }
+  if (!fits)
+    throw std::invalid_argument(fmt::format("sum_to_shape: shape {} does not broadcast to the gradient's shape {}",
+                                            shape_str(shape), shape_str(gs)));
   // Axes to reduce: the leading ones g has in excess, and those where `shape` has 1 but g does not.
   const std::size_t lead = gs.size() - shape.size();
   std::vector<std::size_t> axes;
@@ -63,6 +76,8 @@ Var<S> add_same_shape(const Var<S>& a, const Var<S>& b) {
 // out = a + b; da = sum_to(dout), db = sum_to(dout)
 template <class S>
 Var<S> add(const Var<S>& a, const Var<S>& b) {
+  check_input(a, "add", "a");
+  check_input(b, "add", "b");
   if (a.shape() == b.shape()) return add_same_shape(a, b);
   Array<S> out = broadcast_buffer(a, b, "add");
   xt::noalias(out) = a.value() + b.value();
@@ -80,6 +95,8 @@ Var<S> add(const Var<S>& a, const Var<S>& b) {
 // out = a - b; da = sum_to(dout), db = -sum_to(dout)
 template <class S>
 Var<S> sub(const Var<S>& a, const Var<S>& b) {
+  check_input(a, "sub", "a");
+  check_input(b, "sub", "b");
   Array<S> out = broadcast_buffer(a, b, "sub");
   xt::noalias(out) = a.value() - b.value();
   return make_result<S>(
@@ -96,6 +113,8 @@ Var<S> sub(const Var<S>& a, const Var<S>& b) {
 // out = a * b; da = sum_to(dout * b), db = sum_to(dout * a)
 template <class S>
 Var<S> mul(const Var<S>& a, const Var<S>& b) {
+  check_input(a, "mul", "a");
+  check_input(b, "mul", "b");
   Array<S> out = broadcast_buffer(a, b, "mul");
   xt::noalias(out) = a.value() * b.value();
   return make_result<S>(
@@ -112,6 +131,8 @@ Var<S> mul(const Var<S>& a, const Var<S>& b) {
 // out = a / b; da = sum_to(dout / b), db = sum_to(-dout * a / b^2)
 template <class S>
 Var<S> div(const Var<S>& a, const Var<S>& b) {
+  check_input(a, "div", "a");
+  check_input(b, "div", "b");
   Array<S> out = broadcast_buffer(a, b, "div");
   xt::noalias(out) = a.value() / b.value();
   return make_result<S>(
@@ -130,6 +151,7 @@ Var<S> div(const Var<S>& a, const Var<S>& b) {
 // out = -a; da = -dout
 template <class S>
 Var<S> neg(const Var<S>& a) {
+  check_input(a, "neg", "a");
   Array<S> out = -a.value();
   return make_result<S>(
       std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], -self.grad); }, "neg");
@@ -138,9 +160,33 @@ Var<S> neg(const Var<S>& a) {
 // out = a * factor; da = dout * factor
 template <class S>
 Var<S> scale(const Var<S>& a, S factor) {
+  check_input(a, "scale", "a");
   Array<S> out = a.value() * factor;
   return make_result<S>(
       std::move(out), {a}, [factor](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad * factor); }, "scale");
+}
+
+// out = a + c; da = dout
+template <class S>
+Var<S> add_scalar(const Var<S>& a, S c) {
+  check_input(a, "add_scalar", "a");
+  Array<S> out = a.value() + c;
+  return make_result<S>(
+      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad); }, "add_scalar");
+}
+
+// out = c / a; da = -dout * c / a^2
+template <class S>
+Var<S> scalar_div(S c, const Var<S>& a) {
+  check_input(a, "scalar_div", "a");
+  Array<S> out = c / a.value();
+  return make_result<S>(
+      std::move(out), {a},
+      [c](Node<S>& self) {
+        const auto& x = self.inputs[0]->value;
+        accumulate_grad(*self.inputs[0], -self.grad * c / (x * x));
+      },
+      "scalar_div");
 }
 
 #define TF_INSTANTIATE(S)                                           \
@@ -150,7 +196,9 @@ Var<S> scale(const Var<S>& a, S factor) {
   template Var<S> mul<S>(const Var<S>&, const Var<S>&);             \
   template Var<S> div<S>(const Var<S>&, const Var<S>&);             \
   template Var<S> neg<S>(const Var<S>&);                            \
-  template Var<S> scale<S>(const Var<S>&, S);
+  template Var<S> scale<S>(const Var<S>&, S);                       \
+  template Var<S> add_scalar<S>(const Var<S>&, S);                  \
+  template Var<S> scalar_div<S>(S, const Var<S>&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE

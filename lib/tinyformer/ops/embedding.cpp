@@ -13,6 +13,8 @@ namespace tf {
 // weight [V, C], ids [...] -> [..., C]
 template <class S>
 Var<S> embedding(const Var<S>& weight, const IndexArray& ids) {
+  check_input(weight, "embedding", "weight");
+  check_input(ids, "embedding", "ids");
   const Shape wshape = weight.shape();
   if (wshape.size() != 2)
     throw std::invalid_argument(

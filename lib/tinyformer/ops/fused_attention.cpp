@@ -154,6 +154,7 @@ Array<S> attention_backward(const S* x, const S* dy, const AttentionShape& a, co
 template <class S>
 Var<S> causal_self_attention(const Var<S>& qkv, const AttentionOptions& options, Rng& rng, Array<S>* weights) {
   const S dropout_p = static_cast<S>(options.dropout);
+  check_input(qkv, "causal_self_attention", "qkv");
   const Shape shape = qkv.shape();
   const std::size_t H = options.n_head, Hkv = options.n_kv_head == 0 ? H : options.n_kv_head;
   if (H == 0 || H % Hkv != 0)

@@ -11,6 +11,7 @@ namespace tf {
 
 template <class S>
 Var<S> gelu(const Var<S>& a) {
+  check_input(a, "gelu", "a");
   Array<S> out = Array<S>::from_shape(a.value().shape());
   kernels::gelu_forward<S>(out.size(), a.value().data(), out.data());
   return make_result<S>(

@@ -97,6 +97,9 @@ void layer_norm_backward(Node<S>& self, std::size_t R, std::size_t C, const S* m
 // x [..., C], weight [C], bias [C] -> y [..., C]
 template <class S>
 Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S eps) {
+  check_input(x, "layer_norm", "x");
+  check_input(weight, "layer_norm", "weight");
+  check_input(bias, "layer_norm", "bias");
   const Shape shape = x.shape();
   if (shape.empty())
     throw std::invalid_argument("layer_norm: x is a 0-d value; it needs a last axis [..., C] to normalise over");

@@ -20,15 +20,15 @@ namespace tf {
 namespace {
 
 template <class S>
-Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bool with_gelu) {
+Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bool with_gelu, const char* op) {
   const Shape xs = x.shape(), ws = weight.shape();
   if (xs.empty() || ws.size() != 2 || xs.back() != ws[1])
-    throw std::invalid_argument(fmt::format(
-        "linear: x {} and weight {}: weight must be [out, in] with in = x's last dim", shape_str(xs), shape_str(ws)));
+    throw std::invalid_argument(fmt::format("{}: x {} and weight {}: weight must be [out, in] with in = x's last dim",
+                                            op, shape_str(xs), shape_str(ws)));
   const std::size_t in = ws[1], out = ws[0], rows = in == 0 ? 0 : x.numel() / in;
   const bool has_bias = bias.defined();
   if (has_bias && bias.shape() != Shape{out})
-    throw std::invalid_argument(fmt::format("linear: bias {} must be [out] = [{}]", shape_str(bias.shape()), out));
+    throw std::invalid_argument(fmt::format("{}: bias {} must be [out] = [{}]", op, shape_str(bias.shape()), out));
   Shape ys = xs;
   ys.back() = out;
   Array<S> y = Array<S>::from_shape(ys);
@@ -96,12 +96,18 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
 
 template <class S>
 Var<S> linear(const Var<S>& x, const Var<S>& weight, const Var<S>& bias) {
-  return linear_impl(x, weight, bias, false);
+  check_input(x, "linear", "x");
+  check_input(weight, "linear", "weight");
+  if (bias.defined()) check_input(bias, "linear", "bias");  // optional: undefined means none
+  return linear_impl(x, weight, bias, false, "linear");
 }
 
 template <class S>
 Var<S> linear_gelu(const Var<S>& x, const Var<S>& weight, const Var<S>& bias) {
-  return linear_impl(x, weight, bias, true);
+  check_input(x, "linear_gelu", "x");
+  check_input(weight, "linear_gelu", "weight");
+  if (bias.defined()) check_input(bias, "linear_gelu", "bias");  // optional: undefined means none
+  return linear_impl(x, weight, bias, true, "linear_gelu");
 }
 
 template Var<float> linear_gelu<float>(const Var<float>&, const Var<float>&, const Var<float>&);

@@ -49,6 +49,8 @@ MatmulPlan plan_matmul(const Shape& a, const Shape& b, bool ta, bool tb) {
 
 template <class S>
 Var<S> matmul(const Var<S>& a, const Var<S>& b, bool ta, bool tb) {
+  check_input(a, "matmul", "a");
+  check_input(b, "matmul", "b");
   const MatmulPlan p = plan_matmul(a.shape(), b.shape(), ta, tb);
   Array<S> out = Array<S>::from_shape(p.out_shape);
   const std::size_t sa = p.m * p.k, sb = p.shared_b ? 0 : p.k * p.n, sc = p.m * p.n;

@@ -28,6 +28,21 @@ template <class S> Var<S> operator*(const Var<S>& a, const Var<S>& b) { return m
 template <class S> Var<S> operator/(const Var<S>& a, const Var<S>& b) { return div(a, b); }
 template <class S> Var<S> operator-(const Var<S>& a) { return neg(a); }
 
+// Arithmetic with a constant on either side (x * 0.5, 1.0 - x, x / 2, 2 + x for a Var<float> or Var<double>): the
+// constant converts to the Var's scalar type (it takes no part in deducing S).
+template <class S> Var<S> add_scalar(const Var<S>& a, S c);     // a + c;  da = dout
+template <class S> Var<S> scalar_div(S c, const Var<S>& a);     // c / a;  da = -dout * c / a^2
+template <class T> struct NonDeduced { using type = T; };
+template <class S> using ScalarOf = typename NonDeduced<S>::type;
+template <class S> Var<S> operator+(const Var<S>& a, ScalarOf<S> c) { return add_scalar(a, c); }
+template <class S> Var<S> operator+(ScalarOf<S> c, const Var<S>& a) { return add_scalar(a, c); }
+template <class S> Var<S> operator-(const Var<S>& a, ScalarOf<S> c) { return add_scalar(a, -c); }
+template <class S> Var<S> operator-(ScalarOf<S> c, const Var<S>& a) { return add_scalar(neg(a), c); }
+template <class S> Var<S> operator*(const Var<S>& a, ScalarOf<S> c) { return scale(a, c); }
+template <class S> Var<S> operator*(ScalarOf<S> c, const Var<S>& a) { return scale(a, c); }
+template <class S> Var<S> operator/(const Var<S>& a, ScalarOf<S> c) { return scale(a, S(1) / c); }  // a * (1/c)
+template <class S> Var<S> operator/(ScalarOf<S> c, const Var<S>& a) { return scalar_div(c, a); }
+
 // ---- matmul.cpp: through the one gemm wrapper, transposes as BLAS flags (no copies).
 // a [..., M, K] (or [..., K, M] with trans_a), b [..., K, N] (or [..., N, K] with trans_b) -> [..., M, N].
 // The batch dims of a and b must match, or b is 2-D and shared by every batch entry (a Linear layer).
@@ -47,6 +62,11 @@ template <class S> Var<S> reshape(const Var<S>& a, const std::vector<long>& shap
 // Splits along `axis` into pieces of the given sizes (they must add up to that axis' length).
 template <class S> std::vector<Var<S>> split(const Var<S>& a, long axis, const std::vector<std::size_t>& sizes);
 template <class S> Var<S> concat(const std::vector<Var<S>>& parts, long axis);
+// a[..., begin:end, ...] along `axis` (Python's a[:, begin:end] for axis 1); negative axis, begin and end count from
+// the end. After that 0 <= begin < end <= the axis' length, or std::invalid_argument. da: dout added into the slice.
+template <class S> Var<S> slice(const Var<S>& a, long axis, long begin, long end);
+// a[..., i, ...]: the entry i along `axis`, that axis removed (a [B,T,C], index(a, 1, -1) -> [B,C], the last step).
+template <class S> Var<S> index(const Var<S>& a, long axis, long i);
 
 // ---- reduce.cpp
 template <class S> Var<S> sum(const Var<S>& a);                                   // all elements -> []

@@ -42,22 +42,26 @@ Var<S> reduce_sum(const Var<S>& a, const std::size_t* axis, bool keepdim, S fact
 
 template <class S>
 Var<S> sum(const Var<S>& a) {
+  check_input(a, "sum", "a");
   return reduce_sum<S>(a, nullptr, false, S(1), "sum");
 }
 
 template <class S>
 Var<S> sum(const Var<S>& a, long axis, bool keepdim) {
+  check_input(a, "sum", "a");
   const std::size_t ax = normalize_axis(axis, a.dim(), "sum");
   return reduce_sum<S>(a, &ax, keepdim, S(1), "sum");
 }
 
 template <class S>
 Var<S> mean(const Var<S>& a) {
+  check_input(a, "mean", "a");
   return reduce_sum<S>(a, nullptr, false, S(1) / static_cast<S>(a.numel()), "mean");
 }
 
 template <class S>
 Var<S> mean(const Var<S>& a, long axis, bool keepdim) {
+  check_input(a, "mean", "a");
   const std::size_t ax = normalize_axis(axis, a.dim(), "mean");
   return reduce_sum<S>(a, &ax, keepdim, S(1) / static_cast<S>(a.shape()[ax]), "mean");
 }

@@ -55,6 +55,8 @@ void rms_norm_backward(Node<S>& self, std::size_t R, std::size_t C, const S* rst
 // x [..., C], weight [C] -> y [..., C]
 template <class S>
 Var<S> rms_norm(const Var<S>& x, const Var<S>& weight, S eps) {
+  check_input(x, "rms_norm", "x");
+  check_input(weight, "rms_norm", "weight");
   const Shape shape = x.shape();
   if (shape.empty())
     throw std::invalid_argument("rms_norm: x is a 0-d value; it needs a last axis [..., C] to normalise over");

@@ -45,6 +45,7 @@ void rotate_qk_rows(const S* in, S* out, std::size_t B, std::size_t T, std::size
 // qkv [B,T,(H+2Hkv)D] -> the same shape
 template <class S>
 Var<S> rotary_qk(const Var<S>& qkv, std::size_t n_head, double base, std::size_t pos0, std::size_t n_kv_head) {
+  check_input(qkv, "rotary_qk", "qkv");
   const Shape shape = qkv.shape();
   const std::size_t H = n_head, Hkv = n_kv_head == 0 ? n_head : n_kv_head;
   if (H == 0 || H % Hkv != 0)

@@ -3,6 +3,8 @@
 //   reshape:  same elements in the same row-major order                    da = reshape(dout, a's shape)
 //   split:    piece k = a[..., off_k : off_k + size_k, ...] along axis     da[..., slice_k, ...] += dpiece_k
 //   concat:   out = parts side by side along axis                          dpart_k = dout[..., slice_k, ...]
+//   slice:    out = a[..., begin:end, ...] along axis                       da[..., begin:end, ...] += dout
+//   index:    out = a[..., i, ...] (axis removed) = reshape(slice(a, axis, i, i + 1))
 // split and concat see a row-major tensor around `axis` as [outer, len, inner] and move whole
 // contiguous slabs of (rows * inner) elements per outer index.
 #include <algorithm>
@@ -94,12 +96,14 @@ std::string long_list_str(const std::vector<long>& v) { return fmt::format("[{}]
 // a [...] -> [a.shape[perm[0]], ..., a.shape[perm[n-1]]]
 template <class S>
 Var<S> permute(const Var<S>& a, const std::vector<std::size_t>& perm) {
+  check_input(a, "permute", "a");
   return permute_impl(a, perm, "permute");
 }
 
 // swaps two axes (negative axes count from the end), e.g. [B,T,H,D] with (1,2) -> [B,H,T,D]
 template <class S>
 Var<S> transpose(const Var<S>& a, long axis0, long axis1) {
+  check_input(a, "transpose", "a");
   const std::size_t i = normalize_axis(axis0, a.dim(), "transpose");
   const std::size_t j = normalize_axis(axis1, a.dim(), "transpose");
   std::vector<std::size_t> perm(a.dim());
@@ -111,6 +115,7 @@ Var<S> transpose(const Var<S>& a, long axis0, long axis1) {
 // a [...] (n elements) -> `shape` (n elements; one entry may be -1 and is then inferred)
 template <class S>
 Var<S> reshape(const Var<S>& a, const std::vector<long>& shape) {
+  check_input(a, "reshape", "a");
   const Shape in_shape = a.shape();
   const std::size_t n = a.numel();
   auto fail = [&](const std::string& why) {
@@ -150,6 +155,7 @@ Var<S> reshape(const Var<S>& a, const std::vector<long>& shape) {
 // a [..., L, ...] (L on `axis`) -> pieces [..., sizes[k], ...] with sum(sizes) = L
 template <class S>
 std::vector<Var<S>> split(const Var<S>& a, long axis, const std::vector<std::size_t>& sizes) {
+  check_input(a, "split", "a");
   const std::size_t ax = normalize_axis(axis, a.dim(), "split");
   const Shape in_shape = a.shape();
   const AxisSlabs s = axis_slabs(in_shape, ax);
@@ -189,6 +195,7 @@ std::vector<Var<S>> split(const Var<S>& a, long axis, const std::vector<std::siz
 // parts [..., L_k, ...] (equal except on `axis`) -> [..., sum_k L_k, ...]
 template <class S>
 Var<S> concat(const std::vector<Var<S>>& parts, long axis) {
+  for (std::size_t k = 0; k < parts.size(); ++k) check_input(parts[k], "concat", fmt::format("parts[{}]", k));
   if (parts.empty()) throw std::invalid_argument("concat: needs at least one part, got none");
   const Shape first = parts[0].shape();
   const std::size_t ax = normalize_axis(axis, first.size(), "concat");
@@ -236,12 +243,65 @@ Var<S> concat(const std::vector<Var<S>>& parts, long axis) {
       "concat");
 }
 
+// a [..., L, ...] (L on `axis`) -> [..., end - begin, ...]
+template <class S>
+Var<S> slice(const Var<S>& a, long axis, long begin, long end) {
+  check_input(a, "slice", "a");
+  const Shape in_shape = a.shape();
+  const std::size_t ax = normalize_axis(axis, in_shape.size(), "slice");
+  const AxisSlabs s = axis_slabs(in_shape, ax);
+  const long len = static_cast<long>(s.len);
+  const long b = begin < 0 ? begin + len : begin, e = end < 0 ? end + len : end;
+  if (b < 0 || e > len || b >= e)
+    throw std::invalid_argument(fmt::format("slice: begin {} and end {} on axis {} of a tensor of shape {}: need 0 <= "
+                                            "begin < end <= {} (negative values count from the end)",
+                                            begin, end, ax, shape_str(in_shape), len));
+  const std::size_t offset = static_cast<std::size_t>(b), size = static_cast<std::size_t>(e - b);
+  Shape out_shape = in_shape;
+  out_shape[ax] = size;
+  Array<S> out = Array<S>::from_shape(out_shape);
+  move_rows<false>(a.value().data(), s.len, offset, out.data(), size, 0, size, s.outer, s.inner);
+  return make_result<S>(
+      std::move(out), {a},
+      [s, offset, size](Node<S>& self) {
+        Node<S>& x = *self.inputs[0];
+        if (!x.requires_grad) return;
+        if (!x.has_grad) {
+          x.grad = xt::zeros<S>(x.value.shape());
+          x.has_grad = true;
+        }
+        move_rows<true>(self.grad.data(), size, 0, x.grad.data(), s.len, offset, size, s.outer, s.inner);
+      },
+      "slice");
+}
+
+// a [..., L, ...] -> [..., ...] (the axis removed)
+template <class S>
+Var<S> index(const Var<S>& a, long axis, long i) {
+  check_input(a, "index", "a");
+  const Shape in_shape = a.shape();
+  const std::size_t ax = normalize_axis(axis, in_shape.size(), "index");
+  const long len = static_cast<long>(in_shape[ax]);
+  if (i < -len || i >= len)
+    throw std::invalid_argument(
+        fmt::format("index: {} is out of range for axis {} of a tensor of shape {}: need -{} <= "
+                    "i < {}",
+                    i, ax, shape_str(in_shape), len, len));
+  const long at = i < 0 ? i + len : i;
+  std::vector<long> out_shape;
+  for (std::size_t k = 0; k < in_shape.size(); ++k)
+    if (k != ax) out_shape.push_back(static_cast<long>(in_shape[k]));
+  return reshape(slice(a, static_cast<long>(ax), at, at + 1), out_shape);
+}
+
 #define TF_INSTANTIATE(S)                                                                      \
   template Var<S> permute<S>(const Var<S>&, const std::vector<std::size_t>&);                  \
   template Var<S> transpose<S>(const Var<S>&, long, long);                                     \
   template Var<S> reshape<S>(const Var<S>&, const std::vector<long>&);                         \
   template std::vector<Var<S>> split<S>(const Var<S>&, long, const std::vector<std::size_t>&); \
-  template Var<S> concat<S>(const std::vector<Var<S>>&, long);
+  template Var<S> concat<S>(const std::vector<Var<S>>&, long);                                 \
+  template Var<S> slice<S>(const Var<S>&, long, long, long);                                   \
+  template Var<S> index<S>(const Var<S>&, long, long);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE

@@ -60,6 +60,7 @@ void subtract_row_max(const S* x, S* out, const Rows& rows) {
 // a [..., C] -> y [..., C]; dx = y * (dy - rowsum(dy * y))
 template <class S>
 Var<S> softmax(const Var<S>& a) {
+  check_input(a, "softmax", "a");
   const Rows rows = last_axis_rows(a.shape(), "softmax");
   const std::size_t C = rows.width;
   Array<S> out = Array<S>::from_shape(a.value().shape());
@@ -98,6 +99,7 @@ Var<S> softmax(const Var<S>& a) {
 // a [..., C] -> y [..., C]; dx = dy - exp(y) * rowsum(dy)
 template <class S>
 Var<S> log_softmax(const Var<S>& a) {
+  check_input(a, "log_softmax", "a");
   const Rows rows = last_axis_rows(a.shape(), "log_softmax");
   const std::size_t C = rows.width;
   Array<S> out = Array<S>::from_shape(a.value().shape());
@@ -145,6 +147,7 @@ Var<S> log_softmax(const Var<S>& a) {
 // scores [..., Tq, Tk] -> [..., Tq, Tk] with (i, j > i) = -inf; the gradient passes only where kept.
 template <class S>
 Var<S> causal_mask(const Var<S>& scores) {
+  check_input(scores, "causal_mask", "scores");
   const Shape shape = scores.shape();
   if (shape.size() < 2)
     throw std::invalid_argument(fmt::format(

@@ -18,6 +18,7 @@ namespace tf {
 // a [...] -> [...]
 template <class S>
 Var<S> silu(const Var<S>& a) {
+  check_input(a, "silu", "a");
   Array<S> out = Array<S>::from_shape(a.value().shape());
   kernels::silu_forward<S>(out.size(), a.value().data(), out.data());
   return make_result<S>(
@@ -34,6 +35,7 @@ Var<S> silu(const Var<S>& a) {
 // x [..., 2H] -> out [..., H]
 template <class S>
 Var<S> swiglu(const Var<S>& x) {
+  check_input(x, "swiglu", "x");
   const Shape shape = x.shape();
   if (shape.empty() || shape.back() % 2 != 0)
     throw std::invalid_argument(

@@ -13,6 +13,7 @@ namespace tf {
 // out = e^a; da = dout * out
 template <class S>
 Var<S> exp(const Var<S>& a) {
+  check_input(a, "exp", "a");
   Array<S> out = Array<S>::from_shape(a.value().shape());
   xt::noalias(out) = kernels::exp_with_floor(a.value());
   return make_result<S>(
@@ -22,6 +23,7 @@ Var<S> exp(const Var<S>& a) {
 // out = ln a (a > 0 is the caller's business: a <= 0 gives nan / -inf); da = dout / a
 template <class S>
 Var<S> log(const Var<S>& a) {
+  check_input(a, "log", "a");
   Array<S> out = Array<S>::from_shape(a.value().shape());
   xt::noalias(out) = xt::log(a.value());
   return make_result<S>(
@@ -32,6 +34,7 @@ Var<S> log(const Var<S>& a) {
 // out = tanh a; da = dout * (1 - out^2)
 template <class S>
 Var<S> tanh(const Var<S>& a) {
+  check_input(a, "tanh", "a");
   Array<S> out = Array<S>::from_shape(a.value().shape());
   xt::noalias(out) = xt::tanh(a.value());
   return make_result<S>(
@@ -42,6 +45,7 @@ Var<S> tanh(const Var<S>& a) {
 // out = max(a, 0); da = dout where a > 0, else 0 (the derivative at the kink a = 0 is taken as 0)
 template <class S>
 Var<S> relu(const Var<S>& a) {
+  check_input(a, "relu", "a");
   Array<S> out = Array<S>::from_shape(a.value().shape());
   xt::noalias(out) = xt::maximum(a.value(), S(0));
   return make_result<S>(

@@ -11,13 +11,19 @@ namespace tf::optim {
 
 namespace {
 
-// The parameters with a gradient, each Var once (a tied weight listed twice counts once, as in torch).
+// The parameters with a gradient, each Var once (a tied weight listed twice counts once, as in torch). An undefined
+// Var among them is refused.
 template <class S>
 std::vector<Var<S>> with_gradient(const std::vector<Var<S>>& params) {
   std::vector<Var<S>> out;
   std::unordered_set<const Node<S>*> seen;
-  for (const Var<S>& p : params)
-    if (p.defined() && p.has_grad() && seen.insert(&p.node()).second) out.push_back(p);
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const Var<S>& p = params[i];
+    if (!p.defined())
+      throw std::invalid_argument(
+          fmt::format("grad_norm / clip_grad_norm: params[{}] is an undefined Var (default-constructed)", i));
+    if (p.has_grad() && seen.insert(&p.node()).second) out.push_back(p);
+  }
   return out;
 }
 
