@@ -137,7 +137,9 @@ std::vector<OpCase> op_table() {
       {"causal_self_attention",
        {"qkv"},
        {{2, 3, 6}},
-       [](const Vars& v) { return causal_self_attention(v[0], 2, 0.0, false, rng); },
+       [](const Vars& v) {
+         return causal_self_attention(v[0], {2, 0.0, false}, rng);
+       },
        {{0, 2}}},
       {"rotary_qk", {"qkv"}, {{2, 3, 12}}, [](const Vars& v) { return rotary_qk(v[0], 2); }, {{0, 2}}},
   };
@@ -340,9 +342,9 @@ TEST_CASE("preconditions: scalar parameters outside their range are refused nami
     bad.push_back({"rms_norm", [=] { rms_norm(a, c3, eps); }});
   }
   for (const std::size_t heads : {0, 3, 5, 8})
-    bad.push_back({"causal_self_attention", [=, &rng] { causal_self_attention(qkv, heads, 0.0, false, rng); }});
+    bad.push_back({"causal_self_attention", [=, &rng] { causal_self_attention(qkv, {heads, 0.0, false}, rng); }});
   for (const double p : {-0.5, 1.0, nan})
-    bad.push_back({"causal_self_attention", [=, &rng] { causal_self_attention(qkv, 2, p, true, rng); }});
+    bad.push_back({"causal_self_attention", [=, &rng] { causal_self_attention(qkv, {2, p, true}, rng); }});
   for (const std::size_t heads : {0, 3, 4}) bad.push_back({"rotary_qk", [=] { rotary_qk(qkv, heads); }});
   for (const double base : {0.0, -1.0, nan, inf}) bad.push_back({"rotary_qk", [=] { rotary_qk(qkv, 2, base); }});
   for (const Index t : {3, -2, 100}) bad.push_back({"cross_entropy", [=] { cross_entropy(a, IndexArray{0, t}); }});
