@@ -13,19 +13,18 @@
 # Cost, measured with Debian's clang-tidy 14: 10-25 CPU seconds a source (xtensor's headers are parsed and matched
 # in every one; 12 s for config/config_yaml.cpp, 17 s for nn/gpt.cpp, 18 s for train/trainer.cpp, 25 s for
 # ops/unary.cpp), so --all (164 sources) is about an hour of CPU and stays out of CI, which checks the list.
-# Needs build-tidy/compile_commands.json: made here on first use (configure only, nothing is compiled).
+# Needs build-tidy/compile_commands.json: configured here each run (about a second when nothing changed; nothing is
+# compiled), so that new sources and changed flags are in it.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 tidy=$(command -v clang-tidy-14 || command -v clang-tidy || true)
 [ -n "$tidy" ] || { echo "check_tidy: clang-tidy not found (apt-get install clang-tidy)" >&2; exit 2; }
 db="$root/build-tidy"
-if [ ! -f "$db/compile_commands.json" ]; then
-  mkdir -p "$db"
-  if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$db/configure.log" 2>&1; then
-    cat "$db/configure.log" >&2
-    exit 2
-  fi
+mkdir -p "$db"
+if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON > "$db/configure.log" 2>&1; then
+  cat "$db/configure.log" >&2
+  exit 2
 fi
 # The sources clang-tidy can check: those of the compile database under lib/, apps/, tests/ (not the generated
 # header checks of tests/package, not the build's generated files).

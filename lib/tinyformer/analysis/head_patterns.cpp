@@ -34,7 +34,7 @@ void check_expected(const std::vector<long>& expected, std::size_t T, const char
 
 // Shape [L,H,T,T] of attention for ids [T].
 Shape checked_attention_shape(const Array<float>& attention, const IndexArray& ids, const char* where) {
-  const Shape shape = to_shape(attention.shape());
+  Shape shape = to_shape(attention.shape());  // not const: returned by move
   if (shape.size() != 4 || shape[2] != shape[3] || shape_numel(shape) == 0)
     throw std::invalid_argument(fmt::format("{}: attention must be [L,H,T,T] (layers, heads, queries, keys) with L, "
                                             "H, T > 0, got {}",

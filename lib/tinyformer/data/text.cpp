@@ -5,6 +5,7 @@
 // next one's first, so every held-out character after the first is a target exactly once), at most eval_size
 // of them. Every position is scored. File problems throw std::runtime_error naming the file and the sizes.
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -95,8 +96,7 @@ class TextSource final : public DataSource {
     if (it == eval_cache_.end()) {
       std::vector<Index> rows;
       rows.reserve(eval_windows_.size() * (T_ + 1));
-      for (std::size_t start : eval_windows_)
-        rows.insert(rows.end(), ids_.begin() + start, ids_.begin() + start + T_ + 1);
+      for (std::size_t start : eval_windows_) rows.insert(rows.end(), id_at(start), id_at(start + T_ + 1));
       it = eval_cache_
                .emplace(
                    B, rows_to_batches(rows, eval_windows_.size(), T_, B, [](std::size_t, std::size_t) { return true; }))
@@ -113,11 +113,15 @@ class TextSource final : public DataSource {
 
   IndexArray probe_sequence() const override {
     IndexArray x = IndexArray::from_shape({T_});
-    std::copy(ids_.begin() + n_train_, ids_.begin() + n_train_ + T_, x.begin());
+    std::copy(id_at(n_train_), id_at(n_train_ + T_), x.begin());
     return x;
   }
 
  private:
+  // The position of ids_[i] (i <= N), the offset converted once to the iterator's signed type.
+  std::vector<Index>::const_iterator id_at(std::size_t i) const {
+    return ids_.cbegin() + static_cast<std::ptrdiff_t>(i);
+  }
   std::string path_;
   std::size_t T_;
   std::size_t eval_size_;
