@@ -4,7 +4,7 @@
 set -uo pipefail
 bin="$1"
 fail() { echo "FAIL: $*"; exit 1; }
-out=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1) || fail "bench tiny"
+out=$(TINYFORMER_GEMM=auto "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1) || fail "bench tiny"
 for key in shape context batch threads params ms_per_step tokens_per_s gflops peak_rss_mb final_loss gemm gemm_plan; do
   echo "$out" | grep -q "\"$key\"" || fail "bench output lacks $key: $out"
 done
@@ -34,7 +34,7 @@ trap 'rm -f "$plan"' EXIT
 echo "$out" | /usr/bin/python3 -c 'import json, sys; print("\n".join(json.loads(sys.stdin.read())["gemm_plan"]))' \
   > "$plan" || fail "bench output has no gemm_plan: $out"
 l1=$(echo "$out" | final_loss)
-l2=$(TINYFORMER_GEMM_PLAN="$plan" "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | final_loss)
+l2=$(TINYFORMER_GEMM=auto TINYFORMER_GEMM_PLAN="$plan" "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | final_loss)
 [ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "final loss differs between 1 and 2 threads on one plan: $l1 vs $l2"
 bad=$(TINYFORMER_GEMM=fast "$bin" bench --shape floor --steps 1 2>&1) && fail "TINYFORMER_GEMM=fast was accepted: $bad"
 [ "$bad" = "tinyformer: error: TINYFORMER_GEMM='fast': expected auto, openblas or libxsmm" ] ||

@@ -8,6 +8,8 @@
 
 #include "support/helpers.hpp"
 #include "tinyformer/tensor/gemm.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
+#include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 using namespace tf;
@@ -91,7 +93,10 @@ TEST_CASE("tensor: gemm with k = 0 scales C by beta, and an empty C is left alon
 TEST_CASE("tensor: float A B and A^T B on libxsmm's tiles match a double loop across partial tiles, k chunks and beta",
           "[tensor]") {
   // 128 x 128 tiles of C with partial ones at the edges, k whole for A B and in chunks of 256 for A^T B (600 = 2 x 256
-  // + 88), beta 0 and 1, and alpha 0.5, which libxsmm has no kernel for (OpenBLAS then takes the product)
+  // + 88), beta 0 and 1, and alpha 0.5, which libxsmm has no kernel for (OpenBLAS then takes the product). libxsmm is
+  // forced (tensor/gemm_plan.hpp), else the measured choice might give every shape to OpenBLAS.
+  const gemm_plan::Policy saved = gemm_plan::policy();
+  if (xsmm::built_in()) gemm_plan::set_policy(gemm_plan::Policy::libxsmm);
   for (GemmShape s : {GemmShape{300, 170, 70}, GemmShape{130, 260, 600}, GemmShape{2, 3, 513}})
     for (bool ta : {false, true})
       for (float alpha : {1.0f, 0.5f})
@@ -105,4 +110,5 @@ TEST_CASE("tensor: float A B and A^T B on libxsmm's tiles match a double loop ac
           for (std::size_t i = 0; i < cf.size(); ++i) worst = std::max(worst, std::abs(cf[i] - want[i]));
           CHECK(worst < 1e-4);  // float sums of up to 600 products of values in [-1, 1]
         }
+  gemm_plan::set_policy(saved);
 }
