@@ -1,5 +1,6 @@
-// dist.hpp for a build without MPI: one process, rank 0 of 1; every collective leaves its input as it is.
-#ifndef TINYFORMER_WITH_MPI
+// dist.hpp for one process: rank 0 of 1; every collective leaves its input as it is. Always in the library, its
+// functions weak: a program that also links the MPI part (the target tinyformer::mpi, dist_mpi.cpp) gets that one's
+// definitions instead, so the library itself never needs MPI to link.
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,33 +13,35 @@
 
 namespace tf::dist {
 
-void init(int*, char***) {
+#define TF_REPLACEABLE __attribute__((weak))
+
+TF_REPLACEABLE void init(int*, char***) {
   const long launched = launched_processes();
   if (launched > 1 || launched < 0)
     throw std::runtime_error(fmt::format(
-        "this tinyformer was built without MPI, but a launcher (mpirun, srun) started it as one of {} processes; "
-        "install libopenmpi-dev and openmpi-bin, reconfigure and rebuild (cmake --preset release), or run one process",
+        "this tinyformer was built without MPI (a program of your own: not linked with tinyformer::mpi), but a "
+        "launcher "
+        "(mpirun, srun) started it as one of {} processes; install libopenmpi-dev and openmpi-bin, reconfigure and "
+        "rebuild (cmake --preset release), or run one process",
         launched > 1 ? std::to_string(launched) : std::string("several")));
 }
 
-void finalize() {}
-bool built_with_mpi() { return false; }
-std::string library_version() { return "none"; }
-int rank() { return 0; }
-int size() { return 1; }
-void allreduce_sum(float*, std::size_t) {}
-void allreduce_sum(double*, std::size_t) {}
-void broadcast(float*, std::size_t, int) {}
-void broadcast(std::string&, int) {}
-std::vector<std::string> allgather(const std::string& mine) { return {mine}; }
-void barrier() {}
+TF_REPLACEABLE void finalize() {}
+TF_REPLACEABLE bool built_with_mpi() { return false; }
+TF_REPLACEABLE std::string library_version() { return "none"; }
+TF_REPLACEABLE int rank() { return 0; }
+TF_REPLACEABLE int size() { return 1; }
+TF_REPLACEABLE void allreduce_sum(float*, std::size_t) {}
+TF_REPLACEABLE void allreduce_sum(double*, std::size_t) {}
+TF_REPLACEABLE void broadcast(float*, std::size_t, int) {}
+TF_REPLACEABLE void broadcast(std::string&, int) {}
+TF_REPLACEABLE std::vector<std::string> allgather(const std::string& mine) { return {mine}; }
+TF_REPLACEABLE void barrier() {}
 
-void abort(int code) {
+TF_REPLACEABLE void abort(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
   std::_Exit(code);
 }
 
 }  // namespace tf::dist
-
-#endif  // !TINYFORMER_WITH_MPI
