@@ -29,7 +29,9 @@ void add_gradcheck_command(CLI::App& app) {
   cmd->add_option("--checks", o->checks, "Elements checked per parameter tensor, chosen by a fixed seed (0 = all)")
       ->capture_default_str()
       ->check(whole_number(0));
-  cmd->add_option("--batch", o->batch, "Sequences in the checked batch")->capture_default_str()->check(whole_number(1));
+  cmd->add_option("--batch", o->batch, "Sequences in the checked batch")
+      ->capture_default_str()
+      ->check(whole_number(1, 4096, "a float64 gradcheck of more sequences needs more memory than it tells"));
   cmd->callback([o] {
     select_action([o] {
       config::RunConfig cfg = config::load_config(o->config, o->overrides);

@@ -191,10 +191,10 @@ struct InSteps {
 
 }  // namespace
 
-TrainResult train(const TrainOptions& options) {
+namespace {
+
+TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> notes;
-  Run run = open_run(options, notes);
   const config::RunConfig& cfg = run.cfg;
   const bool progress = options.progress && dist::is_root();
   if (run.nothing_to_do) return nothing_to_do(run, notes, progress);
@@ -241,6 +241,24 @@ TrainResult train(const TrainOptions& options) {
   log.end_line();
   finish(run, result, progress, t0);
   return result;
+}
+
+}  // namespace
+
+TrainResult train(const TrainOptions& options) {
+  std::vector<std::string> notes;
+  Run run = open_run(options, notes);
+  try {
+    return train_open_run(run, options, notes);
+  } catch (const std::exception& e) {
+    // A run that never wrote a checkpoint leaves no run dir behind (when this run made it).
+    std::error_code ec;
+    if (!dist::is_root() || !run.created_out_dir || fs::exists(run.checkpoint_path, ec)) throw;
+    run.metrics = io::AppendFile();
+    run.lock = io::LockFile();
+    if (fs::remove_all(run.out_dir, ec) == 0 || ec || dynamic_cast<const dist::CollectiveError*>(&e)) throw;
+    throw std::runtime_error(fmt::format("{}; removed the new out dir {}", e.what(), run.out_dir));
+  }
 }
 
 }  // namespace tf::train
