@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "tinyformer/autograd/gradcheck.hpp"
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/setup.hpp"
 
 namespace tf::app {
@@ -39,8 +40,16 @@ void add_gradcheck_command(CLI::App& app) {
         cfg.model.d_model = 4 * cfg.model.n_head;
         cfg.model.n_layer = std::min<std::size_t>(cfg.model.n_layer, 2);
       }
+      // The memory estimate before anything is allocated by the config's sizes, as train does (float32 figures;
+      // float64 needs about twice the parameters' part).
+      const data::DataFootprint footprint = data::data_footprint(cfg);
+      train::check_memory(cfg, train::estimate_memory(cfg, footprint.T, footprint.V, footprint.bytes), footprint.T,
+                          footprint.V);
       const auto source = data::make_data_source(cfg);
-      nn::GPT<double> model(train::resolve_model(cfg, *source), cfg.training.seed);
+      const config::ModelConfig resolved = train::resolve_model(cfg, *source);
+      train::check_memory(cfg, train::estimate_memory(cfg, *resolved.context, *resolved.vocab_size, footprint.bytes),
+                          *resolved.context, *resolved.vocab_size);
+      nn::GPT<double> model(resolved, cfg.training.seed);
       model.eval();  // dropout off: the loss must be a deterministic function of the weights
       Rng rng(cfg.training.seed);
       const data::Batch batch = source->train_batch(o->batch, rng);

@@ -155,7 +155,7 @@ std::string printable_message(const std::string& text, std::size_t max_line) {
                                                          : 0;
     bool whole = n > 0 && i + n <= text.size();
     for (std::size_t k = 1; whole && k < n; ++k) whole = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (c == '\n') {
+    if (c == '\n' && text.compare(i + 1, 2, "  ") == 0) {  // a line of an indented listing
       end_line();
       out += '\n';
     } else if (byte < 0x20 || byte == 0x7f || !whole) {  // a control byte, or a byte that is not UTF-8 text
