@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -18,6 +18,7 @@
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/optim/adam.hpp"
 #include "tinyformer/optim/param_groups.hpp"
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/parallel.hpp"
@@ -36,7 +37,7 @@ double median(std::vector<double> v) {
 // VmHWM of /proc/self/status, in MiB. (getrusage's ru_maxrss would carry over the peak of a parent
 // process across exec, e.g. a Python benchmark driver's.)
 double peak_rss_mb() {
-  std::ifstream status("/proc/self/status");
+  std::istringstream status(tf::read_system_file("/proc/self/status"));
   std::string line;
   while (std::getline(status, line))
     if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // "VmHWM:   12345 kB"

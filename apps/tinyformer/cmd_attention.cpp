@@ -10,6 +10,7 @@
 #include "tinyformer/analysis/head_patterns.hpp"
 #include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/io/html_report.hpp"
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/train/run_report.hpp"
 
 namespace tf::app {
@@ -30,7 +31,19 @@ std::unique_ptr<data::DataSource> data_if_available(const LoadedModel& loaded) {
   }
 }
 
+// Every file attention writes, checked before the checkpoint is read (nothing is written when one is refused).
+void plan_attention_outputs(const std::string& out) {
+  std::error_code ec;
+  const auto kind = std::filesystem::status(out, ec).type();
+  if (kind == std::filesystem::file_type::not_found) return;
+  if (kind != std::filesystem::file_type::directory)
+    throw std::runtime_error(fmt::format("--out {} is not a directory; choose another --out", out));
+  for (const char* name : {"attention.npy", "attention.json", "attention.png", "report.html"})
+    check_output_path((std::filesystem::path(out) / name).string());
+}
+
 int run_attention(const AttentionOptions& o) {
+  plan_attention_outputs(o.out);
   LoadedModel loaded = load_trained_model(o.checkpoint);
   bool cropped = false;
   const std::vector<Index> ids = encode_prompt(loaded, o.prompt, &cropped);

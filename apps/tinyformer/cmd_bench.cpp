@@ -93,7 +93,7 @@ void add_bench_command(CLI::App& app) {
                 "process (one JSON line per T)");
   cmd->add_option("--new-tokens", o->new_tokens, "Tokens to sample with --sample")
       ->capture_default_str()
-      ->check(whole_number(1));
+      ->check(whole_number(1, kMaxSampledTokens, "a bound on the time and memory of one sample"));
   cmd->callback([o] {
     select_action([o] {
       if (o->threads == 0) o->threads = physical_cores();

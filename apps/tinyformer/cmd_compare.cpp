@@ -1,7 +1,6 @@
 // tinyformer compare RUN_DIR RUN_DIR... [--out compare.html]: the runs' curves overlaid on one page, and the config
 // keys whose values differ between them.
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -10,6 +9,7 @@
 #include "commands.hpp"
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/io/compare_report.hpp"
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/train/run_report.hpp"
 
 namespace tf::app {
@@ -20,9 +20,10 @@ namespace fs = std::filesystem;
 
 config::RunConfig run_config(const std::string& dir) {
   const fs::path path = fs::path(dir) / "config.yaml";
-  if (!fs::is_regular_file(path))
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)))
     throw std::runtime_error(fmt::format("{}: not a run directory (no config.yaml; train writes one)", dir));
-  return config::load_config(path.string());
+  return config::load_config(path.string());  // the gate names a config.yaml that is a FIFO, a directory, ...
 }
 
 // Every key whose value differs in some run, with its value in each run.
@@ -47,6 +48,14 @@ std::vector<io::ConfigDifference> differences(const std::vector<config::RunConfi
 }
 
 int run_compare(const std::vector<std::string>& dirs, const std::string& out) {
+  check_output_path(out);  // before reading anything: a device, FIFO, directory or link at --out is refused
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    for (const char* name : {"config.yaml", "metrics.jsonl"})
+      if (fs::equivalent(fs::path(dir) / name, out, ec))
+        throw std::runtime_error(fmt::format("--out {} is an input of compare ({}); choose another --out", out,
+                                             (fs::path(dir) / name).string()));
+  }
   io::CompareData data;
   std::vector<config::RunConfig> configs;
   for (const auto& dir : dirs) {

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "tinyformer/autograd/gradcheck.hpp"
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/setup.hpp"
 
 namespace tf::app {
@@ -29,7 +30,9 @@ void add_gradcheck_command(CLI::App& app) {
   cmd->add_option("--checks", o->checks, "Elements checked per parameter tensor, chosen by a fixed seed (0 = all)")
       ->capture_default_str()
       ->check(whole_number(0));
-  cmd->add_option("--batch", o->batch, "Sequences in the checked batch")->capture_default_str()->check(whole_number(1));
+  cmd->add_option("--batch", o->batch, "Sequences in the checked batch")
+      ->capture_default_str()
+      ->check(whole_number(1, 4096, "a float64 gradcheck of more sequences needs more memory than it tells"));
   cmd->callback([o] {
     select_action([o] {
       config::RunConfig cfg = config::load_config(o->config, o->overrides);
@@ -37,8 +40,16 @@ void add_gradcheck_command(CLI::App& app) {
         cfg.model.d_model = 4 * cfg.model.n_head;
         cfg.model.n_layer = std::min<std::size_t>(cfg.model.n_layer, 2);
       }
+      // The memory estimate before anything is allocated by the config's sizes, as train does (float32 figures;
+      // float64 needs about twice the parameters' part).
+      const data::DataFootprint footprint = data::data_footprint(cfg);
+      train::check_memory(cfg, train::estimate_memory(cfg, footprint.T, footprint.V, footprint.bytes), footprint.T,
+                          footprint.V);
       const auto source = data::make_data_source(cfg);
-      nn::GPT<double> model(train::resolve_model(cfg, *source), cfg.training.seed);
+      const config::ModelConfig resolved = train::resolve_model(cfg, *source);
+      train::check_memory(cfg, train::estimate_memory(cfg, *resolved.context, *resolved.vocab_size, footprint.bytes),
+                          *resolved.context, *resolved.vocab_size);
+      nn::GPT<double> model(resolved, cfg.training.seed);
       model.eval();  // dropout off: the loss must be a deterministic function of the weights
       Rng rng(cfg.training.seed);
       const data::Batch batch = source->train_batch(o->batch, rng);

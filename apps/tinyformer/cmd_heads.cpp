@@ -118,8 +118,12 @@ void add_heads_command(CLI::App& app) {
   cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(readable_file());
   CLI::Option* prompt = cmd->add_option("--prompt", o->prompt, "Score the heads on this text only");
   cmd->add_flag("--data", o->data, "Score the heads on the run's held-out data (the default)")->excludes(prompt);
-  cmd->add_option("--batches", o->batches, "Held-out batches to use")->capture_default_str()->check(whole_number(1));
-  cmd->add_option("--batch-size", o->batch_size, "Sequences per batch")->capture_default_str()->check(whole_number(1));
+  cmd->add_option("--batches", o->batches, "Held-out batches to use")
+      ->capture_default_str()
+      ->check(whole_number(1, 100'000, "a bound on the time"));
+  cmd->add_option("--batch-size", o->batch_size, "Sequences per batch")
+      ->capture_default_str()
+      ->check(whole_number(1, 65'536, "a bound on the memory of one batch's attention"));
   cmd->add_flag("--json", o->json, "Print one JSON object (scores, entropies, verdicts, ablation)");
   CLI::Option* ablate =
       cmd->add_flag("--ablate", o->ablate, "Ablate each head in turn on the held-out data")->excludes(prompt);

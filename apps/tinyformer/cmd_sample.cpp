@@ -47,7 +47,7 @@ void add_sample_command(CLI::App& app) {
   cmd->add_option("--tokens", o->tokens,
                   "New tokens to generate (default: a task's checkpoint completes the sequence, to its answer's "
                   "end; otherwise 64)")
-      ->check(whole_number(0));
+      ->check(whole_number(0, kMaxSampledTokens, "a bound on the time and memory of one sample"));
   cmd->add_option("--temperature", o->sample.temperature,
                   "Softmax temperature (>= 0; 0 = always the most likely "
                   "token)")
@@ -56,7 +56,7 @@ void add_sample_command(CLI::App& app) {
   cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole sequence for every token (no KV cache)");
   cmd->add_option("--top-k", o->sample.top_k, "Sample among the k most likely tokens (0 = all)")
       ->capture_default_str()
-      ->check(whole_number(0));
+      ->check(whole_number(0, 1'000'000'000, "more than any vocabulary"));
   cmd->add_option("--seed", o->seed, "Seed of the sampling generator")->capture_default_str()->check(whole_number(0));
   cmd->callback([o] {
     select_action([o] {

@@ -73,7 +73,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_flag("--overwrite", opts->overwrite, "Start afresh in an out dir that holds an earlier run (replaces it)")
       ->excludes(resume);
   cmd->add_option("--init-from", opts->init_from, "Start from these weights (safetensors, nanoGPT names)")
-      ->check(readable_file());
+      ->check(readable_file())
+      ->excludes(resume);  // a resumed run takes its weights from its checkpoint
   cmd->add_flag("--quiet", *quiet, "No progress lines; only the final summary line");
   cmd->callback([opts, out, quiet] {
     select_action([opts, out, quiet] {

@@ -31,13 +31,15 @@ void add_commands(CLI::App& app) {
   add_compare_command(app);
 }
 
-CLI::Validator whole_number(std::size_t min) {
+CLI::Validator whole_number(std::size_t min, std::size_t max, const char* bound) {
   return CLI::Validator(
-      [min](std::string& text) -> std::string {
+      [min, max, bound](std::string& text) -> std::string {
         const bool digits =
             !text.empty() && text.size() <= 19 && text.find_first_not_of("0123456789") == std::string::npos;
         if (!digits || std::stoull(text) < min)
           return "must be a whole number >= " + std::to_string(min) + ", got '" + text + "'";
+        if (std::stoull(text) > max)
+          return "must be at most " + std::to_string(max) + " (" + bound + "), got '" + text + "'";
         return {};
       },
       "INT>=" + std::to_string(min));

@@ -26,7 +26,10 @@ void add_compare_command(CLI::App& app);
 
 // Option checks with one-line messages: "--tokens: must be a whole number >= 0, got '-3'" (CLI11's own number
 // validators would otherwise let "-3" wrap around in an unsigned option, or print the range's limits in full).
-CLI::Validator whole_number(std::size_t min);
+// --tokens of sample and --new-tokens of bench: a million tokens take minutes on a small model.
+constexpr std::size_t kMaxSampledTokens = 1'000'000;
+// At most `max` when the count drives time or memory; `bound` says why, in the message.
+CLI::Validator whole_number(std::size_t min, std::size_t max = 9'999'999'999'999'999'999ULL, const char* bound = "");
 // A path that is given must not be empty: "--out: must not be empty (give a path)".
 CLI::Validator non_empty_path();
 // A file to read: a regular file, else "<path>: no such file" / "is a directory" / "is a FIFO ..." / "a loop of

@@ -1,23 +1,61 @@
 // tinyformer: one executable, subcommands train | sample | attention | gradcheck | bench | config | heads | compare.
 // Every error reaches the user as one line on stderr and a non-zero exit. Started by mpirun or srun, the process
 // joins the MPI job first (dist::init); rank 0 alone prints what every rank would print.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <filesystem>
+#include <new>
+#include <regex>
 #include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.hpp"
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/memory.hpp"
 
 namespace {
 
+// The error boundary: what any exception becomes before the user sees it. A library's own wording (libstdc++'s
+// "filesystem error: ...", nlohmann's "[json.exception.type_error.302] ...", a bare std::bad_alloc) and the
+// "Class::method: " a low layer prefixes its message with are internals, not something a user can act on.
+std::string user_message(const std::exception& e) {
+  std::string text;
+  if (const auto* fs_error = dynamic_cast<const std::filesystem::filesystem_error*>(&e)) {
+    text = fs_error->code().message();
+    if (!fs_error->path1().empty()) text = fmt::format("{}: {}", fs_error->path1().string(), text);
+  } else if (dynamic_cast<const std::bad_alloc*>(&e)) {
+    text = "out of memory (this command's sizes need more memory than the machine has; use smaller sizes)";
+  } else if (dynamic_cast<const nlohmann::json::exception*>(&e)) {
+    text = std::string("a JSON value is not what tinyformer expects: ") + e.what();
+  } else {
+    text = e.what();
+  }
+  static const std::regex json_prefix(R"(\[json\.exception\.[a-z_]+\.[0-9]+\] )");  // also when wrapped
+  text = std::regex_replace(text, json_prefix, "");
+  static const std::regex internal_prefix(R"(\b[A-Z][A-Za-z_]*(<[a-z]+>)?::[a-z_]+: )");
+  text = std::regex_replace(text, internal_prefix, "");
+  return tf::printable_message(text);
+}
+
+void print_error(const std::string& message) { fmt::print(stderr, "tinyformer: error: {}\n", message); }
+
+// As coreutils' close_stdout: output that could not be written (`> /dev/full`, a closed pipe) is an error.
 int finish(int code) {
-  std::fflush(stdout);
+  const bool flushed = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  const int err = errno;
   tf::dist::finalize();
+  if (!flushed) {
+    print_error(fmt::format("cannot write to stdout: {}", std::strerror(err)));
+    return code == 0 ? 1 : code;
+  }
   return code;
 }
 
@@ -38,7 +76,7 @@ int run(int argc, char** argv) {
   try {
     tf::dist::check_no_errors(usage_error);
   } catch (const tf::dist::CollectiveError& e) {
-    if (tf::dist::is_root()) fmt::print(stderr, "tinyformer: error: {}\n", e.what());
+    if (tf::dist::is_root()) print_error(user_message(e));
     return 2;
   }
   try {
@@ -46,17 +84,17 @@ int run(int argc, char** argv) {
     return tf::app::run_selected(app);
   } catch (const tf::dist::CollectiveError& e) {  // every rank has it: rank 0 tells, all finish MPI normally
     std::fflush(stdout);
-    if (tf::dist::is_root()) fmt::print(stderr, "tinyformer: error: {}\n", e.what());
+    if (tf::dist::is_root()) print_error(user_message(e));
     return 1;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     if (tf::dist::size() == 1) {
-      fmt::print(stderr, "tinyformer: error: {}\n", e.what());
+      print_error(user_message(e));
       return 1;
     }
     // One rank failed while the others wait in a collective: this rank tells, and the job ends.
-    fmt::print(stderr, "tinyformer: error: rank {}: {}; ending all {} processes\n", tf::dist::rank(), e.what(),
-               tf::dist::size());
+    print_error(
+        fmt::format("rank {}: {}; ending all {} processes", tf::dist::rank(), user_message(e), tf::dist::size()));
     tf::dist::abort(1);
   }
 }
@@ -64,11 +102,12 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tf::reopen_closed_standard_streams();
   tf::keep_freed_memory_in_process();
   try {
     tf::dist::init(&argc, &argv);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "tinyformer: error: {}\n", e.what());
+    print_error(user_message(e));
     return 1;
   }
   return finish(run(argc, argv));

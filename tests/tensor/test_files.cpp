@@ -37,3 +37,47 @@ TEST_CASE("tensor: read_regular_file reads a file and names a missing one, a dir
   CHECK(why(file + "/below") == "a part of the path is not a directory");
   CHECK(why("") == "the file name is empty");
 }
+
+TEST_CASE("tensor: check_output_path refuses a directory, a FIFO, a device and a link, and names a missing parent",
+          "[tensor]") {
+  test::TempDir dir;
+  const std::string base = dir.path().string();
+  auto why = [](const std::string& path) {
+    try {
+      check_output_path(path);
+    } catch (const FileError& e) {
+      return e.why();
+    }
+    return std::string("writable");
+  };
+  CHECK(why(base + "/new.txt") == "writable");
+  CHECK(why(dir.write("old.txt", "x")) == "writable");
+  CHECK(why(base) == "is a directory; choose another path");
+  const std::string fifo = base + "/pipe";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(why(fifo) == "is a FIFO (named pipe), not a regular file; choose another path");
+  const std::string link = base + "/link";
+  REQUIRE(::symlink("/dev/null", link.c_str()) == 0);
+  CHECK(why(link) == "is a symbolic link (tinyformer writes no file through a link); choose another path");
+  CHECK(why("/dev/null") == "is a device, not a regular file; choose another path");
+  CHECK(why(base + "/none/new.txt") == "cannot be written: its directory '" + base + "/none': no such file");
+  CHECK(why(base + "/old.txt/new.txt") == "cannot be written: '" + base + "/old.txt' is not a directory");
+}
+
+TEST_CASE("tensor: printable_message shows control bytes and bytes that are not UTF-8 as \\xNN and cuts long lines",
+          "[tensor]") {
+  CHECK(printable_message("a\x1b[31mb\x07") == "a\\x1b[31mb\\x07");
+  CHECK(printable_message("caf\xc3\xa9 caf\xe9") == "caf\xc3\xa9 caf\\xe9");
+  CHECK(printable_message("error\n  listing") == "error\n  listing");
+  CHECK(printable_message("a\nb") == "a\\x0ab");  // a newline in a name or a value: one line still
+  CHECK(printable_message(std::string(2000, 'x'), 1000) == std::string(1000, 'x') + " [...]");
+  // a lead byte without its continuation byte is not text; the last one, with its continuation, is "é"
+  CHECK(printable_message("x" + std::string(10, '\xc3') + "\xa9", 100).find("\\xc3") != std::string::npos);
+}
+
+TEST_CASE("tensor: json_too_deep counts [ and { outside strings", "[tensor]") {
+  CHECK_FALSE(json_too_deep(R"({"a": [1, {"b": "[[[[[[["}]})", 3));
+  CHECK(json_too_deep(R"({"a": [1, {"b": [[]]}]})", 3));
+  CHECK(json_too_deep(std::string(100000, '['), 64));
+  CHECK_FALSE(json_too_deep(R"("\"[[[[")", 1));
+}

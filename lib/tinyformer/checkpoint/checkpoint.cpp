@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tinyformer/tensor/files.hpp"
+
 namespace tf::checkpoint {
 
 namespace {
@@ -53,6 +55,7 @@ void check_config_fits_tensors(const io::SafetensorsFile& file, const config::Mo
 // Checkpoints written before the model section and its metadata shared the YAML names said n_embd and
 // block_size (nanoGPT's) for d_model and context.
 std::string with_current_model_names(const std::string& text) {
+  if (json_too_deep(text)) return text;  // refused by model_from_json
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object()) return text;
   for (const auto& [old_name, name] : {std::pair{"n_embd", "d_model"}, std::pair{"block_size", "context"}})

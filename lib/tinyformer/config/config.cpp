@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::config {
@@ -349,6 +350,7 @@ std::string model_json(const ModelConfig& model) {
 
 ModelConfig model_from_json(const std::string& json) {
   nlohmann::json j;
+  if (json_too_deep(json)) throw ConfigError("the model description nests more than 64 levels of JSON");
   try {
     j = nlohmann::json::parse(json);
   } catch (const nlohmann::json::exception&) {

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -265,7 +264,10 @@ class Loader {
 
     YAML::Node root;
     try {
-      root = YAML::Load(text);
+      const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+      if (documents.size() > 1)
+        fail_file(fmt::format("holds {} YAML documents (separated by ---); a config is one", documents.size()));
+      if (!documents.empty()) root = documents.front();
     } catch (const YAML::ParserException& e) {
       fail_file(fmt::format("not valid YAML at line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
     } catch (const YAML::Exception& e) {

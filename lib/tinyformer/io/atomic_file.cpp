@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,9 +72,16 @@ void remove_temporaries_in_progress() noexcept {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   if (path_.empty()) throw std::runtime_error("write: the output path is empty");
+  // The gate: a device, FIFO, directory, socket or link at the target is refused, not replaced or followed.
+  if (const std::string problem = output_target_problem(path_); !problem.empty())
+    throw FileError(path_, problem + "; choose another path");
   temp_path_ = fmt::format("{}.tmp.{}", path_, static_cast<long>(::getpid()));
   slot_ = claim_slot(temp_path_);
-  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  // O_EXCL | O_NOFOLLOW: a name planted where the temporary goes (a link to a file elsewhere) is never written
+  // through. One left by this same process id (an earlier run whose pid came round again) is removed first.
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+  fd_ = ::open(temp_path_.c_str(), kFlags, 0666);
+  if (fd_ < 0 && errno == EEXIST && ::unlink(temp_path_.c_str()) == 0) fd_ = ::open(temp_path_.c_str(), kFlags, 0666);
   if (fd_ < 0) {
     const int err = errno;
     release_slot(slot_);
@@ -183,6 +192,97 @@ std::vector<std::string> remove_stale_temporaries_in(const std::string& dir) {
       removed.push_back(it->path().string());
   }
   return removed;
+}
+
+AppendFile::AppendFile(std::string path, bool truncate) : path_(std::move(path)) {
+  if (const std::string problem = output_target_problem(path_); !problem.empty())
+    throw FileError(path_, problem + "; choose another path");
+  const int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (truncate ? O_TRUNC : 0);
+  fd_ = ::open(path_.c_str(), flags, 0666);
+  if (fd_ < 0) {
+    const int err = errno;
+    throw FileError(path_, fmt::format("cannot be written: {}", std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {  // replaced between the check and the open
+    ::close(fd_);
+    fd_ = -1;
+    throw FileError(path_, "is not a regular file; choose another path");
+  }
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+}
+
+AppendFile::~AppendFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void AppendFile::write(const std::string& bytes) {
+  const char* p = bytes.data();
+  std::size_t size = bytes.size();
+  while (size > 0) {
+    const ssize_t n = ::write(fd_, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      throw FileError(path_, fmt::format("writing failed: {}", std::strerror(err)));
+    }
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+namespace {
+
+long pid_in(int fd) {
+  char text[32] = {};
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  if (n <= 0) return 0;
+  const long pid = std::strtol(text, nullptr, 10);
+  return pid > 0 ? pid : 0;
+}
+
+}  // namespace
+
+LockFile::LockFile(std::string path) : path_(std::move(path)) {
+  if (const std::string problem = output_target_problem(path_); !problem.empty())
+    throw FileError(path_, problem + "; it is the run dir's lock file: remove it");
+  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0666);
+  struct stat st {};
+  if (fd_ < 0 || ::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const int err = errno;
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    throw FileError(path_, fmt::format("cannot open the run dir's lock file: {}", std::strerror(err)));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    const long holder = pid_in(fd_);
+    ::close(fd_);
+    fd_ = -1;
+    const std::string dir = directory_of(path_);
+    if (err == EWOULDBLOCK)
+      throw std::runtime_error(fmt::format(
+          "{} is in use by another tinyformer run{} (it holds {}); wait for it to end or choose another --out", dir,
+          holder > 0 ? fmt::format(" (process {})", holder) : std::string(), path_));
+    throw FileError(path_, fmt::format("cannot lock the run dir: {}", std::strerror(err)));
+  }
+  const long before = pid_in(fd_);
+  if (before > 0 && before != static_cast<long>(::getpid()))
+    note_ = fmt::format("took over the lock of {}, left by process {} which is no longer running", directory_of(path_),
+                        before);
+  const std::string pid = fmt::format("{}\n", static_cast<long>(::getpid()));
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    const int err = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw FileError(path_, fmt::format("cannot write the run dir's lock file: {}", std::strerror(err)));
+  }
+}
+
+LockFile::~LockFile() {
+  if (fd_ < 0) return;
+  [[maybe_unused]] const int r = ::ftruncate(fd_, 0);  // a clean end leaves no holder behind
+  ::close(fd_);
 }
 
 InputFile::InputFile(std::string path) : path_(std::move(path)) {

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tf::io {
@@ -55,6 +56,59 @@ std::vector<std::string> remove_stale_temporaries_in(const std::string& dir);
 // Unlinks the temporary files of the AtomicFiles open in this process right now. Async-signal-safe: for a signal
 // handler that ends the process with _exit (the targets keep their previous contents).
 void remove_temporaries_in_progress() noexcept;
+
+// A log that grows by lines (metrics.jsonl): opened through the same gate (a device, FIFO, directory or link at
+// `path` is refused with FileError naming it, O_NOFOLLOW), created if missing, emptied first if `truncate`. Every
+// write() goes to the file at once; a failed one throws FileError "<path>: writing failed: <why>".
+class AppendFile {
+ public:
+  AppendFile() = default;
+  AppendFile(std::string path, bool truncate);
+  ~AppendFile();
+  AppendFile(AppendFile&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) { other.fd_ = -1; }
+  AppendFile& operator=(AppendFile&& other) noexcept {
+    std::swap(path_, other.path_);
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+
+  bool is_open() const { return fd_ >= 0; }
+  const std::string& path() const { return path_; }
+  void write(const std::string& bytes);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// A run dir's lock: an flock held on `path` (created if missing, through the gate) for the object's lifetime, with
+// the holder's process id written in the file. A second process is refused with std::runtime_error naming the
+// holder's PID. The file of a holder that died (the kernel dropped its flock) is taken over; note() says so.
+class LockFile {
+ public:
+  LockFile() = default;
+  explicit LockFile(std::string path);
+  ~LockFile();
+  LockFile(LockFile&& other) noexcept : path_(std::move(other.path_)), note_(std::move(other.note_)), fd_(other.fd_) {
+    other.fd_ = -1;
+  }
+  LockFile& operator=(LockFile&& other) noexcept {
+    std::swap(path_, other.path_);
+    std::swap(note_, other.note_);
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  LockFile(const LockFile&) = delete;
+  LockFile& operator=(const LockFile&) = delete;
+
+  const std::string& note() const { return note_; }
+
+ private:
+  std::string path_, note_;
+  int fd_ = -1;
+};
 
 class InputFile {
  public:

@@ -12,6 +12,7 @@
 
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/io/json_error.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 // Values are copied with memcpy, so the host must store them as the file does.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assumes a little-endian host");
@@ -115,9 +116,17 @@ nlohmann::json read_header(InputFile& in, const std::string& path, std::size_t& 
     throw std::runtime_error(
         fmt::format("{}: corrupt safetensors file: the header length field says {} bytes but only {} bytes follow it",
                     path, header_len, rest));
+  constexpr std::uint64_t kMaxHeader = 100'000'000;  // the format's own cap (safetensors' MAX_HEADER_SIZE)
+  if (header_len > kMaxHeader)
+    throw std::runtime_error(
+        fmt::format("{}: corrupt safetensors file: the header length field says {} bytes; the format allows at most {}",
+                    path, header_len, kMaxHeader));
   std::string header_text(static_cast<std::size_t>(header_len), '\0');
   in.read(header_text.data(), header_text.size(), "the JSON header");
   data_size = static_cast<std::size_t>(rest - header_len);
+  if (json_too_deep(header_text))
+    throw std::runtime_error(fmt::format(
+        "{}: corrupt safetensors file: the JSON header nests more than 64 levels (a header needs 3)", path));
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(header_text);
@@ -225,6 +234,15 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
     const Entry& eb = f.entries_.at(b);
     return ea.begin != eb.begin ? ea.begin < eb.begin : a < b;
   });
+  for (std::size_t i = 1; i < f.names_.size(); ++i) {  // the format forbids overlaps: one would read another's bytes
+    const Entry& a = f.entries_.at(f.names_[i - 1]);
+    const Entry& b = f.entries_.at(f.names_[i]);
+    if (b.begin < a.end && b.end > b.begin)
+      throw std::runtime_error(
+          fmt::format("{}: corrupt safetensors file: tensors '{}' (data_offsets [{}, {}]) and '{}' "
+                      "([{}, {}]) overlap; each byte of the data belongs to one tensor",
+                      path, f.names_[i - 1], a.begin, a.end, f.names_[i], b.begin, b.end));
+  }
   if (!past_end.empty()) {
     std::vector<const TensorEntry*> in_order;
     for (const auto& name : f.names_) in_order.push_back(&f.entries_.at(name));

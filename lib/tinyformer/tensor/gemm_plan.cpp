@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -12,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
 
 namespace tf::gemm_plan {
@@ -79,14 +79,6 @@ ThreadCache& thread_cache() {
   return cache;
 }
 
-std::string read_file(const std::string& path, const std::string& where) {
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(fmt::format("{}={}: cannot read the file", where, path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 Policy policy() {
@@ -99,7 +91,8 @@ Policy policy() {
     std::map<Shape, Choice> replayed;
     if (plan_file && *plan_file) {
       const std::string where = fmt::format("TINYFORMER_GEMM_PLAN={}", plan_file);
-      for (const Choice& c : from_text(read_file(plan_file, "TINYFORMER_GEMM_PLAN"), where)) {
+      for (const Choice& c :
+           from_text(read_regular_file(plan_file, 1 << 20, "a plan of products (TINYFORMER_GEMM_PLAN)"), where)) {
         if (c.backend == Backend::libxsmm && !xsmm::built_in())
           throw std::invalid_argument(
               fmt::format("{}: the plan chooses libxsmm, and this build has no libxsmm", where));

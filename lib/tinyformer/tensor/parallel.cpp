@@ -3,16 +3,17 @@
 // microseconds) and then sleep on a condition variable, so a busy machine is not burned by spinning
 // threads waiting for a time slice.
 #include "tinyformer/tensor/parallel.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -138,7 +139,7 @@ void set_num_threads(int n) {
 bool in_parallel_region() { return t_in_region; }
 
 int physical_cores() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::istringstream cpuinfo(read_system_file("/proc/cpuinfo"));
   std::set<std::pair<std::string, std::string>> cores;
   std::string line, package;
   while (std::getline(cpuinfo, line)) {

@@ -2,12 +2,12 @@
 
 #include "tinyformer/data/data.hpp"
 #include "tinyformer/nn/parameter_shapes.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -54,7 +54,7 @@ double file_bytes(const std::string& path) {
 }
 
 double read_number_file(const char* path) {
-  std::ifstream in(path);
+  std::istringstream in(read_system_file(path));
   std::string text;
   if (!(in >> text) || text == "max") return 0;
   return std::strtod(text.c_str(), nullptr);
@@ -141,7 +141,7 @@ MemoryEstimate estimate_memory(const config::RunConfig& cfg, std::size_t T, std:
 
 double available_memory() {
   double available = 0;
-  std::ifstream meminfo("/proc/meminfo");
+  std::istringstream meminfo(read_system_file("/proc/meminfo"));
   std::string line;
   while (std::getline(meminfo, line))
     if (line.rfind("MemAvailable:", 0) == 0) {

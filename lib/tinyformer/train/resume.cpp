@@ -1,6 +1,6 @@
 #include "tinyformer/train/resume.hpp"
 
-#include <fstream>
+#include <algorithm>
 #include <stdexcept>
 #include <type_traits>
 
@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/optim/schedule.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 namespace tf::train {
 
@@ -18,15 +20,12 @@ std::string hex(std::uint64_t h) { return fmt::format("{:016x}", h); }
 
 // FNV-1a 64 of a file's bytes, read in blocks (a tokens file may be large); also its size.
 nlohmann::json file_fingerprint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error(
-        fmt::format("{}: cannot read it to fingerprint the data ({})", path, config::keys::data::path));
+  io::InputFile in(path);  // the gate: a FIFO or a device is refused with its path, not read forever
   std::vector<char> block(1 << 20);
   std::uint64_t h = dist::fnv1a(nullptr, 0), bytes = 0;
-  while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    const auto n = static_cast<std::size_t>(in.gcount());
+  while (bytes < in.size()) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), in.size() - bytes));
+    in.read(block.data(), n, "the data to fingerprint it");
     h = dist::fnv1a(block.data(), n, h);
     bytes += n;
   }
@@ -162,7 +161,10 @@ void check_same_data(const std::string& saved_fingerprint, const std::string& sa
                      const std::string& fingerprint, const std::string& vocab, bool allow_changes,
                      const std::string& checkpoint, std::vector<std::string>& notes) {
   const nlohmann::json now = nlohmann::json::parse(fingerprint);
-  nlohmann::json saved = nlohmann::json::parse(saved_fingerprint.empty() ? "{}" : saved_fingerprint, nullptr, false);
+  nlohmann::json saved =
+      json_too_deep(saved_fingerprint)
+          ? nlohmann::json()
+          : nlohmann::json::parse(saved_fingerprint.empty() ? "{}" : saved_fingerprint, nullptr, false);
   if (saved_fingerprint.empty())
     notes.push_back("the checkpoint has no data fingerprint (tinyformer.data; written by an earlier version): only "
                     "its vocabulary is compared with the data's");

@@ -9,7 +9,9 @@
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/parallel.hpp"
+#include "tinyformer/tensor/utf8.hpp"
 #include "tinyformer/train/replicas.hpp"
 #include "tinyformer/train/resume.hpp"
 
@@ -93,7 +95,26 @@ void remove_stale_temporaries(const Run& run, std::vector<std::string>& notes) {
       notes.push_back(fmt::format("removed {}, left by a save that was cut off", stale));
 }
 
-// The out dir with attention/, config.yaml and metrics.jsonl (appended to on resume).
+// The files a run writes in its out dir, each checked before anything is loaded or written: a directory, FIFO,
+// device, socket or link standing where one of them goes is refused with its path (tensor/files.hpp's gate), as is
+// an out dir that is not a directory. Missing parents are found when the out dir is created, still before any write.
+void plan_run_outputs(const std::string& out_dir) {
+  std::error_code ec;
+  const auto kind = fs::status(out_dir, ec).type();
+  if (kind == fs::file_type::not_found) return;  // created later; nothing in it yet
+  if (kind != fs::file_type::directory)
+    throw std::runtime_error(fmt::format("the out dir {} is not a directory; choose another --out", out_dir));
+  for (const char* name : {"config.yaml", "metrics.jsonl", "checkpoint.safetensors", "report.html", "heads.json"})
+    if (const std::string problem = output_target_problem((fs::path(out_dir) / name).string()); !problem.empty())
+      throw FileError((fs::path(out_dir) / name).string(), problem + "; remove it or choose another --out");
+  const fs::path attention = fs::path(out_dir) / "attention";
+  const auto attention_kind = fs::symlink_status(attention, ec).type();
+  if (attention_kind != fs::file_type::not_found && attention_kind != fs::file_type::directory)
+    throw FileError(attention.string(), "is not a directory (the run writes its attention snapshots there); remove it "
+                                        "or choose another --out");
+}
+
+// The out dir with attention/, config.yaml and metrics.jsonl (appended to on resume), after taking the run's lock.
 void create_run_files(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   std::error_code ec;
   run.created_out_dir = !fs::exists(run.out_dir);
@@ -101,14 +122,20 @@ void create_run_files(Run& run, const TrainOptions& options, std::vector<std::st
   if (ec)
     throw std::runtime_error(
         fmt::format("cannot create the out dir {}: {}; choose another --out", run.out_dir, ec.message()));
+  try {
+    run.lock = io::LockFile((fs::path(run.out_dir) / "tinyformer.lock").string());
+    if (!run.lock.note().empty()) notes.push_back(run.lock.note());
+  } catch (...) {
+    if (run.created_out_dir) fs::remove_all(run.out_dir, ec);
+    throw;
+  }
   if (options.overwrite && !options.resume) remove_run_files(run.out_dir);
   remove_stale_temporaries(run, notes);
   io::write_file_atomic((fs::path(run.out_dir) / "config.yaml").string(), run.config_yaml.data(),
                         run.config_yaml.size());
   const std::string metrics_path = (fs::path(run.out_dir) / "metrics.jsonl").string();
-  if (options.resume) truncate_metrics(metrics_path, run.start_step);
-  run.metrics.open(metrics_path, options.resume ? std::ios::app : std::ios::trunc);
-  if (!run.metrics) throw std::runtime_error(fmt::format("cannot write {}", metrics_path));
+  if (run.kept_metrics) io::write_file_atomic(metrics_path, run.kept_metrics->data(), run.kept_metrics->size());
+  run.metrics = io::AppendFile(metrics_path, !options.resume);
 }
 
 }  // namespace
@@ -148,12 +175,21 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
     throw std::runtime_error(fmt::format("{} already holds a run ({}): continue it with --resume, start over with "
                                          "--overwrite, or choose another --out",
                                          run.out_dir, run.checkpoint_path));
+  std::vector<std::string> chars;
+  if (const std::size_t bad = utf8_split(run.out_dir, chars); bad != std::string::npos)
+    throw std::runtime_error(fmt::format("the out dir name '{}' is not UTF-8 ({}); the run records it in JSON, which "
+                                         "holds text: choose a UTF-8 name",
+                                         run.out_dir, byte_position_str(run.out_dir, bad)));
+  if (root) plan_run_outputs(run.out_dir);
   run.parts = make_run(run.cfg);  // data, model, optimizer, schedule, generators, all from the seed
   run.cfg.model.context = run.parts.model->context();  // config.yaml records the resolved value of 'auto'
   set_num_threads(run.parts.threads);
   if (root) run.data_fingerprint = data_fingerprint(run.cfg, *run.parts.data);
   std::size_t resumed_sequences = 0;
-  if (options.resume && root) resumed_sequences = resume_from_checkpoint(run, options, notes);
+  if (options.resume && root) {
+    resumed_sequences = resume_from_checkpoint(run, options, notes);
+    run.kept_metrics = metrics_rows_to_keep((fs::path(run.out_dir) / "metrics.jsonl").string(), run.start_step);
+  }
   run.config_yaml = config::to_yaml(run.cfg);         // with the schedule a resumed run keeps
   if (!options.resume && !options.init_from.empty())  // an input, like the config and the data: every rank reads it
     checkpoint::load_model_weights(io::SafetensorsFile::load(options.init_from), *run.parts.model);

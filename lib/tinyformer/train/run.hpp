@@ -7,11 +7,12 @@
 // run, --resume's checkpoint, config.yaml, metrics.jsonl, and later every file the run writes). A rank whose part
 // fails makes every rank refuse the run with its message; the resumed state is sent from rank 0 to the others;
 // then the ranks must agree on the resolved config, the data and a hash of the parameters, before step 1.
-#include <fstream>
+#include <optional>
 #include <string>
 
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/dist/gradients.hpp"
+#include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
 
@@ -21,12 +22,14 @@ struct Run {
   config::RunConfig cfg;  // as resolved: model.context holds the data's T
   RunSetup parts;         // data, model, optimizer, schedule, generators, probe
   std::string out_dir, checkpoint_path, config_yaml;
-  std::ofstream metrics;  // metrics.jsonl, appended to on resume
+  io::AppendFile metrics;  // metrics.jsonl, appended to on resume
   long start_step = 0;
   bool nothing_to_do = false;    // --resume of a run already at training.steps (or past it): no file is touched
   std::string data_fingerprint;  // rank 0: train/resume.hpp's data_fingerprint, stored in every checkpoint
   bool created_out_dir =
       false;  // the out dir did not exist before this run (removed again if step 1 runs out of memory)
+  std::optional<std::string> kept_metrics;   // --resume: metrics.jsonl cut back to the checkpoint's step (if needed)
+  io::LockFile lock;                         // <out>/tinyformer.lock, held for the whole run (rank 0)
   dist::GradientAllReduce reduce_gradients;  // the flat all-reduce buffer, reused every step
 
   long total_steps() const { return static_cast<long>(cfg.training.steps); }
@@ -39,6 +42,9 @@ struct Run {
 // --resume after a kill: keeps the rows of metrics.jsonl up to `step` (the checkpoint's) and drops later ones and a
 // cut-off last line, so the resumed run's rows are not logged twice (rewritten atomically).
 void truncate_metrics(const std::string& path, long step);
+// What truncate_metrics would leave in the file, or nothing when it keeps every row (or there is no file). Reads
+// through the gate: metrics.jsonl that is a FIFO, device or directory is refused with its path.
+std::optional<std::string> metrics_rows_to_keep(const std::string& path, long step);
 
 // Loads the config, builds the run's objects, restores a checkpoint (--resume) or initial weights (--init-from),
 // then creates the out dir and its files (not when a resumed run has nothing to do). Lines for the user (a stale

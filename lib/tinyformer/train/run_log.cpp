@@ -106,7 +106,7 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
     if (eval->accuracy) row["accuracy"] = *eval->accuracy;
     if (!eval->attention_score.empty()) row["attention_score"] = eval->attention_score;
   }
-  run_.metrics << row.dump() << '\n' << std::flush;
+  run_.metrics.write(row.dump() + "\n");
   if (!progress_) return;
 
   Progress p;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -13,6 +13,7 @@
 #include "tinyformer/io/heatmap_png.hpp"
 #include "tinyformer/io/html_report.hpp"
 #include "tinyformer/io/npy.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 namespace fs = std::filesystem;
 
@@ -48,34 +49,53 @@ void write_attention_snapshot(const std::string& out, long step, nn::GPT<float>&
 
 namespace {
 
+// A file the run wrote, or "" when it is not there (heads.json before the detector ran); what is there but not a
+// regular file is refused by the gate (tensor/files.hpp) with its path.
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec))) return "";
+  return read_regular_file(path.string(), std::uint64_t{1} << 30, "a run's file");
 }
 
 io::HeadTable head_table(const nlohmann::json& j, const char* key) {
   return j.contains(key) ? j[key].get<io::HeadTable>() : io::HeadTable{};
 }
 
-std::vector<io::MetricsRow> read_metrics_file(const fs::path& path) {
-  std::vector<io::MetricsRow> rows;
-  std::ifstream metrics(path);
-  std::string line;
-  while (std::getline(metrics, line)) {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.contains("step")) continue;
-    io::MetricsRow row;
-    row.step = j["step"].get<long>();
-    row.train_loss = j.value("train_loss", 0.0);
-    row.lr = j.value("lr", 0.0);
-    if (j.contains("val_loss")) row.val_loss = j["val_loss"].get<double>();
-    if (j.contains("accuracy")) row.accuracy = j["accuracy"].get<double>();
-    if (j.contains("grad_norm") && j["grad_norm"].is_number()) row.grad_norm = j["grad_norm"].get<double>();
+// One row of metrics.jsonl; a value of the wrong type throws FileError naming the file, the line and the key.
+io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::size_t line_no) {
+  const auto number = [&](const char* key) {
+    if (j[key].is_null()) return std::numeric_limits<double>::quiet_NaN();  // a non-finite value is logged as null
+    if (!j[key].is_number()) throw FileError(path.string(), fmt::format("line {}: '{}' is not a number", line_no, key));
+    return j[key].get<double>();
+  };
+  io::MetricsRow row;
+  if (!j["step"].is_number_integer())
+    throw FileError(path.string(), fmt::format("line {}: 'step' is not a whole number", line_no));
+  row.step = j["step"].get<long>();
+  if (j.contains("train_loss")) row.train_loss = number("train_loss");
+  if (j.contains("lr")) row.lr = number("lr");
+  if (j.contains("val_loss")) row.val_loss = number("val_loss");
+  if (j.contains("accuracy")) row.accuracy = number("accuracy");
+  if (j.contains("grad_norm") && j["grad_norm"].is_number()) row.grad_norm = j["grad_norm"].get<double>();
+  try {
     row.attention_entropy = head_table(j, "attention_entropy");
     row.attention_score = head_table(j, "attention_score");
-    rows.push_back(row);
+  } catch (const nlohmann::json::exception&) {
+    throw FileError(path.string(),
+                    fmt::format("line {}: the attention tables are not lists of lists of numbers", line_no));
+  }
+  return row;
+}
+
+std::vector<io::MetricsRow> read_metrics_file(const fs::path& path) {
+  std::vector<io::MetricsRow> rows;
+  std::istringstream metrics(read_text(path));
+  std::string line;
+  for (std::size_t line_no = 1; std::getline(metrics, line); ++line_no) {
+    if (json_too_deep(line)) throw FileError(path.string(), fmt::format("line {}: nests too deeply", line_no));
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("step")) continue;
+    rows.push_back(metrics_row(j, path, line_no));
   }
   return rows;
 }
@@ -93,14 +113,17 @@ std::vector<io::AttentionSnapshot> read_snapshots(const fs::path& dir, std::stri
     io::AttentionSnapshot snap;
     snap.weights = io::read_npy_f32(npy.string(), 4);
     fs::path side = npy;
-    const auto j = nlohmann::json::parse(read_text(side.replace_extension(".json")), nullptr, false);
-    if (!j.is_discarded()) {
-      snap.step = j.value("step", 0L);
-      snap.tokens = j.value("tokens", std::vector<std::string>{});
-      snap.expected = j.value("expected", std::vector<long>{});
-      snap.scores = head_table(j, "attention_score");
-      pattern = j.value("expected_pattern", pattern);
-    }
+    const std::string side_text = read_text(side.replace_extension(".json"));
+    const auto j = json_too_deep(side_text) ? nlohmann::json() : nlohmann::json::parse(side_text, nullptr, false);
+    if (j.is_object()) try {
+        snap.step = j.value("step", 0L);
+        snap.tokens = j.value("tokens", std::vector<std::string>{});
+        snap.expected = j.value("expected", std::vector<long>{});
+        snap.scores = head_table(j, "attention_score");
+        pattern = j.value("expected_pattern", pattern);
+      } catch (const nlohmann::json::exception&) {
+        throw FileError(side.string(), "a value has the wrong type (step, tokens, expected, attention_score)");
+      }
     snapshots.push_back(std::move(snap));
   }
   return snapshots;
@@ -118,9 +141,13 @@ void write_run_report(const std::string& out) {
   report.config_yaml = read_text(fs::path(out) / "config.yaml");
   report.metrics = read_run_metrics(out);
   report.attention = read_snapshots(fs::path(out) / "attention", report.expected_pattern);
-  const auto heads = nlohmann::json::parse(read_text(fs::path(out) / "heads.json"), nullptr, false);
-  if (!heads.is_discarded() && heads.contains("verdicts"))
-    report.head_roles = heads["verdicts"].get<std::vector<std::vector<std::string>>>();
+  const std::string heads_text = read_text(fs::path(out) / "heads.json");
+  const auto heads = json_too_deep(heads_text) ? nlohmann::json() : nlohmann::json::parse(heads_text, nullptr, false);
+  if (heads.is_object() && heads.contains("verdicts")) try {
+      report.head_roles = heads["verdicts"].get<std::vector<std::vector<std::string>>>();
+    } catch (const nlohmann::json::exception&) {
+      throw FileError((fs::path(out) / "heads.json").string(), "'verdicts' is not a list of lists of strings");
+    }
   io::write_html_report((fs::path(out) / "report.html").string(), report);
 }
 

@@ -8,8 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,6 +15,7 @@
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run.hpp"
@@ -107,10 +106,7 @@ std::string gemm_plan_path(const Run& run) { return (fs::path(run.out_dir) / "ge
 void replay_gemm_plan(const Run& run, std::vector<std::string>& notes) {
   const std::string path = gemm_plan_path(run);
   if (gemm_plan::policy() != gemm_plan::Policy::automatic || !gemm_plan::plan().empty() || !fs::exists(path)) return;
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const auto choices = gemm_plan::from_text(text.str(), path);
+  const auto choices = gemm_plan::from_text(read_regular_file(path, 1 << 20, "a plan of products"), path);
   gemm_plan::replay(choices);
   notes.push_back(fmt::format("products: the plan of the resumed run, {} ({})", path, gemm_plan::summary(choices)));
 }
@@ -221,10 +217,10 @@ struct InSteps {
 
 }  // namespace
 
-TrainResult train(const TrainOptions& options) {
+namespace {
+
+TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   const auto t0 = std::chrono::steady_clock::now();
-  std::vector<std::string> notes;
-  Run run = open_run(options, notes);
   const config::RunConfig& cfg = run.cfg;
   const bool progress = options.progress && dist::is_root();
   if (run.nothing_to_do) return nothing_to_do(run, notes, progress);
@@ -274,6 +270,24 @@ TrainResult train(const TrainOptions& options) {
   write_gemm_plan(run);
   finish(run, result, progress, t0);
   return result;
+}
+
+}  // namespace
+
+TrainResult train(const TrainOptions& options) {
+  std::vector<std::string> notes;
+  Run run = open_run(options, notes);
+  try {
+    return train_open_run(run, options, notes);
+  } catch (const std::exception& e) {
+    // A run that never wrote a checkpoint leaves no run dir behind (when this run made it).
+    std::error_code ec;
+    if (!dist::is_root() || !run.created_out_dir || fs::exists(run.checkpoint_path, ec)) throw;
+    run.metrics = io::AppendFile();
+    run.lock = io::LockFile();
+    if (fs::remove_all(run.out_dir, ec) == 0 || ec || dynamic_cast<const dist::CollectiveError*>(&e)) throw;
+    throw std::runtime_error(fmt::format("{}; removed the new out dir {}", e.what(), run.out_dir));
+  }
 }
 
 }  // namespace tf::train

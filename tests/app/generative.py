@@ -1,0 +1,406 @@
+#!/usr/bin/python3
+"""The generative robustness tester (issue 22): draws bad inputs by class and checks the rules on every one.
+
+usage: generative.py BIN SRC WORK [--cases N] [--seed S] [--jobs J] [--replay CASE]
+
+Each case copies a small fixture (a config, two finished runs, a text file) into its own scratch dir, applies one
+mutation drawn from the catalogue below to one file argument, value or flag of one subcommand, runs the command and
+checks the invariants:
+  - the exit code is 0, 1, 2 or 130 (never a signal), within 10 s;
+  - on a non-zero exit exactly one stderr line is "tinyformer: error: ...", every other line is an indented listing
+    line or a "tinyformer: warning/note:" line; the error line is at most 1 KB, holds no control byte and no internals
+    (C++ qualified names, exception class names, library message formats) and names the culprit (the path, key or
+    flag that was mutated) where the case knows one;
+  - nothing outside the command's intended outputs changed: kind, bytes, link target and device number of every
+    entry of the scratch tree (a refused command changes nothing at all, so a refused train leaves no new run dir);
+  - on exit 0, the intended output is complete (a train leaves a checkpoint, compare its page).
+Cases are drawn from a seeded generator: the seed and the case number replay one (--seed S --replay N). A case
+that ever failed is kept in REGRESSIONS and runs every time.
+"""
+import argparse
+import concurrent.futures
+import hashlib
+import os
+import random
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import time
+
+SMALL = ["--set", "model.d_model=16", "--set", "model.n_head=2", "--set", "model.n_layer=1",
+         "--set", "training.batch_size=8", "--set", "training.steps=2", "--set", "schedule.warmup_steps=0",
+         "--set", "logging.attention_interval=0", "--set", "data.eval_size=16", "--set", "training.eval_batches=1"]
+
+INTERNALS = re.compile(r"\b[A-Za-z_]\w*::[A-Za-z_~]\w*|json\.exception|filesystem error|bad_alloc|basic_string|"
+                       r"what\(\)|terminate called|Assertion|std::|out_of_range|invalid_argument|logic_error|"
+                       r"runtime_error|type_error|parse_error|Segmentation|core dumped")
+CONTROL = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
+
+KINDS = ["missing", "empty", "directory", "fifo", "chardev", "loop", "dangling", "link_outside"]
+CONTENTS = ["truncate", "flip", "random", "other_kind", "utf16", "crlf", "bom", "huge_header", "deep_json"]
+WEIRD_VALUES = ["1e400", "-1e400", "nan", "inf", "-inf", "5e-324", "18446744073709551615", "-9223372036854775809",
+                "9223372036854775807", "-1", "0", "", "\x1b[31mred", "a\nb", "\xff\xfe", "[1, [2, [3]]]",
+                "{a: 1}", "99999999999", "1e18", "0x10", "true", "~", "'", "\"", "[" * 200]
+KEYS = ["model.d_model", "model.n_head", "model.n_layer", "model.context", "model.vocab_size", "model.dropout",
+        "model.mlp_ratio", "data.task", "data.length", "data.eval_size", "data.path", "optimizer.lr",
+        "optimizer.betas", "optimizer.eps", "optimizer.weight_decay", "optimizer.name", "schedule.name",
+        "schedule.warmup_steps", "schedule.min_lr", "training.batch_size", "training.steps", "training.seed",
+        "training.grad_accum", "training.grad_clip", "training.threads", "logging.probe", "logging.out_dir",
+        "logging.log_interval", "logging.attention_interval", "logging.checkpoint_interval"]
+COUNT_FLAGS = {"sample": ["--tokens", "--top-k", "--seed", "--temperature"],
+               "heads": ["--batches", "--batch-size"],
+               "gradcheck": ["--checks", "--batch"],
+               "bench": ["--steps", "--warmup", "--threads", "--new-tokens"]}
+COUNT_VALUES = ["1000000000000", "18446744073709551615", "18446744073709551616", "-1", "nan", "inf", "1e9",
+                "", "0x7fffffff", "5e-324", "2147483648", "9223372036854775807", " 3", "3 ", "+3"]
+# (seed, case) pairs that once failed, replayed in every run (see docs/robustness.md): gradcheck with
+# model.vocab_size 2^63-1 (a bare out of memory, no estimate), a newline in an --out name and in a --set value
+# (a second stderr line).
+REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128)]
+
+
+class Case:
+    def __init__(self, number, rng):
+        self.number = number
+        self.rng = rng
+        self.argv = []
+        self.culprits = []     # one of these must appear in the error line
+        self.outputs = []      # paths (relative to the scratch dir) the command may change on exit 0
+        self.expect_file = None  # on exit 0 this must exist
+        self.describe = ""
+        self.close_streams = False
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def apply_kind(path, kind, scratch):
+    """Replaces what is at `path` by an entry of `kind`."""
+    if os.path.lexists(path):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.remove(path)
+    if kind == "missing":
+        return
+    if kind == "empty":
+        write(path, b"")
+    elif kind == "directory":
+        os.mkdir(path)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "chardev":
+        try:
+            os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # a null device of the case's own
+        except PermissionError:
+            os.symlink("/dev/zero", path)  # read-only use is safe; a write would be refused as a link
+    elif kind == "loop":
+        os.symlink(path + ".loop", path)
+        os.symlink(path, path + ".loop")
+    elif kind == "dangling":
+        os.symlink(os.path.join(scratch, "nowhere", "nothing"), path)
+    elif kind == "link_outside":
+        os.symlink(os.path.join(scratch, "outside.txt"), path)
+
+
+def apply_content(path, how, rng):
+    data = read(path) if os.path.isfile(path) else b""
+    if how == "truncate":
+        data = data[:rng.randrange(0, max(1, len(data)))]
+    elif how == "flip":
+        data = bytearray(data or b"x")
+        for _ in range(rng.randint(1, 8)):
+            i = rng.randrange(len(data))
+            data[i] ^= 1 << rng.randrange(8)
+        data = bytes(data)
+    elif how == "random":
+        data = bytes(rng.randrange(256) for _ in range(rng.randint(1, 4096)))
+    elif how == "other_kind":
+        data = rng.choice([b"\x93NUMPY\x01\x00v\x00{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }" +
+                           b" " * 40 + b"\n" + b"\0" * 12, b"model:\n  d_model: 8\n", b"{\"step\": 1}\n",
+                           b"\x89PNG\r\n\x1a\n" + b"\0" * 64, b"<html></html>"])
+    elif how == "utf16":
+        data = data.decode("utf-8", "replace").encode("utf-16")
+    elif how == "crlf":
+        data = data.replace(b"\n", b"\r\n")
+    elif how == "bom":
+        data = b"\xef\xbb\xbf" + data
+    elif how == "huge_header":  # a safetensors/npy-like header that declares many GiB
+        data = (1 << 40).to_bytes(8, "little") + b"{" + data[9:64]
+    elif how == "deep_json":
+        data = (100000).to_bytes(8, "little") + b"[" * 100000 if rng.random() < 0.5 else b"[" * 100000
+    write(path, data)
+
+
+def draw(case):
+    """Fills `case` with one command and one mutation."""
+    rng = case.rng
+    ck = "run/checkpoint.safetensors"
+    commands = [
+        ("train", ["train", "cfg.yaml", "--out", "new"] + SMALL, ["cfg.yaml"], ["new"], "new/checkpoint.safetensors"),
+        ("resume", ["train", "cfg.yaml", "--out", "run", "--resume"] +
+         [a.replace("training.steps=2", "training.steps=3") for a in SMALL],
+         [ck, "run/metrics.jsonl", "run/config.yaml", "run/report.html", "run/heads.json", "run/attention",
+          "run/tinyformer.lock"], ["run"], None),
+        ("init", ["train", "cfg.yaml", "--out", "new", "--init-from", ck] + SMALL, [ck], ["new"], None),
+        ("sample", ["sample", ck, "--prompt", "12|", "--tokens", "3"], [ck], [], None),
+        ("attention", ["attention", ck, "--prompt", "1234|", "--out", "maps"], [ck, "maps"], ["maps"],
+         "maps/report.html"),
+        ("heads", ["heads", ck, "--batches", "1", "--batch-size", "4"], [ck], [], None),
+        ("compare", ["compare", "run", "run2", "--out", "cmp.html"],
+         ["run/config.yaml", "run/metrics.jsonl", "run2/metrics.jsonl", "cmp.html"], ["cmp.html"], "cmp.html"),
+        ("config", ["config", "cfg.yaml"], ["cfg.yaml"], [], None),
+        ("gradcheck", ["gradcheck", "cfg.yaml", "--small", "--checks", "2", "--batch", "1"], ["cfg.yaml"], [], None),
+        ("text", ["train", "text.yaml", "--out", "new", "--quiet"], ["text.yaml", "t.txt"], ["new"], None),
+    ]
+    name, argv, files, outputs, expect = rng.choice(commands)
+    case.argv, case.outputs, case.expect_file = list(argv), outputs, expect
+    klass = rng.choice(["kind", "kind", "content", "content", "value", "flag", "path", "streams"])
+    if klass == "kind":
+        target, kind = rng.choice(files), rng.choice(KINDS)
+        case.mutation = ("kind", target, kind)
+        case.culprits = [target] + ([os.path.dirname(target) + ":"] if "/" in target else [])  # or its run dir
+        case.describe = f"{name}: {target} is {kind}"
+    elif klass == "content":
+        target = rng.choice([f for f in files if f not in ("maps", "run/attention", "cmp.html")] or files)
+        how = rng.choice(CONTENTS)
+        case.mutation = ("content", target, how)
+        case.culprits = []  # some contents are valid (a CRLF config, a flipped bit in a weight)
+        case.describe = f"{name}: {target} {how}"
+    elif klass == "value":
+        key, value = rng.choice(KEYS), rng.choice(WEIRD_VALUES)
+        if rng.random() < 0.5 and "cfg.yaml" in case.argv:
+            case.mutation = ("yaml", key, value)
+            case.describe = f"{name}: cfg.yaml {key}: {value!r}"
+        else:
+            case.argv += ["--set", f"{key}={value}"]
+            case.mutation = ("none",)
+            case.describe = f"{name}: --set {key}={value!r}"
+        case.culprits = [key, "cfg.yaml", "--set", "config"]
+    elif klass == "flag":
+        command = rng.choice(sorted(COUNT_FLAGS))
+        flag, value = rng.choice(COUNT_FLAGS[command]), rng.choice(COUNT_VALUES)
+        base = {"sample": ["sample", ck, "--prompt", "12|"], "heads": ["heads", ck],
+                "gradcheck": ["gradcheck", "cfg.yaml", "--small"],
+                "bench": ["bench", "--shape", "tiny", "--steps", "1", "--warmup", "0"]}[command]
+        if command == "bench" and flag == "--new-tokens":
+            base = base + ["--sample"]
+        case.argv, case.outputs, case.expect_file = base + [flag, value], [], None
+        case.mutation = ("none",)
+        case.culprits = [flag]
+        case.describe = f"{command} {flag} {value!r}"
+    elif klass == "path":
+        trick = rng.choice(["newline", "esc", "latin1", "long", "dotdot", "empty_component"])
+        bad = {"newline": "a\nb", "esc": "a\x1b[2Jb", "latin1": "caf\udce9", "long": "x" * 300,
+               "dotdot": "../escape", "empty_component": "a//b"}[trick]
+        slot = rng.choice(["config", "out"])
+        case.mutation = ("path", slot, bad)
+        case.expect_file = None
+        case.describe = f"{name}: a {trick} name for {slot}"
+        case.culprits = []
+    else:
+        case.mutation = ("none",)
+        case.close_streams = True
+        case.describe = f"{name}: stdin, stdout and stderr closed"
+    return case
+
+
+def build_scratch(case, scratch, fixture):
+    shutil.copytree(fixture, scratch, symlinks=True)
+    write(os.path.join(scratch, "outside.txt"), b"outside the run dirs\n")
+    m = case.mutation
+    if m[0] == "kind":
+        apply_kind(os.path.join(scratch, m[1]), m[2], scratch)
+    elif m[0] == "content":
+        apply_content(os.path.join(scratch, m[1]), m[2], case.rng)
+    elif m[0] == "yaml":
+        section, key = m[1].split(".")
+        text = read(os.path.join(scratch, "cfg.yaml")).decode()
+        value = m[2].encode("utf-8", "surrogateescape").decode("utf-8", "replace") if m[2] else "''"
+        text = re.sub(rf"(?m)^{section}:\n", f"{section}:\n  {key}: {value}\n", text, count=1) \
+            if re.search(rf"(?m)^  {key}:", text) is None else re.sub(rf"(?m)^  {key}:.*$", f"  {key}: {value}", text)
+        write(os.path.join(scratch, "cfg.yaml"), text.encode("utf-8", "surrogateescape"))
+    elif m[0] == "path":
+        slot, bad = m[1], m[2]
+        for i, a in enumerate(case.argv):
+            if slot == "config" and a in ("cfg.yaml", "text.yaml"):
+                target = os.path.join(scratch, os.fsencode(bad).decode("utf-8", "surrogateescape"))
+                try:
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                    shutil.copy(os.path.join(scratch, a), target)
+                except OSError:
+                    pass
+                case.argv[i] = bad
+                break
+            if slot == "out" and i > 0 and case.argv[i - 1] == "--out":
+                case.argv[i] = bad
+                case.outputs = [bad.split("/")[0]]
+                break
+
+
+def snapshot(root):
+    """Every entry under root: kind, bytes' hash, link target, device number (names as bytes)."""
+    state = {}
+    broot = os.fsencode(root)
+    for dirpath, dirnames, filenames in os.walk(broot):
+        for name in dirnames + filenames:
+            p = os.path.join(dirpath, name)
+            rel = os.path.relpath(p, broot)
+            st = os.lstat(p)
+            if stat.S_ISREG(st.st_mode):
+                with open(p, "rb") as f:
+                    state[rel] = ("file", hashlib.sha256(f.read()).hexdigest())
+            elif stat.S_ISLNK(st.st_mode):
+                state[rel] = ("link", os.readlink(p))
+            elif stat.S_ISDIR(st.st_mode):
+                state[rel] = ("dir",)
+            else:
+                state[rel] = ("special", stat.S_IFMT(st.st_mode), st.st_rdev)
+    return state
+
+
+def allowed(rel, outputs):
+    rel = os.fsdecode(rel)
+    return any(rel == o or rel.startswith(o + "/") for o in outputs)
+
+
+def check(case, scratch, code, err, before, after, elapsed):
+    problems = []
+    if code is None:
+        return [f"did not end within 10 s"]
+    if code not in (0, 1, 2, 130):
+        problems.append(f"exit code {code} (a signal or an unexpected code)")
+    lines = err.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    errors = [l for l in lines if l.startswith(b"tinyformer: error: ")]
+    if code != 0:
+        if len(errors) != 1 and not case.close_streams:
+            problems.append(f"{len(errors)} error lines (expected exactly one)")
+        for l in lines:
+            if not (l.startswith(b"tinyformer: ") or l.startswith(b"  ") or l == b""):
+                problems.append(f"a stderr line that is neither an error, a note nor a listing: {l[:200]!r}")
+                break
+    for l in errors:
+        if len(l) > 1024:
+            problems.append(f"an error line of {len(l)} bytes")
+        if CONTROL.search(l):
+            problems.append(f"a control byte in the error line: {l[:300]!r}")
+        text = l.decode("utf-8", "replace")
+        if INTERNALS.search(text):
+            problems.append(f"internals in the error line: {text[:300]}")
+        if case.culprits and code == 1 and not any(c in text for c in case.culprits):
+            problems.append(f"the error line names none of {case.culprits}: {text[:300]}")
+    changed = sorted(set(before) | set(after))
+    changed = [k for k in changed if before.get(k) != after.get(k)]
+    outputs = case.outputs if code == 0 else []
+    bad = [os.fsdecode(k) for k in changed if not allowed(k, outputs)]
+    # the lock file and *.tmp.<pid> of a run are not outputs; the lock's content goes back to empty
+    bad = [k for k in bad if not (code == 0 and k.endswith("tinyformer.lock"))]
+    if bad:
+        problems.append(f"changed outside the intended outputs: {bad[:6]}")
+    if code == 0 and case.expect_file and not os.path.lexists(os.path.join(scratch, case.expect_file)):
+        problems.append(f"exit 0 but {case.expect_file} was not written")
+    return problems
+
+
+def run_case(args, fixture, seed, number):
+    rng = random.Random(f"{seed}:{number}")
+    case = draw(Case(number, rng))
+    scratch = os.path.join(args.work, f"case_{number:04d}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    build_scratch(case, scratch, fixture)
+    before = snapshot(scratch)
+    argv = [os.fsencode(args.bin)] + [os.fsencode(a) for a in case.argv]
+    start = time.monotonic()
+    try:
+        kwargs = {}
+        if case.close_streams:
+            wrapped = [b"/bin/sh", b"-c", b'exec "$@" <&- >&- 2>&-', b"sh"] + argv
+            p = subprocess.run(wrapped, cwd=scratch, timeout=10)
+            code, err = p.returncode, b""
+        else:
+            p = subprocess.run(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, timeout=10, **kwargs)
+            code, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        code, err = None, b""
+    elapsed = time.monotonic() - start
+    after = snapshot(scratch)
+    problems = check(case, scratch, code, err, before, after, elapsed)
+    if not problems:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return case, code, err, problems
+
+
+def make_fixture(args):
+    fixture = os.path.join(args.work, "fixture")
+    shutil.rmtree(fixture, ignore_errors=True)
+    os.makedirs(fixture)
+    shutil.copy(os.path.join(args.src, "configs", "reverse.yaml"), os.path.join(fixture, "cfg.yaml"))
+    write(os.path.join(fixture, "t.txt"), b"the quick brown fox jumps over the lazy dog\n" * 20)
+    write(os.path.join(fixture, "text.yaml"),
+          b"model:\n  context: 16\n  d_model: 16\n  n_head: 2\n  n_layer: 1\ndata:\n  task: text\n  path: t.txt\n"
+          b"schedule:\n  warmup_steps: 0\ntraining:\n  batch_size: 4\n  steps: 2\nlogging:\n  attention_interval: 0\n")
+    for run in ("run", "run2"):
+        subprocess.run([args.bin, "train", "cfg.yaml", "--out", run, "--quiet"] + SMALL, cwd=fixture, check=True,
+                       stdout=subprocess.DEVNULL)
+    return fixture
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin")
+    ap.add_argument("src")
+    ap.add_argument("work")
+    ap.add_argument("--cases", type=int, default=500)
+    ap.add_argument("--seed", default=None, help="default: 22 and today's date (two halves of the cases)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--replay", type=int, default=None)
+    args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
+    os.makedirs(args.work, exist_ok=True)
+    fixture = make_fixture(args)
+    if args.seed is not None:
+        plan = [(args.seed, n) for n in range(args.cases)]
+    else:
+        today = time.strftime("%Y%m%d", time.gmtime())
+        half = args.cases // 2
+        plan = [("22", n) for n in range(half)] + [(today, n) for n in range(args.cases - half)]
+        print(f"seeds: 22 (cases 0..{half - 1}) and {today} (cases 0..{args.cases - half - 1}); "
+              f"replay one with --seed S --replay N")
+    if args.replay is not None:
+        plan = [(plan[0][0], args.replay)]
+    plan += REGRESSIONS
+    start = time.monotonic()
+    failures = 0
+    by_code = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_case, args, fixture, s, n): (s, n) for s, n in plan}
+        for f in concurrent.futures.as_completed(futures):
+            seed, number = futures[f]
+            case, code, err, problems = f.result()
+            by_code[code] = by_code.get(code, 0) + 1
+            if problems:
+                failures += 1
+                print(f"FAIL seed {seed} case {number}: {case.describe!r}: tinyformer {case.argv!r}")
+                for p in problems:
+                    print(f"    {p}")
+                print(f"    stderr: {err[:600]!r}")
+    seconds = time.monotonic() - start
+    codes = ", ".join(f"exit {c}: {n}" for c, n in sorted(by_code.items(), key=lambda kv: str(kv[0])))
+    print(f"{len(plan)} cases in {seconds:.0f} s ({codes}); {failures} failed")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
