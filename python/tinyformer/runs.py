@@ -81,7 +81,12 @@ def train(config, overrides=None, out=None, callback=None, resume=False, overwri
 
 
 def _train(config_path, overrides, out, callback, resume, overwrite, allow_changes, init_from, progress):
-    resolved = yaml.safe_load(_core._config_yaml(config_path, overrides))
+    try:
+        resolved = yaml.safe_load(_core._config_yaml(config_path, overrides))
+    except ValueError as e:
+        if not os.path.exists(config_path):  # the library words it as a config error; Python's class for it
+            raise FileNotFoundError(str(e)) from None
+        raise
     out_dir = out if out is not None else resolved["logging"]["out_dir"]
     metrics = _MetricsFollower(os.path.join(out_dir, "metrics.jsonl"))
     stop = _core._StopFlag()
