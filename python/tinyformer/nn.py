@@ -1,0 +1,201 @@
+"""tf.nn: modules as in torch.nn. Module is PyTorch's: attributes that are modules or parameters (leaf tensors that
+require a gradient) are registered, m(x) calls forward, named_parameters() names them "child.param". Linear,
+LayerNorm, CausalSelfAttention and GPT hold the library's nn:: modules (float32), with nanoGPT's parameter names."""
+import json as _json
+from collections import OrderedDict as _OrderedDict
+
+import numpy as _np
+
+from . import _core
+from ._core import Tensor as _Tensor
+
+
+def Parameter(data, requires_grad=True, dtype="float32"):
+    """A leaf tensor that requires a gradient (float32 unless dtype says otherwise): what Module registers, and what
+    the optimizers take (float32)."""
+    from . import tensor
+    return tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+class Module:
+    def __init__(self):
+        object.__setattr__(self, "_parameters", _OrderedDict())
+        object.__setattr__(self, "_modules", _OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}: call super().__init__() before assigning {name}")
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        if isinstance(value, Module):
+            self._modules[name] = value
+        elif isinstance(value, _Tensor) and value.is_leaf and value.requires_grad:
+            self._parameters[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, value):
+        self.__setattr__(name, value)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def named_parameters(self, prefix=""):
+        """Every parameter, depth first, named "child.grandchild.param"."""
+        for name, p in self._own_parameters():
+            yield prefix + name, p
+        for name, child in self._modules.items():
+            yield from child.named_parameters(prefix + name + ".")
+
+    def _own_parameters(self):
+        return self._parameters.items()
+
+    def parameters(self):
+        for _, p in self.named_parameters():
+            yield p
+
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for name, child in self._modules.items():
+            yield from child.named_modules(prefix + ("." if prefix else "") + name)
+
+    def num_parameters(self):
+        return int(_np.sum([p.numel() for p in self.parameters()]))
+
+    def zero_grad(self):
+        for p in self.parameters():
+            p.zero_grad()
+
+    def train(self, mode=True):
+        object.__setattr__(self, "training", bool(mode))
+        for child in self._modules.values():
+            child.train(mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def state_dict(self):
+        """A dict of NumPy arrays (copies), by parameter name."""
+        return _OrderedDict((name, _np.array(p.numpy())) for name, p in self.named_parameters())
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copies the arrays into the parameters in place. Every missing or unexpected name and every shape that
+        differs is named in one ValueError, and nothing is changed then."""
+        params = dict(self.named_parameters())
+        problems = []
+        missing = [n for n in params if n not in state_dict]
+        unexpected = [n for n in state_dict if n not in params]
+        if strict and missing:
+            problems.append("missing: " + ", ".join(missing))
+        if strict and unexpected:
+            problems.append("unexpected: " + ", ".join(unexpected))
+        for name, value in state_dict.items():
+            if name in params and tuple(_np.shape(value)) != params[name].shape:
+                problems.append(f"{name}: shape {list(_np.shape(value))}, the parameter's {list(params[name].shape)}")
+        if problems:
+            raise ValueError("load_state_dict: " + "; ".join(problems))
+        for name, value in state_dict.items():
+            if name in params:
+                _core._copy_into(params[name], _np.asarray(value))
+
+    def __repr__(self):
+        lines = [f"  ({n}): " + repr(m).replace("\n", "\n  ") for n, m in self._modules.items()]
+        return type(self).__name__ + ("(\n" + "\n".join(lines) + "\n)" if lines else "()")
+
+
+class _Wrapped(Module):
+    """A Module around one of the library's modules (its parameters are the library's own tensors)."""
+
+    def __init__(self, impl):
+        super().__init__()
+        object.__setattr__(self, "_impl", impl)
+
+    def _own_parameters(self):
+        return self._impl.named_parameters()
+
+    def train(self, mode=True):
+        self._impl.train(bool(mode))
+        return super().train(mode)
+
+
+def _model_json(**keys):
+    return _json.dumps({k: v for k, v in keys.items() if v is not None})
+
+
+class Linear(_Wrapped):
+    """y = x W^T + b: x [..., in] -> [..., out]; weight [out, in], bias [out]. Weight by `init` (xavier_uniform,
+    xavier_normal or normal, the config's model.init), from the generator seeded with `seed`."""
+
+    def __init__(self, in_features, out_features, bias=True, init=None, seed=0):
+        super().__init__(_core._Linear(in_features, out_features, bias, _model_json(init=init), seed))
+        object.__setattr__(self, "in_features", in_features)
+        object.__setattr__(self, "out_features", out_features)
+
+    def forward(self, x):
+        return self._impl.forward(x)
+
+    def __repr__(self):
+        return f"Linear(in_features={self.in_features}, out_features={self.out_features})"
+
+
+class LayerNorm(_Wrapped):
+    """Over the last axis of width d_model: weight (ones) and bias (zeros, unless bias=False); norm="rmsnorm" for
+    RMSNorm (weight only), as the config's model.norm."""
+
+    def __init__(self, d_model, bias=True, norm="layernorm"):
+        super().__init__(_core._Norm(_model_json(d_model=d_model, bias=bias, norm=norm, n_head=1)))
+
+    def forward(self, x):
+        return self._impl.forward(x)
+
+
+class CausalSelfAttention(_Wrapped):
+    """nanoGPT's CausalSelfAttention: c_attn [3C, C], the fused causal attention of n_head heads, c_proj [C, C];
+    x [B,T,C] -> [B,T,C]. Other model keys (bias, dropout, init, attention, position) as keyword arguments."""
+
+    def __init__(self, d_model, n_head, seed=0, **model_keys):
+        super().__init__(_core._CausalSelfAttention(_model_json(d_model=d_model, n_head=n_head, **model_keys), seed))
+
+    def forward(self, x):
+        return self._impl.forward(x)
+
+    def attention_weights(self, x):
+        """The weights [B,H,T,T] of the attention over x."""
+        self._impl.record_weights(True)
+        try:
+            self._impl.forward(x)
+            return self._impl.last_weights()
+        finally:
+            self._impl.record_weights(False)
+
+
+class GPT(_Wrapped):
+    """The library's GPT (nanoGPT's architecture and parameter names), from the model section of a config as a
+    dict: {"vocab_size": 11, "context": 16, "d_model": 64, "n_head": 4, "n_layer": 2, ...} (docs/config.md);
+    `seed` drives the initialisation. forward(ids [B,T]) -> logits [B,T,V]; loss(ids, targets) -> the mean
+    cross-entropy (targets -1 ignored)."""
+
+    def __init__(self, config, seed=1337):
+        super().__init__(_core._GPT(_json.dumps(dict(config)), seed))
+
+    @property
+    def config(self):
+        return _json.loads(self._impl.config_json())
+
+    def forward(self, ids):
+        return self._impl.forward(_np.asarray(ids))
+
+    def loss(self, ids, targets):
+        return self._impl.loss(_np.asarray(ids), _np.asarray(targets))
+
+    def __repr__(self):
+        return f"GPT({self.config})"

@@ -1,0 +1,308 @@
+"""Runs from Python: tf.train (the trainer of `tinyformer train`), tf.load (a checkpoint's model, config and
+vocabulary), sampling, attention maps, head tables and ablation, and TransformerLens-style run_with_cache and
+forward hooks."""
+import json
+import math
+import os
+import tempfile
+import threading
+
+import numpy as np
+import yaml
+
+from . import _core
+from . import nn as _nn
+
+
+def _override_list(overrides):
+    """{"training.steps": 100, "optimizer.betas": [0.9, 0.95]} -> ["training.steps=100", ...] (values as YAML)."""
+    out = []
+    for key, value in (overrides or {}).items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        out.append(f"{key}={text}")
+    return out
+
+
+class _MetricsFollower:
+    """Reads the rows that the trainer appends to <out>/metrics.jsonl (one JSON object per logged step)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = os.path.getsize(path) if os.path.exists(path) else 0
+        self.last_step = -1
+
+    def poll(self, callback):
+        if callback is None or not os.path.exists(self.path):
+            return
+        size = os.path.getsize(self.path)
+        if size < self.offset:  # a resumed run truncated rows after its checkpoint
+            self.offset = 0
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        end = data.rfind(b"\n") + 1  # whole lines only
+        self.offset += end
+        for line in data[:end].splitlines():
+            row = json.loads(line)
+            step = row.get("step", -1)
+            if step > self.last_step:
+                self.last_step = step
+                callback(step, row)
+
+
+def train(config, overrides=None, out=None, callback=None, resume=False, overwrite=False, allow_changes=False,
+          init_from="", progress=False):
+    """Trains as `tinyformer train` does: same run dir and files (config.yaml, metrics.jsonl, attention/,
+    checkpoint.safetensors, report.html), same resume. `config` is a YAML file or a dict of sections (its data.path is
+    then relative to the working directory, and the run goes to `out`, or runs/python); `overrides` maps key paths to
+    values ({"training.steps": 200}, as --set). callback(step, metrics) is called for each logged step (the row of
+    metrics.jsonl). Ctrl-C (KeyboardInterrupt) finishes the current step, writes the checkpoint, then raises.
+    Returns the run's summary as a dict (out_dir, steps_done, last_train_loss, last_val_loss, last_accuracy, ...)."""
+    temp = None
+    if isinstance(config, dict):
+        fd, temp = tempfile.mkstemp(prefix=".tinyformer-", suffix=".yaml", dir=os.getcwd())
+        with os.fdopen(fd, "w") as f:
+            json.dump(config, f)  # JSON is YAML
+        if out is None and "out_dir" not in config.get("logging", {}):
+            out = os.path.join("runs", "python")
+        config_path = temp
+    else:
+        config_path = os.fspath(config)
+    try:
+        return _train(config_path, _override_list(overrides), out, callback, resume, overwrite, allow_changes,
+                      init_from, progress)
+    except (ValueError, OSError, RuntimeError) as e:
+        if temp is None:
+            raise
+        raise type(e)(str(e).replace(temp, "<config dict>")) from None
+    finally:
+        if temp is not None:
+            os.unlink(temp)
+
+
+def _train(config_path, overrides, out, callback, resume, overwrite, allow_changes, init_from, progress):
+    try:
+        resolved = yaml.safe_load(_core._config_yaml(config_path, overrides))
+    except ValueError as e:
+        if not os.path.exists(config_path):  # the library words it as a config error; Python's class for it
+            raise FileNotFoundError(str(e)) from None
+        raise
+    out_dir = out if out is not None else resolved["logging"]["out_dir"]
+    metrics = _MetricsFollower(os.path.join(out_dir, "metrics.jsonl"))
+    stop = _core._StopFlag()
+    outcome = {}
+
+    def work():
+        try:
+            outcome["result"] = _core._train(config_path, overrides, out, resume, overwrite, allow_changes, init_from,
+                                             progress, stop)
+        except BaseException as e:  # noqa: B902 (handed to the caller's thread)
+            outcome["error"] = e
+
+    worker = threading.Thread(target=work, name="tinyformer-train", daemon=True)
+    worker.start()
+    interrupted = False
+    while worker.is_alive():
+        try:
+            worker.join(0.05)
+            metrics.poll(callback)
+        except KeyboardInterrupt:
+            interrupted = True
+            stop.set()  # the trainer finishes the step and writes the checkpoint
+    metrics.poll(callback)
+    if "error" in outcome:
+        raise outcome["error"]
+    if interrupted:
+        raise KeyboardInterrupt(f"training stopped after step {outcome['result']['steps_done']}; checkpoint written "
+                                f"to {outcome['result']['out_dir']} (continue with resume=True)")
+    return outcome["result"]
+
+
+def load(checkpoint):
+    """A trained model from a checkpoint.safetensors: .config (the run's config, a dict), .vocab (the tokens),
+    .sample(), .attention(), .heads(), .ablate(), .run_with_cache(), .run_with_hooks(); in eval mode."""
+    return Model(_core._Loaded(os.fspath(checkpoint)))
+
+
+def heads(checkpoint, ablate=False, prompt=None, batches=8, batch_size=64, ablate_mode="zero"):
+    """What `tinyformer heads --json [--ablate]` prints, as a dict with NumPy tables [L,H]: "patterns" (each with its
+    "score" table and uniform "baseline"), "entropy", "verdicts", and with ablate=True "ablation" (Model.ablate)."""
+    model = load(checkpoint)
+    out = model.heads(prompt, batches, batch_size)
+    if ablate:
+        out["ablation"] = model.ablate(batches, batch_size, ablate_mode)
+    return out
+
+
+class HookPoint:
+    """What a hook function gets besides the activation: its name (hook.name), as in TransformerLens."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"HookPoint({self.name!r})"
+
+
+class Model(_nn.GPT):
+    """A GPT loaded from a checkpoint (see tf.load)."""
+
+    def __init__(self, loaded):
+        _nn._Wrapped.__init__(self, loaded.model())
+        object.__setattr__(self, "_loaded", loaded)
+        object.__setattr__(self, "_run_config", yaml.safe_load(loaded.config_yaml))
+        object.__setattr__(self, "vocab", loaded.vocab_tokens())
+        object.__setattr__(self, "step", loaded.step)
+        self.eval()
+
+    @property
+    def config(self):
+        """The run's resolved config (every section), as a dict."""
+        return self._run_config
+
+    @property
+    def model_config(self):
+        return json.loads(self._impl.config_json())
+
+    def to_ids(self, prompt):
+        """A string (encoded with the vocabulary) or ids -> a list of ids."""
+        if isinstance(prompt, str):
+            if not prompt:
+                raise ValueError("the prompt is empty; give at least one token")
+            return self._loaded.encode(prompt)
+        return [int(i) for i in np.asarray(prompt).reshape(-1)]
+
+    def encode(self, text):
+        return self._loaded.encode(text)
+
+    def decode(self, ids):
+        return self._loaded.decode([int(i) for i in ids])
+
+    def sample(self, prompt, tokens=32, temperature=1.0, top_k=0, seed=1337, use_cache=True):
+        """prompt + `tokens` new tokens, drawn as `tinyformer sample` does (temperature 0: greedy). A string prompt
+        gives a string, ids give ids."""
+        ids = self._loaded.generate(self.to_ids(prompt), tokens, temperature, top_k, seed, use_cache)
+        return self.decode(ids) if isinstance(prompt, str) else ids
+
+    def attention(self, prompt):
+        """(weights [L,H,T,T] as NumPy, token labels): what `tinyformer attention` writes to attention.npy/json."""
+        ids = self.to_ids(prompt)
+        return self._loaded.attention(ids), self._loaded.labels(ids)
+
+    def heads(self, prompt=None, batches=8, batch_size=64):
+        """Each head's pattern scores, entropy and verdict (`tinyformer heads --json`), on the run's held-out data or
+        on one prompt: a dict with NumPy tables [L,H]."""
+        ids = None if prompt is None else self.to_ids(prompt)
+        j = json.loads(self._loaded.heads_json(ids, batches, batch_size))
+        for p in j["patterns"].values():
+            p["score"] = np.array(p["score"])
+        j["entropy"] = np.array(j["entropy"])
+        return j
+
+    def ablate(self, batches=8, batch_size=64, mode="zero"):
+        """Each head zeroed (or mean-replaced) in turn on the held-out data, as `tinyformer heads --ablate`:
+        {"intact": {loss, accuracy}, "loss": [L,H], "accuracy": [L,H] or None, "heads": [...]}."""
+        r = self._loaded.ablate(batches, batch_size, mode)
+        L = max(h["layer"] for h in r["heads"]) + 1
+        H = max(h["head"] for h in r["heads"]) + 1
+        r["loss"] = np.zeros((L, H))
+        r["accuracy"] = None if r["intact"]["accuracy"] is None else np.zeros((L, H))
+        for h in r["heads"]:
+            r["loss"][h["layer"], h["head"]] = h["loss"]
+            if r["accuracy"] is not None:
+                r["accuracy"][h["layer"], h["head"]] = h["accuracy"]
+        return r
+
+    def _batch(self, prompt):
+        ids = np.asarray(prompt)
+        if isinstance(prompt, str) or ids.ndim <= 1:
+            ids = np.asarray(self.to_ids(prompt))[None, :]
+        return ids.astype(np.int64)
+
+    def run_with_cache(self, prompt):
+        """(logits [B,T,V], cache): every activation by TransformerLens' hook name, as NumPy (see hook_names())."""
+        cache = {}
+        logits = _hooked_forward(self, self._batch(prompt), {}, cache)
+        return logits, cache
+
+    def run_with_hooks(self, prompt, fwd_hooks=()):
+        """Logits [B,T,V] with forward hooks: [(name, fn)], fn(activation, hook) returning a replacement array of the
+        same shape, or None to keep it (activation patching, the logit lens)."""
+        return _hooked_forward(self, self._batch(prompt), dict(fwd_hooks), None)
+
+    def hook_names(self):
+        names = []
+        for l in range(self._impl.n_layer):
+            names += [f"blocks.{l}.{n}" for n in _BLOCK_HOOKS]
+        return ["hook_embed", "hook_pos_embed"] + names + ["ln_final.hook_normalized"]
+
+
+_BLOCK_HOOKS = ["hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
+                "attn.hook_pattern", "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out",
+                "hook_resid_post"]
+
+
+def _hooked_forward(model, ids, hooks, cache):
+    """The GPT's forward composed from the library's ops, with a hook point at every TransformerLens name. The
+    same maths as nn::GPT::forward (tests/test_runs.py checks the logits and the patterns against it); the composed
+    attention, not the fused kernel, so that q, k, v, the pattern and z can be read and replaced."""
+    import tinyformer as tf
+
+    unknown = [n for n in hooks if n not in model.hook_names()]
+    if unknown:
+        raise ValueError(f"unknown hook names: {', '.join(unknown)} (model.hook_names() lists them)")
+    cfg = model.model_config
+    p = dict(model._impl.named_parameters())
+    B, T = ids.shape
+    C, H = cfg["d_model"], cfg["n_head"]
+    D = C // H
+
+    def point(name, t):
+        if cache is not None:
+            cache[name] = np.array(t.numpy())
+        fn = hooks.get(name)
+        if fn is not None:
+            new = fn(np.array(t.numpy()), HookPoint(name))
+            if new is not None:
+                new = np.asarray(new, dtype=np.float32)
+                if new.shape != t.shape:
+                    raise ValueError(f"hook {name} returned shape {list(new.shape)}, the activation's is "
+                                     f"{list(t.shape)}")
+                t = tf.tensor(new)
+        return t
+
+    def norm(x, prefix):
+        w = p[prefix + ".weight"]
+        if cfg["norm"] == "rmsnorm":
+            return tf.rms_norm(x, w)
+        b = p.get(prefix + ".bias")
+        return tf.layer_norm(x, w, tf.zeros(C) if b is None else b)
+
+    def linear(x, prefix):
+        return tf.linear(x, p[prefix + ".weight"], p.get(prefix + ".bias"))
+
+    with tf.no_grad():
+        x = point("hook_embed", tf.embedding(ids, p["transformer.wte.weight"]))
+        if "transformer.wpe.weight" in p:
+            x = x + point("hook_pos_embed", tf.embedding(np.arange(T)[None, :], p["transformer.wpe.weight"]))
+        for l in range(model._impl.n_layer):
+            pre, hook = f"transformer.h.{l}.", f"blocks.{l}."
+            x = point(hook + "hook_resid_pre", x)
+            qkv = linear(norm(x, pre + "ln_1"), pre + "attn.c_attn")  # [B,T,3C]
+            q, k, v = (point(hook + "attn.hook_" + n, t.reshape(B, T, H, D))  # [B,T,H,D]
+                       for n, t in zip("qkv", tf.split(qkv, [C, C, C], dim=-1)))
+            if cfg["position"] == "rope":
+                qkv = tf.rotary_qk(tf.cat([t.reshape(B, T, C) for t in (q, k, v)], dim=-1), H)
+                q, k, v = (t.reshape(B, T, H, D) for t in tf.split(qkv, [C, C, C], dim=-1))
+            qh, kh, vh = (t.permute(0, 2, 1, 3) for t in (q, k, v))  # [B,H,T,D]
+            scores = tf.causal_mask(tf.matmul(qh, kh, transpose_b=True) * (1.0 / math.sqrt(D)))  # [B,H,T,T]
+            pattern = point(hook + "attn.hook_pattern", tf.softmax(point(hook + "attn.hook_attn_scores", scores)))
+            z = point(hook + "attn.hook_z", (pattern @ vh).permute(0, 2, 1, 3))  # [B,T,H,D]
+            attn_out = point(hook + "hook_attn_out", linear(z.reshape(B, T, C), pre + "attn.c_proj"))
+            x = point(hook + "hook_resid_mid", x + attn_out)
+            h = linear(norm(x, pre + "ln_2"), pre + "mlp.c_fc")
+            h = tf.swiglu(h) if cfg["mlp"] == "swiglu" else tf.gelu(h)
+            x = point(hook + "hook_resid_post", x + point(hook + "hook_mlp_out", linear(h, pre + "mlp.c_proj")))
+        x = point("ln_final.hook_normalized", norm(x, "transformer.ln_f"))
+        head = p["lm_head.weight"] if "lm_head.weight" in p else p["transformer.wte.weight"]  # tied
+        return np.array(tf.linear(x, head).numpy())
