@@ -38,6 +38,8 @@ std::string user_message(const std::exception& e) {
   } else {
     text = e.what();
   }
+  // fmt::print's std::system_error when stdout cannot be written (the other prints go to stderr, which is this line)
+  if (text.rfind("cannot write to file: ", 0) == 0) text = "cannot write to stdout: " + text.substr(22);
   static const std::regex json_prefix(R"(\[json\.exception\.[a-z_]+\.[0-9]+\] )");  // also when wrapped
   text = std::regex_replace(text, json_prefix, "");
   static const std::regex internal_prefix(R"(\b[A-Z][A-Za-z_]*(<[a-z]+>)?::[a-z_]+: )");
@@ -52,9 +54,9 @@ int finish(int code) {
   const bool flushed = std::fflush(stdout) == 0 && !std::ferror(stdout);
   const int err = errno;
   tf::dist::finalize();
-  if (!flushed) {
+  if (!flushed && code == 0) {  // a command that failed has said so already, in one line
     print_error(fmt::format("cannot write to stdout: {}", std::strerror(err)));
-    return code == 0 ? 1 : code;
+    return 1;
   }
   return code;
 }

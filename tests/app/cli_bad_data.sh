@@ -23,6 +23,8 @@ text "text too short to split for validation" "each part needs at least model.co
 text "text not UTF-8" "text data '$work/latin1.txt': invalid UTF-8 at line" "$work/latin1.txt"
 grep -q "invalid UTF-8 at line [0-9]*, column 3 (byte offset [0-9]*, byte 0xef); save the file as UTF-8" "$work/err.txt" \
   || { cat "$work/err.txt"; fail "the UTF-8 error does not give line, column and byte"; }
+head -c 500 "$src/configs/data/tinyformer_notes.txt" | iconv -f UTF-8 -t UTF-16LE > "$work/utf16.txt"
+text "text in UTF-16 (valid UTF-8 full of NUL bytes)" "text data '$work/utf16.txt' holds a NUL byte at line 1, column 2 (byte offset 1, byte 0x00); is it UTF-16? save the file as UTF-8" "$work/utf16.txt"
 text "text path is a directory" "text data '$work': is a directory" "$work"
 refused_train "data path relative to the config" "data.path at line 2: text data '$work/cfg/nowhere.txt': no such file" \
   "$(mkdir -p "$work/cfg" && printf 'data:\n  path: nowhere.txt\n  task: text\nmodel:\n  context: 8\n' > "$work/cfg/t.yaml" && echo "$work/cfg/t.yaml")"

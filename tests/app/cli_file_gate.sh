@@ -88,7 +88,7 @@ nothing_written "$work/never"
 
 # --- standard streams: a failed write to stdout is an error; closed ones do not swallow files
 t "$bin" config --docs > /dev/full 2> "$work/err.txt"
-[ $? -eq 1 ] && grep -q "^tinyformer: error: cannot write to stdout: No space left on device$" "$work/err.txt" \
+[ $? -eq 1 ] && [ "$(cat "$work/err.txt")" = "tinyformer: error: cannot write to stdout: No space left on device" ] \
   || { cat "$work/err.txt"; fail "> /dev/full did not exit 1 naming stdout"; }
 t "$bin" train "$cfg" --out "$work/closed" --set training.steps=2 --set schedule.warmup_steps=0 >&- 2>&- \
   || fail "train with stdout and stderr closed"

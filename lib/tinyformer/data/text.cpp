@@ -47,6 +47,10 @@ class TextSource final : public DataSource {
     if (bad != std::string::npos)
       throw std::runtime_error(fmt::format("text data '{}': invalid UTF-8 at {}; save the file as UTF-8", path_,
                                            byte_position_str(bytes, bad)));
+    if (const std::size_t nul = bytes.find('\0'); nul != std::string::npos)  // UTF-16 is valid UTF-8 with NULs
+      throw std::runtime_error(
+          fmt::format("text data '{}' holds a NUL byte at {}; is it UTF-16? save the file as UTF-8", path_,
+                      byte_position_str(bytes, nul)));
     const std::size_t N = chars.size();
     if (N < T_ + 1)
       throw std::runtime_error(fmt::format("text data '{}' has {} characters ({} bytes); {} {} needs at least {}",
