@@ -4,10 +4,12 @@
 set -euo pipefail
 want="${1:-build}"
 # libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (the build works without them: one process);
-# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp)
+# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp); libsentencepiece-dev: the bpe and unigram
+# tokenizers of text data (data/subword.cpp); fortunes: the English corpus of configs/fortunes_*.yaml
+# (scripts/fortunes_corpus.sh)
 packages=(cmake g++ make pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
           libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libopenmpi-dev openmpi-bin
-          libxsmm-dev)
+          libxsmm-dev libsentencepiece-dev fortunes)
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
   # clang-format for scripts/check_style.sh

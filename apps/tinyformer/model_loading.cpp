@@ -18,7 +18,11 @@ LoadedModel load_trained_model(const std::string& checkpoint_path) {
   loaded.model->eval();
   const checkpoint::TrainingState state = checkpoint::read_training_state(file);
   loaded.path = checkpoint_path;
-  loaded.vocab = data::Vocabulary::deserialize(state.vocab);
+  try {
+    loaded.vocab = data::Vocabulary::deserialize(state.vocab);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.vocab' metadata: {}", checkpoint_path, e.what()));
+  }
   loaded.step = state.step;
   loaded.config_yaml = state.config_yaml;
   return loaded;
@@ -42,6 +46,9 @@ std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& p
     throw std::invalid_argument(fmt::format("--prompt: {}", e.what()));
   }
   if (ids.empty()) throw std::invalid_argument("--prompt has no tokens; give at least one");
+  // a vocabulary with <s> (SentencePiece) was trained with it before every document: the prompt starts one, as in
+  // llama2.c's run.c
+  if (loaded.vocab.bos() >= 0) ids.insert(ids.begin(), loaded.vocab.bos());
   const std::size_t context = loaded.model->context();
   if (cropped) *cropped = ids.size() > context;
   if (ids.size() > context) {

@@ -71,6 +71,7 @@ std::vector<io::MetricsRow> read_metrics_file(const fs::path& path) {
     row.train_loss = j.value("train_loss", 0.0);
     row.lr = j.value("lr", 0.0);
     if (j.contains("val_loss")) row.val_loss = j["val_loss"].get<double>();
+    if (j.contains("val_bpb")) row.val_bpb = j["val_bpb"].get<double>();
     if (j.contains("accuracy")) row.accuracy = j["accuracy"].get<double>();
     if (j.contains("grad_norm") && j["grad_norm"].is_number()) row.grad_norm = j["grad_norm"].get<double>();
     row.attention_entropy = head_table(j, "attention_entropy");
