@@ -64,6 +64,7 @@ void add_sample_command(CLI::App& app) {
       const std::vector<Index> prompt = encode_prompt(loaded, o->prompt);
       infer::SampleOptions options = o->sample;
       options.use_cache = !o->no_cache;
+      options.stop_id = loaded.vocab.bos();
       options.new_tokens = o->tokens ? *o->tokens : default_new_tokens(loaded, prompt);
       Rng rng(o->seed);
       const std::vector<Index> ids = infer::generate(*loaded.model, prompt, options, rng);

@@ -43,6 +43,9 @@ std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& p
     throw std::invalid_argument(fmt::format("--prompt: {}", e.what()));
   }
   if (ids.empty()) throw std::invalid_argument("--prompt has no tokens; give at least one");
+  // a vocabulary with <s> (SentencePiece) was trained with it before every document: the prompt starts one, as in
+  // llama2.c's run.c
+  if (loaded.vocab.bos() >= 0) ids.insert(ids.begin(), loaded.vocab.bos());
   const std::size_t context = loaded.model->context();
   if (cropped) *cropped = ids.size() > context;
   if (ids.size() > context) {

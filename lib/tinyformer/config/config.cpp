@@ -71,6 +71,8 @@ std::vector<std::string> split_enum_names(const char* list) {
     else if (!std::isspace(static_cast<unsigned char>(*p)))
       names.back() += *p;
   }
+  for (auto& name : names)  // an enumerator named for a C++ keyword (char_) has the keyword as its YAML name
+    if (!name.empty() && name.back() == '_') name.pop_back();
   return names;
 }
 
@@ -261,6 +263,13 @@ void validate_data(const RunConfig& cfg) {
        fmt::format("'auto' takes the length of a task's sequences or a tokens file's rows; task 'text' cuts the file "
                    "into windows: set {} to the window length (e.g. 64)",
                    keys::model::context));
+  need(d.tokenizer == Tokenizer::char_ || d.task == Task::text, {keys::data::tokenizer, keys::data::task},
+       fmt::format("{} tokenizes text; task '{}' has its own tokens: use 'char' (or task 'text')",
+                   to_string(d.tokenizer), to_string(d.task)));
+  if (d.tokenizer != Tokenizer::char_ && m.vocab_size)
+    need(*m.vocab_size == d.vocab_size, {keys::model::vocab_size, keys::data::vocab_size},
+         fmt::format("{} differs from {} = {}, the SentencePiece vocabulary; set it to {} or auto", *m.vocab_size,
+                     keys::data::vocab_size, d.vocab_size, d.vocab_size));
 }
 
 void validate_optimizer_and_schedule(const RunConfig& cfg) {

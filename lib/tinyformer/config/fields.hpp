@@ -26,6 +26,7 @@ TF_CONFIG_ENUM(Norm, layernorm, rmsnorm)
 TF_CONFIG_ENUM(Mlp, gelu, swiglu)
 TF_CONFIG_ENUM(Position, learned, rope)
 TF_CONFIG_ENUM(Task, copy, reverse, sort, add, induction, text, tokens)
+TF_CONFIG_ENUM(Tokenizer, char_, bpe, unigram)  // char_: the YAML name `char` (a C++ keyword)
 TF_CONFIG_ENUM(OptimizerName, sgd, adam, adamw)
 TF_CONFIG_ENUM(DecayRule, matrices_no_embeddings, matrices, all, none)
 TF_CONFIG_ENUM(ScheduleName, constant, warmup, cosine)
@@ -90,7 +91,17 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
   X(val_fraction, double, 0.1, Check::open(0, 1), OnResume::exact,                                                     \
     "`text`, `tokens`: fraction of the data held out for validation")                                                  \
   X(shuffle, bool, true, Check::any(), OnResume::exact,                                                                \
-    "`tokens`: shuffle the training windows")
+    "`tokens`: shuffle the training windows")                                                                          \
+  X(tokenizer, Tokenizer, Tokenizer::char_, Check::any(), OnResume::fixed,                                             \
+    "`text`: `char`, one token per character; `bpe` or `unigram`, a SentencePiece model of `vocab_size` pieces "       \
+    "trained on the training part (ids 0, 1, 2 = <unk>, <s>, </s>, 3..258 the bytes that other characters fall back " \
+    "to), stored in the checkpoint")                                                                                   \
+  X(vocab_size, std::size_t, 512, Check::at_least(260), OnResume::fixed,                                               \
+    "`text` with `bpe` or `unigram`: the SentencePiece vocabulary size (model.vocab_size must be it or `auto`)")      \
+  X(documents, std::string, "", Check::any(), OnResume::exact,                                                         \
+    "`text`: a line that separates documents (`%` for the fortunes); empty = the file is one document. With `bpe` or " \
+    "`unigram` each document starts with <s>; with `char` the separator lines are dropped. The held-out part is the " \
+    "last documents")
 
 #define TF_OPTIMIZER_FIELDS(X)                                                                                         \
   X(name, OptimizerName, OptimizerName::adamw, Check::any(), OnResume::fixed,                                          \

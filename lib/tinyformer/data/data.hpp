@@ -49,6 +49,10 @@ class DataSource {
   virtual bool is_task() const = 0;
   // The synthetic tasks: the number of answer tokens at the end of each sequence (0 for text and tokens).
   virtual std::size_t answer_length() const { return 0; }
+  // Text: the bytes of text that the scored targets of eval_batches(B)[i] stand for (Vocabulary::text_bytes; the
+  // space SentencePiece puts before each document is not in the file and counts 0), for bits per byte. nullopt for
+  // the synthetic tasks and tokens, which are not text.
+  virtual std::optional<double> eval_batch_bytes(std::size_t /*B*/, std::size_t /*i*/) { return std::nullopt; }
   // One line for the log: task, sizes, split.
   virtual std::string describe() const = 0;
   // [T] a default input for attention maps.

@@ -2,6 +2,7 @@
 // that the memory check runs before the data is loaded. The byte counts follow the sources' members:
 //   tasks   eval_size rows of L ids, their keys in a hash set, and the held-out batches (x and y) cut from them
 //   text    the file's bytes, one std::string per character while splitting, one id per character, the batches
+//           (bpe, unigram: V = data.vocab_size, and SentencePiece's training)
 //   tokens  the .npy file's array as read (int32 ids, plus the file's own copy when it holds int64 or uint8) and
 //           the vocabulary's names
 // T and V of the tasks are the formulas of tasks.cpp (a test compares them with the made sources').
@@ -33,9 +34,14 @@ DataFootprint data_footprint(const config::RunConfig& cfg) {
   switch (d.task) {
     case config::Task::text: {
       const double bytes = file_size_or_zero(d.path);
-      // bytes + a 32-byte std::string per character (the split) + an id per character; the held-out set is at most
-      // the last val_fraction of the ids, cut into batches (x and y) once.
-      fp.bytes = bytes * (1 + 32 + kIdBytes) + 2 * d.val_fraction * bytes * kIdBytes;
+      // bytes and two copies (the documents, the training and held-out parts) + a 32-byte std::string per character
+      // (the split) + an id and its text bytes per character; the held-out set is at most the last val_fraction of
+      // the ids, cut into batches (x and y) once.
+      fp.bytes = bytes * (3 + 32 + 2 * kIdBytes) + 2 * d.val_fraction * bytes * kIdBytes;
+      if (d.tokenizer != config::Tokenizer::char_) {
+        fp.V = d.vocab_size;  // SentencePiece's pieces; its training holds about the text a few times over
+        fp.bytes += 4 * bytes + static_cast<double>(fp.V) * kTokenNameBytes;
+      }
       break;
     }
     case config::Task::tokens: {

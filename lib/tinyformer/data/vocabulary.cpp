@@ -1,11 +1,14 @@
 #include "tinyformer/data/vocabulary.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <sentencepiece_processor.h>
 
 namespace tf::data {
 
@@ -37,8 +40,50 @@ bool has_whitespace(const std::string& s) {
   return false;
 }
 
+std::uint64_t fnv1a64(const std::string& bytes) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+
 const char* layout_name(Vocabulary::Layout layout) {
-  return layout == Vocabulary::Layout::joined ? "joined" : "spaced";
+  switch (layout) {
+    case Vocabulary::Layout::joined:
+      return "joined";
+    case Vocabulary::Layout::spaced:
+      return "spaced";
+    default:
+      return "sentencepiece";
+  }
+}
+
+constexpr const char* kSpaceMark = "\xe2\x96\x81";  // U+2581, SentencePiece's mark for a space
+
+// SentencePiece's byte piece "<0x0A>" -> 0x0A; -1 for any other piece.
+int byte_of_piece(const std::string& piece) {
+  if (piece.size() != 6 || piece.compare(0, 3, "<0x") != 0 || piece[5] != '>') return -1;
+  int value = 0;
+  for (std::size_t i = 3; i < 5; ++i) {
+    const char c = piece[i];
+    const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+// `piece` with every U+2581 replaced by `space`.
+std::string replace_space_mark(const std::string& piece, const std::string& space) {
+  std::string out;
+  for (std::size_t i = 0; i < piece.size();) {
+    if (piece.compare(i, 3, kSpaceMark) == 0) {
+      out += space;
+      i += 3;
+    } else {
+      out += piece[i++];
+    }
+  }
+  return out;
 }
 
 // "'x' at position 3, 'y' at position 7" for at most 20 entries, then "and N more".
@@ -90,6 +135,55 @@ Vocabulary Vocabulary::numbered(std::size_t V) {
   return vocab;
 }
 
+Vocabulary Vocabulary::from_sentencepiece(std::string model_proto) {
+  auto processor = std::make_shared<sentencepiece::SentencePieceProcessor>();
+  const auto status = processor->LoadFromSerializedProto(model_proto);
+  if (!status.ok())
+    throw std::invalid_argument(
+        fmt::format("the SentencePiece model ({} bytes) cannot be loaded: {}", model_proto.size(), status.ToString()));
+  const int V = processor->GetPieceSize();
+  // llama2.c's layout (vocabulary.hpp): <unk>, <s>, </s>, then the 256 byte pieces
+  if (V < 259 || !processor->IsUnknown(0) || processor->IdToPiece(1) != "<s>" || processor->IdToPiece(2) != "</s>" ||
+      byte_of_piece(processor->IdToPiece(3)) != 0 || byte_of_piece(processor->IdToPiece(258)) != 255)
+    throw std::invalid_argument(
+        fmt::format("the SentencePiece model ({} pieces) does not have <unk>, <s>, </s> at ids 0, "
+                    "1, 2 and the byte pieces <0x00>..<0xFF> at ids 3..258",
+                    V));
+  Vocabulary vocab;
+  vocab.layout_ = Layout::sentencepiece;
+  vocab.tokens_.reserve(static_cast<std::size_t>(V));
+  for (int i = 0; i < V; ++i) {
+    vocab.tokens_.push_back(processor->IdToPiece(i));
+    if (!vocab.ids_.emplace(vocab.tokens_.back(), i).second)
+      throw std::invalid_argument(
+          fmt::format("the SentencePiece model has the piece '{}' twice", display_token(vocab.tokens_.back())));
+  }
+  vocab.model_proto_ = std::move(model_proto);
+  vocab.pieces_ = std::move(processor);
+  return vocab;
+}
+
+std::size_t Vocabulary::text_bytes(Index id) const {
+  const std::string& t = token(id);
+  if (layout_ != Layout::sentencepiece) return t.size();
+  if (byte_of_piece(t) >= 0 || id < 3) return id < 3 ? 0 : 1;
+  return replace_space_mark(t, " ").size();
+}
+
+std::string Vocabulary::label(Index id) const {
+  const std::string& t = token(id);
+  if (layout_ != Layout::sentencepiece) return display_token(t);
+  const int byte = byte_of_piece(t);
+  if (byte >= 0 && byte < 0x80) return display_token(std::string(1, static_cast<char>(byte)));
+  if (byte >= 0) return t;  // a byte of a longer UTF-8 character: not text on its own
+  return display_token(replace_space_mark(t, "\xe2\x90\xa3"));  // U+2423 OPEN BOX
+}
+
+float Vocabulary::score(Index id) const {
+  token(id);  // throws when id is not in [0, V)
+  return layout_ == Layout::sentencepiece ? pieces_->GetScore(static_cast<int>(id)) : 0.0f;
+}
+
 Index Vocabulary::numbered_id(const std::string& token) const {
   constexpr std::size_t max_digits = 10;  // Index is 32-bit
   if (token.empty() || token.size() > max_digits || (token[0] == '0' && token.size() > 1)) return -1;
@@ -123,6 +217,15 @@ const std::string& Vocabulary::token(Index id) const {
 }
 
 std::vector<Index> Vocabulary::encode(const std::string& text) const {
+  if (layout_ == Layout::sentencepiece) {
+    std::vector<std::string> chars;
+    const std::size_t bad = utf8_split(text, chars);
+    if (bad != std::string::npos) throw std::invalid_argument(fmt::format("invalid UTF-8 at byte offset {}", bad));
+    std::vector<int> ids;
+    const auto status = pieces_->Encode(text, &ids);
+    if (!status.ok()) throw std::invalid_argument(fmt::format("SentencePiece cannot encode: {}", status.ToString()));
+    return std::vector<Index>(ids.begin(), ids.end());
+  }
   std::vector<std::string> pieces;
   if (layout_ == Layout::joined) {
     const std::size_t bad = utf8_split(text, pieces);
@@ -149,6 +252,7 @@ std::vector<Index> Vocabulary::encode(const std::string& text) const {
 
 std::string Vocabulary::describe_tokens() const {
   constexpr std::size_t max_listed = 100;
+  if (layout_ == Layout::sentencepiece) return fmt::format("the vocabulary is {} SentencePiece pieces", tokens_.size());
   if (layout_ == Layout::spaced)
     return fmt::format("the vocabulary is the {} words {} .. {}", tokens_.size(),
                        tokens_.empty() ? "" : tokens_.front(), tokens_.empty() ? "" : tokens_.back());
@@ -159,6 +263,18 @@ std::string Vocabulary::describe_tokens() const {
 }
 
 std::string Vocabulary::decode(const std::vector<Index>& ids) const {
+  if (layout_ == Layout::sentencepiece) {
+    std::vector<int> pieces;
+    pieces.reserve(ids.size());
+    for (Index id : ids) {
+      token(id);  // throws when id is not in [0, V)
+      pieces.push_back(static_cast<int>(id));
+    }
+    std::string out;
+    const auto status = pieces_->Decode(pieces, &out);
+    if (!status.ok()) throw std::invalid_argument(fmt::format("SentencePiece cannot decode: {}", status.ToString()));
+    return out;
+  }
   std::string out;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (layout_ == Layout::spaced && i) out += ' ';
@@ -173,6 +289,9 @@ std::string Vocabulary::decode(const IndexArray& ids) const {
 
 std::string Vocabulary::serialize() const {
   std::string out = fmt::format("tinyformer-vocabulary 1 {} {}\n", layout_name(layout_), tokens_.size());
+  if (layout_ == Layout::sentencepiece)
+    return fmt::format("tinyformer-vocabulary 1 sentencepiece {} {:016x}\n{}\n", tokens_.size(), fnv1a64(model_proto_),
+                       to_base64(model_proto_));
   for (const auto& t : tokens_) {
     for (char c : t) {
       if (c == '\\')
@@ -202,15 +321,38 @@ Vocabulary Vocabulary::deserialize(const std::string& text) {
   }
   if (lines.empty()) throw std::invalid_argument("Vocabulary::deserialize: empty text, expected a header line");
   std::istringstream header(lines[0]);
-  std::string magic, layout_word, extra;
+  std::string magic, layout_word, extra, checksum;
   long version = 0;
   long long count = -1;
   header >> magic >> version >> layout_word >> count;
+  if (layout_word == "sentencepiece") header >> checksum;
   if (header.fail() || (header >> extra) || magic != "tinyformer-vocabulary" || version != 1 ||
-      (layout_word != "joined" && layout_word != "spaced") || count < 0)
-    throw std::invalid_argument(fmt::format(
-        "Vocabulary::deserialize: line 1 is '{}', expected 'tinyformer-vocabulary 1 <joined|spaced> <count>'",
-        display_token(lines[0])));
+      (layout_word != "joined" && layout_word != "spaced" && layout_word != "sentencepiece") || count < 0)
+    throw std::invalid_argument(
+        fmt::format("Vocabulary::deserialize: line 1 is '{}', expected 'tinyformer-vocabulary 1 "
+                    "<joined|spaced|sentencepiece> <count>'",
+                    display_token(lines[0])));
+  if (layout_word == "sentencepiece") {
+    if (lines.size() != 2)
+      throw std::invalid_argument(fmt::format(
+          "Vocabulary::deserialize: a sentencepiece vocabulary is 2 lines (header, model in base64), found {}",
+          lines.size()));
+    Vocabulary vocab;
+    try {
+      std::string model = from_base64(lines[1]);
+      if (fmt::format("{:016x}", fnv1a64(model)) != checksum)
+        throw std::invalid_argument(fmt::format("the model's checksum is {:016x}, line 1 says '{}': the model is "
+                                                "corrupt",
+                                                fnv1a64(model), display_token(checksum)));
+      vocab = from_sentencepiece(std::move(model));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("Vocabulary::deserialize: line 2: ") + e.what());
+    }
+    if (vocab.size() != static_cast<std::size_t>(count))
+      throw std::invalid_argument(fmt::format(
+          "Vocabulary::deserialize: header announces {} tokens, the SentencePiece model has {}", count, vocab.size()));
+    return vocab;
+  }
   if (lines.size() - 1 != static_cast<std::size_t>(count))
     throw std::invalid_argument(
         fmt::format("Vocabulary::deserialize: header announces {} tokens, found {} lines", count, lines.size() - 1));
@@ -244,6 +386,45 @@ Vocabulary Vocabulary::deserialize(const std::string& text) {
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("Vocabulary::deserialize: ") + e.what());
   }
+}
+
+namespace {
+constexpr const char* kBase64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}
+
+std::string to_base64(const std::string& bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t k = 0; k < 3; ++k) v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    for (std::size_t k = 0; k < 4; ++k) out += k <= n ? kBase64[(v >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
+std::string from_base64(const std::string& text) {
+  if (text.size() % 4 != 0)
+    throw std::invalid_argument(fmt::format("base64 text of {} characters, not a multiple of 4", text.size()));
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (std::size_t i = 0; i < text.size(); i += 4) {
+    std::uint32_t v = 0;
+    std::size_t pad = 0;
+    for (std::size_t k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      const char* at = c ? std::strchr(kBase64, c) : nullptr;
+      const bool padding = c == '=' && i + 4 == text.size() && k >= 2 && (k == 3 || text[i + 3] == '=');
+      if (!at && !padding)
+        throw std::invalid_argument(
+            fmt::format("'{}' at column {} is not base64", display_token(std::string(1, c)), i + k + 1));
+      if (padding) ++pad;
+      v = (v << 6) | (at ? static_cast<std::uint32_t>(at - kBase64) : 0u);
+    }
+    for (std::size_t k = 0; k < 3 - pad; ++k) out += static_cast<char>((v >> (16 - 8 * k)) & 0xFF);
+  }
+  return out;
 }
 
 }  // namespace tf::data

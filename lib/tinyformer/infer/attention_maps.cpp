@@ -21,7 +21,7 @@ Array<float> probe_attention(nn::GPT<float>& model, const IndexArray& ids) {
 
 std::vector<std::string> token_labels(const data::Vocabulary& vocab, const IndexArray& ids) {
   std::vector<std::string> labels;
-  for (Index id : ids) labels.push_back(data::display_token(vocab.token(id)));
+  for (Index id : ids) labels.push_back(vocab.label(id));
   return labels;
 }
 

@@ -89,6 +89,17 @@ EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t
   double total = 0;
   for (std::size_t i = 0; i < n; ++i) total += e.weight[i] > 0 ? e.loss[i] / e.weight[i] : NAN;
   r.loss = n ? total / static_cast<double>(n) : 0.0;
+  double nats = 0, bytes = 0;
+  bool text = n > 0;
+  for (std::size_t i = 0; i < n && text; ++i) {
+    const std::optional<double> b = source.eval_batch_bytes(global, i);
+    text = b.has_value();
+    const auto& y = batches[i].y;
+    const double scored =
+        static_cast<double>(std::count_if(y.begin(), y.end(), [](Index t) { return t != data::kIgnore; }));
+    if (text) nats += (e.weight[i] > 0 ? e.loss[i] / e.weight[i] : NAN) * scored, bytes += *b;
+  }
+  if (text && bytes > 0) r.bpb = nats / bytes / std::log(2.0);
   if (source.is_task()) r.accuracy = e.acc.exact();
   return r;
 }

@@ -14,6 +14,9 @@ namespace tf::infer {
 struct EvalResult {
   double loss = 0;
   std::optional<double> accuracy;  // exact-match, for the synthetic tasks
+  // Text: bits per byte, sum over the batches of (mean loss in nats x scored targets) / the bytes of text those
+  // targets stand for (DataSource::eval_batch_bytes) / ln 2; it compares models with different tokenizers.
+  std::optional<double> bpb;
   // [L][H] for data with an expected pattern: the fraction of each head's attention that the answer queries of the
   // held-out batches put on their expected key (analysis::Pattern::expected); empty otherwise.
   std::vector<std::vector<double>> attention_score;

@@ -90,8 +90,11 @@ std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& pro
   model.eval();
   std::vector<Index> ids = prompt;
   auto cache = options.use_cache ? model.make_cache() : std::vector<nn::KVCache<float>>{};
-  for (std::size_t step = 0; step < options.new_tokens; ++step)
-    ids.push_back(choose_token(last_logits(model, ids, options.use_cache, cache), options, rng));
+  for (std::size_t step = 0; step < options.new_tokens; ++step) {
+    const Index next = choose_token(last_logits(model, ids, options.use_cache, cache), options, rng);
+    if (next == options.stop_id) break;
+    ids.push_back(next);
+  }
   model.train(was_training);
   return ids;
 }

@@ -16,9 +16,11 @@ struct SampleOptions {
   double temperature = 1.0;  // >= 0; 0 = greedy
   std::size_t top_k = 0;     // 0 = no restriction
   bool use_cache = true;     // false: recompute the whole sequence for every token
+  Index stop_id = -1;        // >= 0: generation ends before this token (<s> of a SentencePiece vocabulary, as in
+                             // llama2.c's run.c: a new document would start)
 };
 
-// prompt: token ids (at least one). Returns prompt + new_tokens ids.
+// prompt: token ids (at least one). Returns prompt + new_tokens ids (fewer when stop_id came).
 std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& prompt, const SampleOptions& options,
                             Rng& rng);
 

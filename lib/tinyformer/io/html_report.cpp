@@ -145,6 +145,7 @@ std::vector<Series> entropy_series(const std::vector<MetricsRow>& metrics) {
 std::string charts_html(const std::vector<MetricsRow>& metrics, const StepAxis& axis) {
   // Colors chosen away from the blues of the attention maps.
   Series train{"train loss", "#e6550d", {}}, val{"val loss", "#756bb1", {}};
+  Series bpb{"val bits per byte", "#756bb1", {}};
   Series accuracy{"accuracy", "#31a354", {}}, lr{"learning rate", "#636363", {}}, grad{"gradient norm", "#a63603", {}};
   for (const auto& m : metrics) {
     const double x = static_cast<double>(m.step);
@@ -152,12 +153,14 @@ std::string charts_html(const std::vector<MetricsRow>& metrics, const StepAxis& 
     lr.points.emplace_back(x, m.lr);
     // Optional values: a row without one does not break the line, it is left out.
     if (m.val_loss) val.points.emplace_back(x, *m.val_loss);
+    if (m.val_bpb) bpb.points.emplace_back(x, *m.val_bpb);
     if (m.accuracy) accuracy.points.emplace_back(x, *m.accuracy);
     if (m.grad_norm) grad.points.emplace_back(x, *m.grad_norm);
   }
   const std::vector<Series> entropy = entropy_series(metrics);
   std::string out = "<div class=\"charts\">";
   out += report::svg_line_chart("chart-loss", "Loss", {train, val}, axis, true);
+  if (!bpb.points.empty()) out += report::svg_line_chart("chart-bpb", "Bits per byte (held out)", {bpb}, axis, false);
   if (!accuracy.points.empty()) out += report::svg_line_chart("chart-accuracy", "Accuracy", {accuracy}, axis, false);
   out += report::svg_line_chart("chart-lr", "Learning rate", {lr}, axis, false);
   if (!grad.points.empty()) out += report::svg_line_chart("chart-grad-norm", "Gradient norm", {grad}, axis, true);
@@ -180,6 +183,7 @@ std::string summary_html(const std::vector<MetricsRow>& metrics) {
   if (last_val)
     s +=
         fmt::format(", val loss {} (best {} at step {})", short_number(*last_val), short_number(*best_val), *best_step);
+  if (last.val_bpb) s += fmt::format(", val bits per byte {}", short_number(*last.val_bpb));
   if (last.accuracy) s += fmt::format(", accuracy {}", short_number(*last.accuracy));
   if (last.grad_norm) s += fmt::format(", gradient norm {}", short_number(*last.grad_norm));
   s += fmt::format(", learning rate {}.", short_number(last.lr));

@@ -46,6 +46,7 @@ struct MetricsRow {
   long step = 0;
   double train_loss = 0.0;
   std::optional<double> val_loss;
+  std::optional<double> val_bpb;   // text: held-out bits per byte
   std::optional<double> accuracy;  // a fraction in [0, 1] or a percentage: plotted as given
   double lr = 0.0;
   std::optional<double> grad_norm;  // gradient norm of the step (plotted as given)

@@ -24,6 +24,7 @@ std::string progress_line(const Progress& p) {
                                  p.total, p.loss, p.lr, p.tokens_per_s, format_duration(p.elapsed_s),
                                  format_duration(per_step * static_cast<double>(p.total - p.done)));
   if (p.val_loss) line += fmt::format(" | val {:.4f}", *p.val_loss);
+  if (p.val_bpb) line += fmt::format(" | bpb {:.4f}", *p.val_bpb);
   if (p.accuracy) line += fmt::format(" | acc {:.3f}", *p.accuracy);
   return line;
 }
@@ -34,6 +35,7 @@ std::string summary_line(const TrainResult& r) {
                                  r.steps_skipped > 0 ? fmt::format(", {} skipped", r.steps_skipped) : "");
   if (r.steps_done - r.start_step > r.steps_skipped) line += fmt::format(" | train loss {:.4f}", r.last_train_loss);
   if (r.last_val_loss) line += fmt::format(" | val loss {:.4f}", *r.last_val_loss);
+  if (r.last_val_bpb) line += fmt::format(" | val bpb {:.4f}", *r.last_val_bpb);
   if (r.last_accuracy) line += fmt::format(" | accuracy {:.3f}", *r.last_accuracy);
   return line + fmt::format(" | {:.1f} s | out {}", r.wall_seconds, r.out_dir);
 }
@@ -103,6 +105,7 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
   }
   if (eval) {
     row["val_loss"] = eval->loss;
+    if (eval->bpb) row["val_bpb"] = *eval->bpb;
     if (eval->accuracy) row["accuracy"] = *eval->accuracy;
     if (!eval->attention_score.empty()) row["attention_score"] = eval->attention_score;
   }
@@ -114,6 +117,7 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
   p.tokens_per_s = tokens_per_s;
   p.elapsed_s = std::chrono::duration<double>(now - t0_).count();
   if (eval) p.val_loss = eval->loss;
+  if (eval) p.val_bpb = eval->bpb;
   if (eval && eval->accuracy) p.accuracy = *eval->accuracy;
   draw(p, eval.has_value());
 }

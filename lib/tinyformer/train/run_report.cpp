@@ -75,6 +75,7 @@ io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::s
   if (j.contains("train_loss")) row.train_loss = number("train_loss");
   if (j.contains("lr")) row.lr = number("lr");
   if (j.contains("val_loss")) row.val_loss = number("val_loss");
+  if (j.contains("val_bpb")) row.val_bpb = number("val_bpb");
   if (j.contains("accuracy")) row.accuracy = number("accuracy");
   if (j.contains("grad_norm") && j["grad_norm"].is_number()) row.grad_norm = j["grad_norm"].get<double>();
   try {

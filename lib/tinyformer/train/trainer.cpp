@@ -146,6 +146,7 @@ std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainRe
   const config::TrainingConfig& t = run.cfg.training;
   if (eval_now) eval = infer::evaluate(model, *run.parts.data, t.batch_size, t.eval_batches, t.grad_accum);
   if (eval) result.last_val_loss = eval->loss;
+  if (eval && eval->bpb) result.last_val_bpb = eval->bpb;
   if (eval && eval->accuracy) result.last_accuracy = eval->accuracy;
   log.row(done, s, attention, eval);
   return eval;

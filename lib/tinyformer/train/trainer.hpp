@@ -38,6 +38,7 @@ struct TrainResult {
   long steps_skipped = 0;      // steps of this run skipped for a non-finite loss or gradient
   double last_train_loss = 0;
   std::optional<double> last_val_loss;
+  std::optional<double> last_val_bpb;  // text: the last evaluation's bits per byte
   std::optional<double> last_accuracy;
   std::vector<double> train_losses;  // every step's loss, in order (this process's steps only)
   std::string out_dir;
