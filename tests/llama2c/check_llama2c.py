@@ -125,6 +125,9 @@ def main():
 
     untied = train(args, "untied", *LLAMA, "model.tie_weights=false", "training.steps=3")
     check_logits(args, untied, export(args, untied, "untied_llama2c")[0])
+    # grouped-query attention: 4 query heads on 2 key/value heads (run.c's n_kv_heads, kv head = h / (H / Hkv))
+    gqa = train(args, "gqa", *LLAMA, "model.tie_weights=true", "model.n_kv_head=2", "training.steps=3")
+    check_logits(args, gqa, export(args, gqa, "gqa_llama2c")[0])
 
     refusals = [("layernorm", ["model.norm=layernorm"], "model.norm"), ("gelu", ["model.mlp=gelu"], "model.mlp"),
                 ("learned", ["model.position=learned"], "model.position"), ("bias", ["model.bias=true"], "model.bias"),

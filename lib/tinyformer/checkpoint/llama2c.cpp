@@ -28,8 +28,8 @@ void need(bool ok, const std::string& file, const char* key, const std::string& 
                                             key, value, key, wanted));
 }
 
-// w [rows, C] whose first C rows are H heads of D rows each in tinyformer's RoPE order: each head's rows reordered
-// to run.c's pairs (row 2i <- row i, row 2i + 1 <- row i + D/2). Rows past the first C are left out.
+// w [rows, C] whose H * D rows from first_row are H heads of D rows each in tinyformer's RoPE order: each head's
+// rows reordered to run.c's pairs (row 2i <- row i, row 2i + 1 <- row i + D/2). The other rows are left out.
 Array<float> heads_to_pairs(const Array<float>& w, std::size_t first_row, std::size_t H, std::size_t D) {
   const std::size_t C = w.shape(1);
   Array<float> out = Array<float>::from_shape({H * D, C});
@@ -97,9 +97,11 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
        "bpe (its encoder merges pieces by score, which reproduces SentencePiece's BPE)");
 
   const std::size_t C = m.d_model, H = m.n_head, D = C / H, L = m.n_layer, F = nn::mlp_hidden(m);
+  // grouped-query attention: run.c's n_kv_heads, query head h reading key/value head h / (H / Hkv) as tinyformer's
+  const std::size_t Hkv = m.n_kv_head == 0 ? H : m.n_kv_head;
   const std::size_t V = *m.vocab_size, T = *m.context;
   std::string bin;
-  for (std::size_t v : {C, F, L, H, H}) append_i32(bin, static_cast<std::int32_t>(v));
+  for (std::size_t v : {C, F, L, H, Hkv}) append_i32(bin, static_cast<std::int32_t>(v));
   append_i32(bin, m.tie_weights ? static_cast<std::int32_t>(V) : -static_cast<std::int32_t>(V));
   append_i32(bin, static_cast<std::int32_t>(T));
   auto get = [&](const std::string& name) { return file.get_f32(name); };
@@ -107,10 +109,11 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
   append_floats(bin, get("transformer.wte.weight"));
   for (std::size_t l = 0; l < L; ++l) append_floats(bin, get(block(l, "ln_1.weight")));
   std::vector<Array<float>> c_attn;
-  for (std::size_t l = 0; l < L; ++l) c_attn.push_back(get(block(l, "attn.c_attn.weight")));  // [3C, C]: q, k, v
+  // c_attn [(H + 2 Hkv) D, C]: the H q heads, then the Hkv k heads, then the Hkv v heads
+  for (std::size_t l = 0; l < L; ++l) c_attn.push_back(get(block(l, "attn.c_attn.weight")));
   for (std::size_t l = 0; l < L; ++l) append_floats(bin, heads_to_pairs(c_attn[l], 0, H, D));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, heads_to_pairs(c_attn[l], C, H, D));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, rows(c_attn[l], 2 * C, C));
+  for (std::size_t l = 0; l < L; ++l) append_floats(bin, heads_to_pairs(c_attn[l], C, Hkv, D));
+  for (std::size_t l = 0; l < L; ++l) append_floats(bin, rows(c_attn[l], C + Hkv * D, Hkv * D));
   for (std::size_t l = 0; l < L; ++l) append_floats(bin, get(block(l, "attn.c_proj.weight")));
   for (std::size_t l = 0; l < L; ++l) append_floats(bin, get(block(l, "ln_2.weight")));
   std::vector<Array<float>> c_fc;
