@@ -23,12 +23,12 @@ using Module = nn::Module<float>;
 // The attention's generators live as long as it does (it keeps a reference to the dropout generator): a base
 // initialised before the module.
 struct AttentionGenerators {
-  Rng init, dropout;
+  Rng init;
 };
 struct OwnedAttention : private AttentionGenerators, public nn::CausalSelfAttention<float> {
   OwnedAttention(const config::ModelConfig& cfg, std::uint64_t seed)
-      : AttentionGenerators{Rng(seed), Rng(seed).split()},
-        nn::CausalSelfAttention<float>(cfg, AttentionGenerators::init, AttentionGenerators::dropout) {}
+      : AttentionGenerators{Rng(seed)},
+        nn::CausalSelfAttention<float>(cfg, AttentionGenerators::init, std::make_shared<Rng>(Rng(seed).split())) {}
 };
 
 py::list named_tensors(const nn::NamedParams<float>& params) {

@@ -358,8 +358,11 @@ void bind_tensor(py::module_& m) {
           Tensor y;
           {
             py::gil_scoped_release release;
-            y = causal_self_attention(v, n_head, static_cast<S>(dropout_p), training, *rng,
-                                      need_weights ? &weights : nullptr);
+            AttentionOptions options;
+            options.n_head = n_head;
+            options.dropout = dropout_p;
+            options.training = training;
+            y = causal_self_attention(v, options, *rng, need_weights ? &weights : nullptr);
           }
           if (!need_weights) return py::cast(y);
           return py::make_tuple(y, to_numpy_copy(weights));
