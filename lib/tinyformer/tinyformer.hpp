@@ -61,6 +61,7 @@
 
 // checkpoint: a model, its optimizer state and its run in one safetensors file, saved and loaded
 #include "tinyformer/checkpoint/checkpoint.hpp"
+#include "tinyformer/checkpoint/llama2c.hpp"
 
 // infer, analysis: sampling (KV cache), attention of a prompt, evaluation, what each head does and whether it matters
 #include "tinyformer/analysis/head_patterns.hpp"

@@ -22,13 +22,15 @@ struct ManyParameters : nn::Module<float> {
     first.mutable_value()(1) = 5.0f;
   }
   NodePtr<float> first_node;
-  static constexpr bool returns_handle =
-      !std::is_reference_v<decltype(std::declval<ManyParameters&>().register_parameter("", Array<float>()))>;
+  // A function, so that the class is complete where it is asked (clang refuses it in a data member's initializer).
+  static constexpr bool returns_handle() {
+    return !std::is_reference_v<decltype(std::declval<ManyParameters&>().register_parameter("", Array<float>()))>;
+  }
 };
 }  // namespace
 
 TEST_CASE("nn: register_parameter returns a handle that stays valid after later registrations", "[nn]") {
-  static_assert(ManyParameters::returns_handle, "register_parameter must return a Var by value, not a reference");
+  static_assert(ManyParameters::returns_handle(), "register_parameter must return a Var by value, not a reference");
   ManyParameters m(100);
   const auto named = m.named_parameters();
   REQUIRE(named.size() == 101);
