@@ -27,6 +27,11 @@ inline std::vector<std::string> source_files(const std::string& folder) {
   return files;
 }
 
+// The path of configs/<name>.yaml in the source tree.
+inline std::string config_file(const std::string& name) {
+  return (std::filesystem::path(TINYFORMER_SOURCE_DIR) / "configs" / (name + ".yaml")).string();
+}
+
 inline std::string read_source(const std::string& relative_path) {
   std::ifstream in(std::string(TINYFORMER_SOURCE_DIR) + "/" + relative_path, std::ios::binary);
   std::ostringstream text;

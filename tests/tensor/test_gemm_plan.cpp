@@ -17,7 +17,7 @@ using gemm_plan::Policy;
 
 namespace {
 
-std::vector<float> values(std::size_t n, unsigned seed) {
+std::vector<float> float_values(std::size_t n, unsigned seed) {
   std::vector<float> v(n);
   unsigned x = seed * 2654435761u + 1;
   for (auto& e : v) {
@@ -49,7 +49,7 @@ TEST_CASE("gemm plan: a forced library computes every product it can take, bit f
     for (bool ta : {false, true})
       for (float beta : {0.0f, 1.0f}) {
         INFO("m " << s.m << " n " << s.n << " k " << s.k << " ta " << ta << " beta " << beta);
-        const auto a = values(s.m * s.k, 1), b = values(s.k * s.n, 2), c0 = values(s.m * s.n, 3);
+        const auto a = float_values(s.m * s.k, 1), b = float_values(s.k * s.n, 2), c0 = float_values(s.m * s.n, 3);
         const int lda = static_cast<int>(ta ? s.m : s.k);
         std::vector<float> want = c0, got = c0;
         gemm_plan::set_policy(Policy::openblas);
@@ -79,7 +79,7 @@ TEST_CASE("gemm plan: auto measures a shape once, records both libraries' times 
   PolicyGuard guard;
   gemm_plan::set_policy(Policy::automatic);
   const GemmShape s{64, 48, 96};
-  const auto a = values(s.m * s.k, 4), b = values(s.k * s.n, 5);
+  const auto a = float_values(s.m * s.k, 4), b = float_values(s.k * s.n, 5);
   std::vector<float> c(s.m * s.n);
   gemm<float>(true, false, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
   const auto plan = gemm_plan::plan();
@@ -121,7 +121,7 @@ TEST_CASE("gemm plan: a replayed plan is followed without measuring, and survive
   }
   gemm_plan::replay(parsed);
   const GemmShape s{64, 192, 1024};
-  const auto a = values(s.m * s.k, 6), b = values(s.k * s.n, 7);
+  const auto a = float_values(s.m * s.k, 6), b = float_values(s.k * s.n, 7);
   std::vector<float> c(s.m * s.n);
   gemm_whole<float>(true, false, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
   const auto plan = gemm_plan::plan();

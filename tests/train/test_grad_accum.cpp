@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/sources.hpp"
 #include "support/temp_dir.hpp"
 #include "tinyformer/io/npy.hpp"
 #include "tinyformer/train/run.hpp"
@@ -17,10 +18,6 @@ namespace fs = std::filesystem;
 using namespace tf;
 
 namespace {
-
-std::string config_path(const std::string& name) {
-  return (fs::path(TINYFORMER_SOURCE_DIR) / "configs" / (name + ".yaml")).string();
-}
 
 // Rows [N, 17] of token ids from a small deterministic "language": each row a walk with a fixed stride pattern.
 std::string write_tokens(const test::TempDir& dir) {
@@ -36,7 +33,7 @@ std::string write_tokens(const test::TempDir& dir) {
 std::vector<double> losses(const std::vector<std::string>& data, std::size_t batch, std::size_t accum,
                            const std::string& out) {
   train::TrainOptions opts;
-  opts.config_path = config_path("reverse");
+  opts.config_path = test::config_file("reverse");
   opts.overrides = {"training.steps=50",
                     "schedule.warmup_steps=5",
                     "model.d_model=32",
@@ -91,7 +88,7 @@ TEST_CASE("train: grad_accum 4 x batch_size 8 gives the losses of batch_size 32 
 TEST_CASE("train: the K micro-batches of a step are the rows of one batch of K x B, in order", "[train]") {
   test::TempDir dir;
   train::TrainOptions opts;
-  opts.config_path = config_path("reverse");
+  opts.config_path = test::config_file("reverse");
   opts.overrides = {"training.batch_size=3", "training.grad_accum=4", "logging.attention_interval=0"};
   opts.out_dir = dir.file("run");
   opts.progress = false;
@@ -120,7 +117,7 @@ TEST_CASE("train: grad_accum 2 stopped after N steps and resumed equals the unin
   for (const auto& data : {std::vector<std::string>{"model.dropout=0.1"},
                            std::vector<std::string>{"data.task=tokens", "data.path=" + tokens, "data.shuffle=false"}}) {
     train::TrainOptions full;
-    full.config_path = config_path("reverse");
+    full.config_path = test::config_file("reverse");
     full.overrides = {"training.steps=16",
                       "schedule.decay_steps=16",
                       "schedule.warmup_steps=4",

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/sources.hpp"
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/infer/head_scores.hpp"
@@ -23,10 +24,6 @@ std::string fresh_dir(const std::string& name) {
   return dir.string();
 }
 
-std::string config_path(const std::string& name) {
-  return (fs::path(TINYFORMER_SOURCE_DIR) / "configs" / (name + ".yaml")).string();
-}
-
 // Trains the config, then measures on the held-out set: exact-match accuracy, and for every head the mean
 // attention weight that answer queries put on the key the task says they should attend to. Returns the best head.
 struct Learned {
@@ -37,7 +34,7 @@ struct Learned {
 
 Learned train_and_measure(const std::string& config) {
   train::TrainOptions opts;
-  opts.config_path = config_path(config);
+  opts.config_path = test::config_file(config);
   opts.out_dir = fresh_dir(config);
   opts.progress = false;
   const train::TrainResult r = train::train(opts);
@@ -84,7 +81,7 @@ TEST_CASE("train: 2N steps equal N steps plus a resume for N more, bit for bit (
                                         "logging.attention_interval=12",
                                         "logging.checkpoint_interval=0"};
   train::TrainOptions full;
-  full.config_path = config_path("reverse");
+  full.config_path = test::config_file("reverse");
   full.overrides = common;
   full.out_dir = fresh_dir("resume_full");
   full.progress = false;
@@ -113,7 +110,7 @@ TEST_CASE("train: 2N steps equal N steps plus a resume for N more, bit for bit (
 
 TEST_CASE("train: resume refuses a checkpoint whose model differs from the config", "[train]") {
   train::TrainOptions opts;
-  opts.config_path = config_path("reverse");
+  opts.config_path = test::config_file("reverse");
   opts.overrides = {"training.steps=2", "schedule.warmup_steps=1", "model.d_model=32", "logging.attention_interval=0"};
   opts.out_dir = fresh_dir("resume_mismatch");
   opts.progress = false;
@@ -125,7 +122,7 @@ TEST_CASE("train: resume refuses a checkpoint whose model differs from the confi
 
 TEST_CASE("train: a run writes config, metrics, attention snapshots, checkpoint and report", "[train]") {
   train::TrainOptions opts;
-  opts.config_path = config_path("reverse");
+  opts.config_path = test::config_file("reverse");
   opts.overrides = {"training.steps=10",      "schedule.warmup_steps=2",  "logging.attention_interval=5",
                     "logging.log_interval=5", "training.eval_interval=5", "model.d_model=32"};
   opts.out_dir = fresh_dir("artifacts");
@@ -156,7 +153,7 @@ TEST_CASE("train: grouped-query (n_kv_head 2) and multi-query (1) attention lear
   for (const char* kv : {"2", "1"}) {
     INFO("n_kv_head " << kv);
     train::TrainOptions opts;
-    opts.config_path = config_path("reverse");  // n_head 4
+    opts.config_path = test::config_file("reverse");  // n_head 4
     opts.overrides = {std::string("model.n_kv_head=") + kv, "logging.attention_interval=0"};
     opts.out_dir = fresh_dir("gqa");
     opts.progress = false;
@@ -179,7 +176,7 @@ TEST_CASE("train: every combination of model.norm, model.mlp and model.position 
       for (const char* position : {"learned", "rope"}) {
         INFO(norm << " " << mlp << " " << position);
         train::TrainOptions opts;
-        opts.config_path = config_path("reverse");
+        opts.config_path = test::config_file("reverse");
         opts.overrides = {std::string("model.norm=") + norm, std::string("model.mlp=") + mlp,
                           std::string("model.position=") + position, "logging.attention_interval=0"};
         opts.out_dir = fresh_dir("options");

@@ -62,4 +62,6 @@ std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h) {
   return h;
 }
 
+std::string hex64(std::uint64_t h) { return fmt::format("{:016x}", h); }
+
 }  // namespace tf::dist

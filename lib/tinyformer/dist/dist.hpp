@@ -71,5 +71,7 @@ bool any(bool flag);
 
 // 64-bit FNV-1a of a byte range, to compare large buffers between ranks cheaply.
 std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h = 0xcbf29ce484222325ULL);
+// A hash as its 16 lowercase hex digits, the form fingerprints are stored and compared in.
+std::string hex64(std::uint64_t h);
 
 }  // namespace tf::dist

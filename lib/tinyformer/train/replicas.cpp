@@ -9,17 +9,16 @@ namespace tf::train {
 
 namespace {
 
-std::string hex(std::uint64_t h) { return fmt::format("{:016x}", h); }
-
 // The held-out batches' ids, hashed: a different data file with the same sizes differs here.
-std::string data_fingerprint(Run& run) {
+std::string replica_data_fingerprint(Run& run) {
   data::DataSource& source = *run.parts.data;
   std::uint64_t h = dist::fnv1a(nullptr, 0);
   for (const data::Batch& b : source.eval_batches(run.cfg.training.batch_size)) {
     h = dist::fnv1a(b.x.data(), b.x.size() * sizeof(Index), h);
     h = dist::fnv1a(b.y.data(), b.y.size() * sizeof(Index), h);
   }
-  return fmt::format("{}\nvocabulary {}\nheld-out batches {}", source.describe(), source.vocab().serialize(), hex(h));
+  return fmt::format("{}\nvocabulary {}\nheld-out batches {}", source.describe(), source.vocab().serialize(),
+                     dist::hex64(h));
 }
 
 // Rank 0's optimizer state: names and shapes as JSON (the data follows tensor by tensor).
@@ -52,7 +51,7 @@ std::string parameters_hash(const nn::GPT<float>& model) {
   std::uint64_t h = dist::fnv1a(nullptr, 0);
   for (const auto& [name, p] : model.named_parameters())
     h = dist::fnv1a(p.value().data(), p.numel() * sizeof(float), h);
-  return hex(h);
+  return dist::hex64(h);
 }
 
 void share_resumed_state(Run& run, std::size_t sequences) {
@@ -98,7 +97,7 @@ void check_same_config_and_data(Run& run) {
   cfg.training.threads = 1;
   dist::check_same(fmt::format("the resolved config ({} may differ)", config::keys::training::threads),
                    config::to_yaml(cfg));
-  dist::check_same("the data", data_fingerprint(run));
+  dist::check_same("the data", replica_data_fingerprint(run));
 }
 
 void check_same_parameters(const Run& run, const std::string& what) {

@@ -16,8 +16,6 @@ namespace tf::train {
 
 namespace {
 
-std::string hex(std::uint64_t h) { return fmt::format("{:016x}", h); }
-
 // FNV-1a 64 of a file's bytes, read in blocks (a tokens file may be large); also its size.
 nlohmann::json file_fingerprint(const std::string& path) {
   io::InputFile in(path);  // the gate: a FIFO or a device is refused with its path, not read forever
@@ -29,7 +27,7 @@ nlohmann::json file_fingerprint(const std::string& path) {
     h = dist::fnv1a(block.data(), n, h);
     bytes += n;
   }
-  return {{"path", path}, {"bytes", bytes}, {"fnv1a64", hex(h)}};
+  return {{"path", path}, {"bytes", bytes}, {"fnv1a64", dist::hex64(h)}};
 }
 
 // Was `key` given with --set on this command line (not in the file, not a default)?
@@ -93,7 +91,8 @@ std::string data_fingerprint(const config::RunConfig& cfg, const data::DataSourc
   nlohmann::json fp = {
       {"task", config::to_string(cfg.data.task)},
       {"parameters", parameters},
-      {"vocabulary", {{"size", data.vocab().size()}, {"fnv1a64", hex(dist::fnv1a(vocab.data(), vocab.size()))}}}};
+      {"vocabulary",
+       {{"size", data.vocab().size()}, {"fnv1a64", dist::hex64(dist::fnv1a(vocab.data(), vocab.size()))}}}};
   if (cfg.data.task == config::Task::text || cfg.data.task == config::Task::tokens)
     fp["file"] = file_fingerprint(cfg.data.path);
   return fp.dump();
