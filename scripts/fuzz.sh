@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes what a user hands tinyformer (the config and its --set overrides, the command line, .npy files, text and
-# tokens data, safetensors checkpoints) with libFuzzer, each target for SECONDS (default 60), starting from the seed corpus in tests/fuzz/corpus/<target>. Needs the clang sanitize build
+# tokens data, safetensors checkpoints, the vocabulary in their metadata) with libFuzzer, each target for SECONDS (default 60), starting from the seed corpus in tests/fuzz/corpus/<target>. Needs the clang sanitize build
 # (cmake --preset sanitize; scripts/test.sh makes it). A crash, a sanitizer report or a timeout stops the
 # script with a non-zero exit and leaves the input in build-sanitize/fuzz/crashes/: fix the bug, then add the
 # input to tests/fuzz/regressions/<target>/ so that CTest replays it from then on.
@@ -12,7 +12,7 @@ crashes="$bin/crashes"
 mkdir -p "$crashes"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-for target in config cli npy text tokens safetensors; do
+for target in config cli npy text tokens safetensors vocab; do
   corpus="$bin/corpus/$target"  # what the fuzzer finds; the seeds stay untouched in the source tree
   mkdir -p "$corpus"
   dict=()
@@ -27,4 +27,4 @@ for target in config cli npy text tokens safetensors; do
   fi
   grep -E "stat::number_of_executed_units|stat::new_units_added|stat::slowest_unit_time_sec|cov:" "$bin/$target.log" | tail -4
 done
-echo "PASS: fuzz_config, fuzz_cli, fuzz_npy, fuzz_text, fuzz_tokens and fuzz_safetensors ran ${seconds}s each without a crash"
+echo "PASS: fuzz_config, fuzz_cli, fuzz_npy, fuzz_text, fuzz_tokens, fuzz_safetensors and fuzz_vocab ran ${seconds}s each without a crash"

@@ -6,11 +6,13 @@ want="${1:-build}"
 # libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (the build works without them: one process);
 # libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp); ccache: scripts/build.sh compiles through it;
 # python3-dev, pybind11-dev, python3-numpy and python3-yaml: the Python module (python/, TINYFORMER_PYTHON);
-# libsentencepiece-dev: the bpe and unigram tokenizers of text data (data/subword.cpp); fortunes: the English corpus of
-# configs/fortunes_*.yaml (scripts/fortunes_corpus.sh)
+# libsentencepiece-dev: the bpe and unigram tokenizers of text data (data/subword.cpp), python3-sentencepiece: the same
+# vocabularies read by scripts/vocabulary.py; fortunes: the English corpus of configs/fortunes_*.yaml
+# (scripts/fortunes_corpus.sh)
 packages=(cmake g++ make ccache pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
           libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libopenmpi-dev openmpi-bin
-          libxsmm-dev python3-dev pybind11-dev python3-numpy python3-yaml libsentencepiece-dev fortunes)
+          libxsmm-dev python3-dev pybind11-dev python3-numpy python3-yaml libsentencepiece-dev python3-sentencepiece
+          fortunes)
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
   # clang-format for scripts/check_style.sh, clang-tidy for scripts/check_tidy.sh; pytest, and nbconvert, ipykernel

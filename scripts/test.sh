@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh Debian bookworm machine: install what is missing, build, run every test;
 # then the same suite again built with clang under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# six fuzz targets for 30 s each. Usage: test.sh [--release-only] (skips the sanitizer build and fuzzing).
+# seven fuzz targets for 30 s each. Usage: test.sh [--release-only] (skips the sanitizer build and fuzzing).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$root/scripts/install_deps.sh" test
@@ -22,6 +22,6 @@ bash "$root/scripts/build.sh" sanitize
 # take CI past its time budget.
 long_learning='^(train: every combination of model.norm|train: configs/induction.yaml learns|app: sort is learned|app: heads finds|nanogpt: |README: the .Moving weights)'
 (cd "$root" && ctest --preset sanitize -j "$(nproc)" -E "$long_learning")
-# 30 s a target (3 minutes for the six) keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by
+# 30 s a target (3.5 minutes for the seven) keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by
 # CTest in both builds, and `bash scripts/fuzz.sh 600` fuzzes longer by hand.
 bash "$root/scripts/fuzz.sh" "${TINYFORMER_FUZZ_SECONDS:-30}"

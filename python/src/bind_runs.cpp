@@ -35,7 +35,7 @@ struct Loaded {
     checkpoint::load_model_weights(file, *model);
     model->eval();
     const checkpoint::TrainingState state = checkpoint::read_training_state(file);
-    vocab = data::Vocabulary::deserialize(state.vocab);
+    vocab = checkpoint::read_vocabulary(state.vocab, checkpoint);
     step = state.step;
     config_yaml = state.config_yaml;
   }
@@ -99,6 +99,7 @@ void bind_runs(py::module_& m) {
         py::dict d;
         d["out_dir"] = r.out_dir;
         d["interrupted"] = r.interrupted;
+        d["out_of_time"] = r.out_of_time;
         d["nothing_to_do"] = r.nothing_to_do;
         d["start_step"] = r.start_step;
         d["total_steps"] = r.total_steps;

@@ -92,6 +92,29 @@ expect_error "--resume from a truncated checkpoint" 1 "damaged/checkpoint.safete
   "$bin" train "$cfg" --out "$work/damaged" --resume --set training.steps=8 --set schedule.warmup_steps=0
 [ "$(fingerprint "$work/damaged")" = "$damaged" ] || fail "a refused resume changed the run dir"
 
+# a damaged tokenizer (the SentencePiece model in tinyformer.vocab, its checksum made to match): every reader of the
+# checkpoint refuses it naming the checkpoint, and a refused --resume changes nothing
+bpe=(--set data.path="$src/configs/data/simple_english.txt" --set data.tokenizer=bpe --set data.vocab_size=400
+     --set model.context=32 --set model.norm=rmsnorm --set model.mlp=swiglu --set model.position=rope
+     --set model.bias=false --set schedule.warmup_steps=0 --set logging.attention_interval=0 --set logging.probe=)
+"$bin" train "$src/configs/text.yaml" --out "$work/bpe" "${bpe[@]}" --set training.steps=2 --quiet || fail "bpe checkpoint"
+"$bad_files" checkpoint damaged_tokenizer "$work/bpe/checkpoint.safetensors" "$work/bad_tok.safetensors" ||
+  fail "bad_files checkpoint damaged_tokenizer"
+says_tok="$work/bad_tok.safetensors: corrupt 'tinyformer.vocab' metadata: line 2: the SentencePiece model"
+expect_error "damaged tokenizer (sample)" 1 "$says_tok" "$bin" sample "$work/bad_tok.safetensors" --prompt "The"
+expect_error "damaged tokenizer (heads)" 1 "$says_tok" "$bin" heads "$work/bad_tok.safetensors"
+expect_error "damaged tokenizer (attention)" 1 "$says_tok" \
+  "$bin" attention "$work/bad_tok.safetensors" --prompt "The" --out "$work/maps_tok"
+nothing_written "$work/maps_tok"
+expect_error "damaged tokenizer (export)" 1 "$says_tok" \
+  "$bin" export "$work/bad_tok.safetensors" --format llama2c --out "$work/export_tok"
+nothing_written "$work/export_tok"
+cp "$work/bad_tok.safetensors" "$work/bpe/checkpoint.safetensors"
+bad_tok_run=$(fingerprint "$work/bpe")
+expect_error "damaged tokenizer (--resume)" 1 "bpe/checkpoint.safetensors: corrupt 'tinyformer.vocab' metadata" \
+  "$bin" train "$src/configs/text.yaml" --out "$work/bpe" --resume "${bpe[@]}" --set training.steps=4
+[ "$(fingerprint "$work/bpe")" = "$bad_tok_run" ] || fail "a refused resume changed the run dir"
+
 # prompts
 expect_error "prompt outside the vocabulary" 1 "--prompt: not in the vocabulary: 'x' at position 1, 'y' at position 3 (characters counted from 0); the vocabulary's 11 characters: 0 1 2 3 4 5 6 7 8 9 |" \
   "$bin" sample "$good" --prompt "1x2y"

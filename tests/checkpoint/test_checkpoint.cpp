@@ -5,9 +5,16 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
+#include "support/temp_dir.hpp"
+
+#include <cstdint>
+#include <random>
+
 #include "tinyformer/checkpoint/checkpoint.hpp"
+#include "tinyformer/data/data.hpp"
 #include "tinyformer/io/safetensors.hpp"
 
 namespace fs = std::filesystem;
@@ -152,4 +159,77 @@ TEST_CASE("checkpoint: tf::save and tf::load carry any module's parameters and r
   const Array<float> before = wider.named_parameters()[0].second.value();
   CHECK_THROWS_WITH(load(path, wider), Catch::Contains("a.weight") && Catch::Contains("b.weight"));
   CHECK((wider.named_parameters()[0].second.value() == before));  // nothing changed
+}
+
+namespace {
+
+// docs/formats.md's checksum of a SentencePiece vocabulary: FNV-1a 64 of the model's bytes.
+std::uint64_t fnv1a64(const std::string& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+// The serialized vocabulary of `model` bytes that claims `count` pieces, with the right checksum: so that what is
+// wrong is the model itself.
+std::string sentencepiece_text(const std::string& model, std::size_t count) {
+  return fmt::format("tinyformer-vocabulary 1 sentencepiece {} {:016x}\n{}\n", count, fnv1a64(model),
+                     data::to_base64(model));
+}
+
+}  // namespace
+
+TEST_CASE("checkpoint: a damaged SentencePiece model in tinyformer.vocab is refused naming the checkpoint",
+          "[io][train][subword]") {
+  test::TempDir dir;
+  std::string text;  // words enough for a bpe vocabulary of 300 pieces
+  std::mt19937 rng(5);
+  static const char* words[] = {"the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "far", "Tom", "said"};
+  for (int i = 0; i < 4000; ++i) text += std::string(i % 11 ? " " : ".\n") + words[rng() % 12];
+  config::RunConfig spec;
+  spec.data.task = config::Task::text;
+  spec.data.path = dir.write("t.txt", text + ".\n");
+  spec.data.tokenizer = config::Tokenizer::bpe;
+  spec.data.vocab_size = 300;
+  spec.model.context = 8;
+  const data::Vocabulary vocab = data::make_data_source(spec)->vocab();
+  const std::string model_bytes = vocab.sentencepiece_model();
+  config::ModelConfig shape = model_config(8, 1);
+  shape.vocab_size = 300;
+  const nn::GPT<float> model(shape, 3);
+  const std::string path = (dir.path() / "ckpt.safetensors").string();
+  auto save_with = [&](const std::string& vocab_text) {
+    checkpoint::TrainingState st;
+    st.vocab = vocab_text;
+    checkpoint::save_checkpoint(path, model, nullptr, st);
+  };
+  save_with(sentencepiece_text(model_bytes, 300));
+  CHECK(load_gpt(path).vocab == vocab);  // the undamaged model loads
+
+  // Generated damage to the model's bytes (the checksum made to match): a byte changed, a span cut out, the model cut
+  // short. Each is refused with the checkpoint's path first, or (a change that leaves a valid model of other pieces)
+  // loads as 300 pieces; most are refused.
+  int refused = 0, trials = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    std::string bad = model_bytes;
+    const std::size_t at = rng() % bad.size();
+    if (trial % 3 == 0) bad[at] = static_cast<char>(bad[at] ^ (1 + rng() % 255));
+    if (trial % 3 == 1) bad.erase(at, 1 + rng() % 16);
+    if (trial % 3 == 2) bad.resize(at);
+    CAPTURE(trial, at);
+    save_with(sentencepiece_text(bad, 300));
+    ++trials;
+    try {
+      const std::size_t pieces = load_gpt(path).vocab.size();  // outside CHECK, which would catch the exception
+      CHECK(pieces == 300);
+    } catch (const std::runtime_error& e) {
+      CHECK_THAT(e.what(), Catch::StartsWith(path + ": corrupt 'tinyformer.vocab' metadata: "));
+      ++refused;
+    }
+  }
+  CHECK(refused > trials / 2);
+  // and the checksum: the undamaged model under a wrong one
+  save_with("tinyformer-vocabulary 1 sentencepiece 300 0000000000000000\n" + data::to_base64(model_bytes) + "\n");
+  CHECK_THROWS_WITH(load_gpt(path),
+                    Catch::StartsWith(path + ": corrupt 'tinyformer.vocab' metadata: ") && Catch::Contains("checksum"));
 }

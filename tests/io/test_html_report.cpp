@@ -464,3 +464,21 @@ TEST_CASE("io: html report head view responds to hover, click, head toggles and 
   INFO(command);
   REQUIRE(std::system(command.c_str()) == 0);
 }
+
+TEST_CASE("io: html report of text shows the induction score of each head and the best head's over the steps", "[io]") {
+  io::ReportData data = fake_report();
+  data.attention.clear();
+  for (auto& row : data.metrics)
+    if (row.val_loss) row.induction_score = {{0.1, 0.05}, {0.02, 0.1 + 0.8 * static_cast<double>(row.step) / 600}};
+  const std::string html = io::render_html_report(data);
+  CHECK(html.find("<caption>Induction score of each head at step 600</caption>") != std::string::npos);
+  CHECK(html.find("Best head: L1 H1, score 0.900.") != std::string::npos);
+  const std::string best = chart(html, "chart-best-score");
+  CHECK(best.find("Induction score of L1 H1 (best head)") != std::string::npos);
+  CHECK(count(best, "<polyline") == 1);
+  // Expected-pattern scores, where there are any, come first.
+  data.metrics.back().attention_score = {{0.7, 0.2}, {0.1, 0.3}};
+  const std::string expected = io::render_html_report(data);
+  CHECK(expected.find("<caption>Expected-pattern score of each head at step 600</caption>") != std::string::npos);
+  CHECK(expected.find("Induction score") == std::string::npos);
+}

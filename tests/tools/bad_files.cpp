@@ -14,6 +14,8 @@
 //   no_metadata             no "__metadata__" (a plain safetensors file, not a tinyformer checkpoint)
 //   nan_weight              transformer.h.0.mlp.c_fc.weight holds a NaN at [3, 17] and an infinity at [4, 1]
 //   nan_optimizer_state     optimizer.exp_avg_sq.lm_head.weight holds a NaN at [0, 0]
+//   damaged_tokenizer       the SentencePiece model in tinyformer.vocab (bpe, unigram) cut to its first half, with
+//                           the checksum made to match: the model itself is what is wrong
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +29,7 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/npy.hpp"
 
 namespace {
@@ -143,6 +146,19 @@ int write_bad_checkpoint(int argc, char** argv) {
     std::memcpy(&patched[begin + 4 * (weight ? 3 * cols + 17 : 0)], &nan, 4);
     if (weight) std::memcpy(&patched[begin + 4 * (4 * cols + 1)], &inf, 4);
     out = with_header(header, patched);
+  } else if (kind == "damaged_tokenizer") {
+    const std::string vocab = header["__metadata__"]["tinyformer.vocab"].get<std::string>();
+    const std::size_t line2 = vocab.find('\n') + 1;
+    std::string model = tf::data::from_base64(vocab.substr(line2, vocab.size() - line2 - 1));
+    model.resize(model.size() / 2);
+    std::uint64_t fnv = 0xcbf29ce484222325ULL;  // docs/formats.md: FNV-1a 64 of the model's bytes
+    for (unsigned char c : model) fnv = (fnv ^ c) * 0x100000001b3ULL;
+    char checksum[17];
+    std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(fnv));
+    std::string head = vocab.substr(0, line2 - 1);  // "tinyformer-vocabulary 1 sentencepiece <V> <checksum>"
+    head = head.substr(0, head.rfind(' ') + 1) + checksum;
+    header["__metadata__"]["tinyformer.vocab"] = head + "\n" + tf::data::to_base64(model) + "\n";
+    out = with_header(header, data);
   } else if (kind == "no_metadata") {
     header.erase("__metadata__");
     out = with_header(header, data);

@@ -10,6 +10,7 @@
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/io/safetensors.hpp"
+#include "tinyformer/train/run_log.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
 
@@ -146,6 +147,45 @@ TEST_CASE("train: a run writes config, metrics, attention snapshots, checkpoint 
   CHECK(ckpt.has("transformer.wte.weight"));
   CHECK(ckpt.has("optimizer.exp_avg.transformer.wte.weight"));
   CHECK(ckpt.metadata().at("tinyformer.step") == "10");
+}
+
+TEST_CASE("train: training.max_seconds stops after the step that passes it, evaluates, saves and says so", "[train]") {
+  // Budgets below the time of one step (any positive value that small) stop after step 1, whatever the machine.
+  for (const char* budget : {"1e-9", "1e-6", "0.0001"}) {
+    INFO("training.max_seconds " << budget);
+    train::TrainOptions opts;
+    opts.config_path = config_path("reverse");
+    opts.overrides = {"training.steps=50", "schedule.warmup_steps=2", "logging.attention_interval=0",
+                      "model.d_model=32", std::string("training.max_seconds=") + budget};
+    opts.out_dir = fresh_dir("budget");
+    opts.progress = false;
+    const train::TrainResult r = train::train(opts);
+    CHECK(r.out_of_time);
+    CHECK(r.steps_done == 1);
+    CHECK(r.last_val_loss.has_value());  // the stopping step is evaluated like a last step
+    CHECK_THAT(train::summary_line(r), Catch::Contains("step 1 of 50") && Catch::Contains("time budget"));
+    const auto ckpt = io::SafetensorsFile::load((fs::path(*opts.out_dir) / "checkpoint.safetensors").string());
+    CHECK(ckpt.metadata().at("tinyformer.step") == "1");
+  }
+}
+
+TEST_CASE("train: a time budget the run does not reach changes no loss, and no budget is the default", "[train]") {
+  CHECK(config::RunConfig{}.training.max_seconds == 0.0);
+  std::vector<std::vector<double>> losses;
+  for (const char* budget : {"0", "1e6"}) {
+    train::TrainOptions opts;
+    opts.config_path = config_path("reverse");
+    opts.overrides = {"training.steps=12", "schedule.warmup_steps=2", "logging.attention_interval=0",
+                      "model.d_model=32",  "model.dropout=0.1",       std::string("training.max_seconds=") + budget};
+    opts.out_dir = fresh_dir("no_budget");
+    opts.progress = false;
+    const train::TrainResult r = train::train(opts);
+    CHECK_FALSE(r.out_of_time);
+    CHECK(r.steps_done == 12);
+    CHECK_THAT(train::summary_line(r), !Catch::Contains("time budget"));
+    losses.push_back(r.train_losses);
+  }
+  CHECK(losses[0] == losses[1]);
 }
 
 TEST_CASE("train: grouped-query (n_kv_head 2) and multi-query (1) attention learn reverse to accuracy 0.99",

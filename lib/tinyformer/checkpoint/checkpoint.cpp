@@ -202,6 +202,14 @@ void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<floa
   }
 }
 
+data::Vocabulary read_vocabulary(const std::string& serialized, const std::string& path) {
+  try {
+    return data::Vocabulary::deserialize(serialized);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.vocab' metadata: {}", path, e.what()));
+  }
+}
+
 }  // namespace tf::checkpoint
 
 namespace tf {
@@ -228,11 +236,7 @@ LoadedGPT load_gpt(const std::string& path) {
   checkpoint::load_model_weights(file, *loaded.model);
   loaded.model->eval();
   const checkpoint::TrainingState state = checkpoint::read_training_state(file);
-  try {
-    loaded.vocab = data::Vocabulary::deserialize(state.vocab);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.vocab' metadata: {}", path, e.what()));
-  }
+  loaded.vocab = checkpoint::read_vocabulary(state.vocab, path);
   if (loaded.vocab.size() != *loaded.config.vocab_size)
     throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its vocabulary has {} tokens, its model {}", path,
                                          loaded.vocab.size(), *loaded.config.vocab_size));

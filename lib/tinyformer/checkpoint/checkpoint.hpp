@@ -42,6 +42,10 @@ void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const
 // header is refused before a model of its size is built.
 config::ModelConfig read_model_config(const io::SafetensorsFile& file);
 TrainingState read_training_state(const io::SafetensorsFile& file);
+// The vocabulary `serialized` (a TrainingState::vocab) of the checkpoint at `path`. Throws std::runtime_error
+// "<path>: corrupt 'tinyformer.vocab' metadata: <what is wrong>" when it cannot be read back (a damaged
+// SentencePiece model included): every reader of a checkpoint's vocabulary goes through here.
+data::Vocabulary read_vocabulary(const std::string& serialized, const std::string& path);
 // Throws std::invalid_argument listing every model key that shapes the weights (on_resume: fixed) where the
 // checkpoint differs from `model`.
 void check_same_architecture(const io::SafetensorsFile& file, const config::ModelConfig& model);

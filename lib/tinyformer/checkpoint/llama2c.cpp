@@ -85,12 +85,7 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
   need(m.position == config::Position::rope, path, mk::position, config::to_string(m.position), "rope");
   need(!m.bias, path, mk::bias, "true", "false");
   const TrainingState state = read_training_state(file);
-  data::Vocabulary vocab;
-  try {
-    vocab = data::Vocabulary::deserialize(state.vocab);
-  } catch (const std::invalid_argument& e) {
-    throw std::runtime_error(fmt::format("{}: corrupt 'tinyformer.vocab' metadata: {}", path, e.what()));
-  }
+  const data::Vocabulary vocab = read_vocabulary(state.vocab, path);
   const config::RunConfig run = config::load_config_text(state.config_yaml, path + " (its config)");
   need(vocab.layout() == data::Vocabulary::Layout::sentencepiece && run.data.tokenizer == config::Tokenizer::bpe, path,
        config::keys::data::tokenizer, config::to_string(run.data.tokenizer),

@@ -151,6 +151,10 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
     "N x K x B sequences. Schedule, clipping and metrics count optimizer steps")                                       \
   X(steps, std::size_t, 2000, Check::any(), OnResume::free,                                                            \
     "optimizer steps")                                                                                                 \
+  X(max_seconds, double, 0.0, Check::at_least(0), OnResume::free,                                                      \
+    "a time budget: the run stops after the first step that ends past this many seconds of its steps (wall clock, "   \
+    "evaluations included), evaluates, saves and says so; `0` = none. The step reached then depends on the machine, " \
+    "so a run with a budget is not reproducible step for step; without one (`0`) nothing depends on time")          \
   X(grad_clip, double, 1.0, Check::at_least(0), OnResume::exact,                                                       \
     "clip the global gradient norm to this value; `0` = off")                                                          \
   X(eval_interval, std::size_t, 100, Check::at_least(1), OnResume::free,                                               \

@@ -11,17 +11,23 @@ namespace tf::infer {
 
 namespace {
 
-// What an evaluation adds up: per held-out batch the loss sum and its weight, the accuracy counts, and for data
-// with an expected pattern each head's expected-pattern score times its counted queries.
+// What an evaluation adds up: per held-out batch the loss sum and its weight, the accuracy counts, and each head's
+// pattern scores times their counted queries.
 struct EvalSums {
   std::vector<double> loss, weight;  // [batches]
   data::Accuracy acc;
   analysis::HeadPatternAccumulator heads;
 };
 
-// Under MPI: every rank's sums added up in rank order (dist::allreduce_sum); the expected-pattern scores of the
-// ranks are merged weighted by their counted queries into `scores` [L][H] (left empty when no query counted).
-void add_up_ranks(EvalSums& e, const nn::GPT<float>& model, std::vector<std::vector<double>>& scores) {
+// The pattern an evaluation scores: the expected key where the data has one, else induction (text, tokens).
+analysis::Pattern scored_pattern(const data::DataSource& source) {
+  return source.expected_pattern().empty() ? analysis::Pattern::induction : analysis::Pattern::expected;
+}
+
+// Under MPI: every rank's sums added up in rank order (dist::allreduce_sum); the scores of `pattern` of the ranks
+// are merged weighted by their counted queries into `scores` [L][H] (left empty when no query counted).
+void add_up_ranks(EvalSums& e, const nn::GPT<float>& model, analysis::Pattern pattern,
+                  std::vector<std::vector<double>>& scores) {
   const std::size_t L = model.config().n_layer, H = model.config().n_head, n = e.loss.size();
   std::vector<double> sums(e.loss);
   sums.insert(sums.end(), e.weight.begin(), e.weight.end());
@@ -31,7 +37,7 @@ void add_up_ranks(EvalSums& e, const nn::GPT<float>& model, std::vector<std::vec
   double* counted = &sums[2 * n + 4];
   if (e.heads.sequences() > 0) {
     const analysis::HeadScores s = e.heads.scores();
-    if (const auto p = s.index_of(analysis::Pattern::expected)) {
+    if (const auto p = s.index_of(pattern)) {
       *counted = static_cast<double>(s.counted[*p]);
       for (std::size_t lh = 0; lh < L * H; ++lh) counted[1 + lh] = s.at(*p, lh / H, lh % H) * *counted;
     }
@@ -62,7 +68,7 @@ void evaluate_share(nn::GPT<float>& model, data::DataSource& source, const data:
     if (weight > 0) e.loss[i] += cross_entropy(logits, chunk.y).item() * weight;
     e.weight[i] += weight;
     e.acc += acc;
-    if (!source.expected_pattern().empty()) add_batch(e.heads, model.attention_weights(), chunk.x, source);
+    add_batch(e.heads, model.attention_weights(), chunk.x, source);
   }
 }
 
@@ -73,7 +79,7 @@ EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t
   NoGradGuard no_grad;
   const bool was_training = model.training();
   model.eval();
-  model.record_attention(!source.expected_pattern().empty());
+  model.record_attention(true);
   const std::size_t share = grad_accum * batch_size, global = share * static_cast<std::size_t>(dist::size());
   const auto& batches = source.eval_batches(global);
   const std::size_t n = std::min(batches.size(), max_batches);
@@ -82,10 +88,16 @@ EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t
   model.record_attention(false);
   model.train(was_training);
   EvalResult r;
-  if (dist::size() > 1)
-    add_up_ranks(e, model, r.attention_score);
-  else if (e.heads.sequences() > 0)
-    r.attention_score = e.heads.scores().table(analysis::Pattern::expected);
+  const analysis::Pattern pattern = scored_pattern(source);
+  std::vector<std::vector<double>> scores;
+  if (dist::size() > 1) {
+    add_up_ranks(e, model, pattern, scores);
+  } else if (e.heads.sequences() > 0) {
+    const analysis::HeadScores s = e.heads.scores();
+    const auto p = s.index_of(pattern);
+    if (pattern == analysis::Pattern::expected || (p && s.counted[*p] > 0)) scores = s.table(pattern);
+  }
+  (pattern == analysis::Pattern::expected ? r.attention_score : r.induction_score) = std::move(scores);
   double total = 0;
   for (std::size_t i = 0; i < n; ++i) total += e.weight[i] > 0 ? e.loss[i] / e.weight[i] : NAN;
   r.loss = n ? total / static_cast<double>(n) : 0.0;

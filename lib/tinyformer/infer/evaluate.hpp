@@ -1,7 +1,7 @@
 #pragma once
-// The model on held-out data: mean loss, exact-match accuracy and, for data with an expected pattern, each head's
-// attention_score, in one pass (no grad, eval mode). Collective under MPI: every rank calls it, each evaluates its
-// share of every held-out batch, and all get the sums of all.
+// The model on held-out data: mean loss, exact-match accuracy and each head's attention_score (data with an expected
+// pattern) or induction_score (data without: text, tokens), in one pass (no grad, eval mode). Collective under MPI:
+// every rank calls it, each evaluates its share of every held-out batch, and all get the sums of all.
 #include <cstddef>
 #include <optional>
 #include <vector>
@@ -20,12 +20,16 @@ struct EvalResult {
   // [L][H] for data with an expected pattern: the fraction of each head's attention that the answer queries of the
   // held-out batches put on their expected key (analysis::Pattern::expected); empty otherwise.
   std::vector<std::vector<double>> attention_score;
+  // [L][H] for data without an expected pattern (text, tokens): each head's induction score on the held-out batches
+  // (analysis::Pattern::induction: the attention that queries whose token occurred before put on the token after
+  // that earlier occurrence); empty for data with an expected pattern, or when no query had an earlier occurrence.
+  std::vector<std::vector<double>> induction_score;
 };
 
-// Mean loss over the first `max_batches` held-out batches, accuracy and attention_score. A held-out batch has a
-// training step's global size, N processes x grad_accum K x batch_size B sequences, so every way of making up the
-// same global batch sees the same sequences: rank r evaluates rows [r x K x B, (r + 1) x K x B) of each, in pieces
-// of B, and the sums are added up over the ranks (in rank order). A batch's loss is the mean over its scored
+// Mean loss over the first `max_batches` held-out batches, accuracy and attention_score or induction_score. A held-out
+// batch has a training step's global size, N processes x grad_accum K x batch_size B sequences, so every way of making
+// up the same global batch sees the same sequences: rank r evaluates rows [r x K x B, (r + 1) x K x B) of each, in
+// pieces of B, and the sums are added up over the ranks (in rank order). A batch's loss is the mean over its scored
 // targets (with one piece, that piece's mean as it is); the result is the mean over the batches.
 EvalResult evaluate(nn::GPT<float>& model, data::DataSource& source, std::size_t batch_size, std::size_t max_batches,
                     std::size_t grad_accum = 1);

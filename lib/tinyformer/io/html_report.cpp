@@ -192,18 +192,26 @@ std::string summary_html(const std::vector<MetricsRow>& metrics) {
 
 // ---- heads -----------------------------------------------------------------------------------------------
 
-// The per-head scores the table shows: the latest metrics row with scores, else the latest snapshot with scores.
+// The per-head scores the table shows: the expected-pattern scores of the latest metrics row with them, else of the
+// latest snapshot with them; without any (text), the induction scores of the latest metrics row with them.
 struct ScoreSource {
   long step = 0;
   HeadTable table;
+  bool induction = false;  // the table holds MetricsRow::induction_score
 };
 
 std::optional<ScoreSource> latest_scores(const ReportData& data) {
   for (auto m = data.metrics.rbegin(); m != data.metrics.rend(); ++m)
-    if (!m->attention_score.empty()) return ScoreSource{m->step, m->attention_score};
+    if (!m->attention_score.empty()) return ScoreSource{m->step, m->attention_score, false};
   for (auto s = data.attention.rbegin(); s != data.attention.rend(); ++s)
-    if (!s->scores.empty()) return ScoreSource{s->step, s->scores};
+    if (!s->scores.empty()) return ScoreSource{s->step, s->scores, false};
+  for (auto m = data.metrics.rbegin(); m != data.metrics.rend(); ++m)
+    if (!m->induction_score.empty()) return ScoreSource{m->step, m->induction_score, true};
   return std::nullopt;
+}
+
+std::string score_name(const ScoreSource& scores) {
+  return scores.induction ? "Induction score" : "Expected-pattern score";
 }
 
 // The head with the highest finite score (the first one on ties); nullopt when no score is finite.
@@ -240,12 +248,16 @@ std::string score_table_html(const ReportData& data, const std::optional<ScoreSo
   for (const auto& row : data.head_roles) H = std::max(H, row.size());
   const auto best = best_of(table);
   std::string html;
-  if (scores)
+  if (scores && !scores->induction)
     html +=
         "<p class=\"summary\">The expected-pattern score of a head is the fraction of each answer query's attention "
         "that lands on its expected key, averaged over the answer queries (1 = all of it).</p>\n";
+  if (scores && scores->induction)
+    html += "<p class=\"summary\">The induction score of a head is the fraction of the attention of each query whose "
+            "token occurred earlier that lands on the token after that earlier occurrence, averaged over those "
+            "queries of the held-out data (1 = all of it).</p>\n";
   html += "<table id=\"head-scores\" class=\"scores\"><caption>";
-  html += scores ? fmt::format("Expected-pattern score of each head at step {}", scores->step)
+  html += scores ? fmt::format("{} of each head at step {}", score_name(*scores), scores->step)
                  : std::string("The role of each head");
   html += "</caption>\n<tr><th></th>";
   for (std::size_t h = 0; h < H; ++h) html += fmt::format("<th scope=\"col\">H{}</th>", h);
@@ -264,13 +276,15 @@ std::string score_table_html(const ReportData& data, const std::optional<ScoreSo
 
 // The score of head (l, h) over the steps: from the metrics rows and the snapshots that have scores (both are
 // measured on the held-out data; the snapshots add the early steps before the first evaluation), one point a step.
-Series best_head_series(const ReportData& data, std::size_t l, std::size_t h) {
+// Induction scores come from the metrics rows alone.
+Series best_head_series(const ReportData& data, std::size_t l, std::size_t h, bool induction) {
   std::map<long, double> by_step;
   auto add = [&](long step, const HeadTable& t) {
     if (l < t.size() && h < t[l].size()) by_step.emplace(step, t[l][h]);
   };
-  for (const auto& m : data.metrics) add(m.step, m.attention_score);
-  for (const auto& snap : data.attention) add(snap.step, snap.scores);
+  for (const auto& m : data.metrics) add(m.step, induction ? m.induction_score : m.attention_score);
+  if (!induction)
+    for (const auto& snap : data.attention) add(snap.step, snap.scores);
   Series s{fmt::format("L{} H{}", l, h), "#1f77b4", {}};
   for (const auto& [step, v] : by_step) s.points.emplace_back(static_cast<double>(step), v);
   return s;
@@ -285,10 +299,10 @@ std::string heads_html(const ReportData& data, const StepAxis& axis) {
             html_escape(data.expected_pattern) + "</p>\n";
   if (scores || !data.head_roles.empty()) html += score_table_html(data, scores);
   const auto best = scores ? best_of(scores->table) : std::nullopt;
-  const Series s = best ? best_head_series(data, best->first, best->second) : Series{};
+  const Series s = best ? best_head_series(data, best->first, best->second, scores->induction) : Series{};
   if (s.points.size() >= 2) {  // a chart over steps needs at least two of them
     html += "<div class=\"charts\">" +
-            report::svg_line_chart("chart-best-score", fmt::format("Expected-pattern score of {} (best head)", s.name),
+            report::svg_line_chart("chart-best-score", fmt::format("{} of {} (best head)", score_name(*scores), s.name),
                                    {s}, axis, false) +
             "</div>\n";
   }

@@ -10,10 +10,10 @@
 //    one-point validation series, or a point between gaps) is drawn as a large ringed marker; series of at most 60
 //    points also mark every point.
 //  - "Heads" (per-head scores or roles given): the expected pattern in one sentence, a table layer x head of the
-//    expected-pattern scores (the latest MetricsRow::attention_score, else the latest AttentionSnapshot::scores) with
-//    the best head highlighted and each head's role under its score, and (given scores at two steps or more) a chart
-//    of the best head's score over the steps, on the same step axis as the loss chart (placed at the same left edge, so
-//    it sits right under it).
+//    expected-pattern scores (the latest MetricsRow::attention_score, else the latest AttentionSnapshot::scores; with
+//    neither, as for text, the latest MetricsRow::induction_score) with the best head highlighted and each head's
+//    role under its score, and (given scores at two steps or more) a chart of the best head's score over the steps,
+//    on the same step axis as the loss chart (placed at the same left edge, so it sits right under it).
 //  - "Attention maps" (snapshots given): every layer x head as a T x T heatmap with token labels on both axes
 //    (every k-th token when rows are too dense for a label each; spaces shown as U+2423, newline "\n", tab "\t",
 //    other control characters "\xNN"), the expected key of each query outlined in orange when the snapshot has
@@ -52,6 +52,7 @@ struct MetricsRow {
   std::optional<double> grad_norm;  // gradient norm of the step (plotted as given)
   HeadTable attention_entropy;      // [L][H] mean attention-row entropy in nats, or [[mean]] for one number
   HeadTable attention_score;  // [L][H] expected-pattern score of each head (analysis/head_patterns.hpp), in [0, 1]
+  HeadTable induction_score;  // [L][H] induction score of each head (data without an expected pattern), in [0, 1]
 };
 
 // Attention weights of one batch row at one step.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/optim/schedule.hpp"
@@ -159,6 +160,8 @@ void check_config_changes(const config::RunConfig& saved, const config::RunConfi
 void check_same_data(const std::string& saved_fingerprint, const std::string& saved_vocab,
                      const std::string& fingerprint, const std::string& vocab, bool allow_changes,
                      const std::string& checkpoint, std::vector<std::string>& notes) {
+  // a vocabulary that differs because it is damaged is refused as such, not as other data
+  if (saved_vocab != vocab) checkpoint::read_vocabulary(saved_vocab, checkpoint);
   const nlohmann::json now = nlohmann::json::parse(fingerprint);
   nlohmann::json saved =
       json_too_deep(saved_fingerprint)
@@ -172,7 +175,7 @@ void check_same_data(const std::string& saved_fingerprint, const std::string& sa
                                          "was expected)",
                                          checkpoint));
   if (saved_fingerprint.empty())  // only the vocabulary to compare; its size from its serialized form
-    saved["vocabulary"] = {{"size", data::Vocabulary::deserialize(saved_vocab).size()}};
+    saved["vocabulary"] = {{"size", checkpoint::read_vocabulary(saved_vocab, checkpoint).size()}};
   const std::vector<std::string> what = data_changes(saved, now, saved_vocab != vocab);
   if (what.empty()) return;
   if (!allow_changes)

@@ -37,6 +37,7 @@ std::string summary_line(const TrainResult& r) {
   if (r.last_val_loss) line += fmt::format(" | val loss {:.4f}", *r.last_val_loss);
   if (r.last_val_bpb) line += fmt::format(" | val bpb {:.4f}", *r.last_val_bpb);
   if (r.last_accuracy) line += fmt::format(" | accuracy {:.3f}", *r.last_accuracy);
+  if (r.out_of_time) line += fmt::format(" | time budget {} used", config::keys::training::max_seconds);
   return line + fmt::format(" | {:.1f} s | out {}", r.wall_seconds, r.out_dir);
 }
 
@@ -108,6 +109,7 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
     if (eval->bpb) row["val_bpb"] = *eval->bpb;
     if (eval->accuracy) row["accuracy"] = *eval->accuracy;
     if (!eval->attention_score.empty()) row["attention_score"] = eval->attention_score;
+    if (!eval->induction_score.empty()) row["induction_score"] = eval->induction_score;
   }
   run_.metrics.write(row.dump() + "\n");
   if (!progress_) return;

@@ -81,6 +81,7 @@ io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::s
   try {
     row.attention_entropy = head_table(j, "attention_entropy");
     row.attention_score = head_table(j, "attention_score");
+    row.induction_score = head_table(j, "induction_score");
   } catch (const nlohmann::json::exception&) {
     throw FileError(path.string(),
                     fmt::format("line {}: the attention tables are not lists of lists of numbers", line_no));

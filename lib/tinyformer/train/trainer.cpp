@@ -38,11 +38,12 @@ bool one_two_five(long step) {
   return step == decade || step == 2 * decade || step == 5 * decade;
 }
 
-// logging.attention_interval, the last step, and with the log schedule step 0 and 1, 2, 5, 10, 20, 50, ...
-bool snapshot_due(const config::RunConfig& cfg, long done) {
+// logging.attention_interval, the last step (`last`: training.steps, or the step that used up training.max_seconds),
+// and with the log schedule step 0 and 1, 2, 5, 10, 20, 50, ...
+bool snapshot_due(const config::RunConfig& cfg, long done, bool last) {
   const auto& l = cfg.logging;
   if (l.attention_interval == 0) return false;
-  if (every(done, l.attention_interval) || done == static_cast<long>(cfg.training.steps)) return true;
+  if (every(done, l.attention_interval) || last) return true;
   return l.attention_schedule == config::SnapshotSchedule::log && (done == 0 || one_two_five(done));
 }
 
@@ -121,9 +122,11 @@ void announce(const Run& run, const std::vector<std::string>& notes, bool progre
   if (!progress) return;
   for (const auto& note : notes) fmt::print("tinyformer: {}\n", note);
   const config::TrainingConfig& t = run.cfg.training;
-  fmt::print("tinyformer: {} | {} parameters | ~ {} | {} thread{} | {} steps from step {} | out {}\n",
+  fmt::print("tinyformer: {} | {} parameters | ~ {} | {} thread{} | {} steps from step {}{} | out {}\n",
              run.parts.data->describe(), run.parts.model->num_parameters(), format_bytes(run.parts.memory_estimate),
-             run.parts.threads, run.parts.threads == 1 ? "" : "s", t.steps, run.start_step, run.out_dir);
+             run.parts.threads, run.parts.threads == 1 ? "" : "s", t.steps, run.start_step,
+             t.max_seconds > 0 ? fmt::format(" or {} s ({})", t.max_seconds, config::keys::training::max_seconds) : "",
+             run.out_dir);
   if (dist::size() > 1 || t.grad_accum > 1)
     fmt::print(
         "tinyformer: {} process(es) x grad_accum {} x batch_size {} = {} sequences per step{}\n", dist::size(),
@@ -136,13 +139,14 @@ void announce(const Run& run, const std::vector<std::string>& notes, bool progre
              gemm_plan_path(run));
 }
 
-// The log row of a step (rank 0 writes it) and, when due, the evaluation (every rank takes part).
+// The log row of a step (rank 0 writes it) and, when due, the evaluation (every rank takes part). `recorded`: the
+// step recorded its attention (otherwise the model holds an earlier step's, left out of the row).
 std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainResult& result, const StepResult& s,
-                                                  long done, bool log_now, bool eval_now) {
+                                                  long done, bool log_now, bool eval_now, bool recorded) {
   std::optional<infer::EvalResult> eval;
   if (!log_now && !eval_now) return eval;
   nn::GPT<float>& model = *run.parts.model;
-  const auto attention = log_now ? model.attention_weights() : std::vector<Array<float>>{};
+  const auto attention = log_now && recorded ? model.attention_weights() : std::vector<Array<float>>{};
   const config::TrainingConfig& t = run.cfg.training;
   if (eval_now) eval = infer::evaluate(model, *run.parts.data, t.batch_size, t.eval_batches, t.grad_accum);
   if (eval) result.last_val_loss = eval->loss;
@@ -205,6 +209,15 @@ StepResult step_or_report_memory(Run& run, long step, bool log_now) {
   }
 }
 
+// training.max_seconds: whether this run's steps have taken the budget (never without one). Under MPI every rank
+// takes the same decision (any rank past it).
+bool time_budget_used(const config::RunConfig& cfg, std::chrono::steady_clock::time_point steps_t0) {
+  const double budget = cfg.training.max_seconds;
+  if (budget <= 0) return false;  // the same on every rank: no collective then
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - steps_t0).count();
+  return dist::any(elapsed >= budget);
+}
+
 // While the steps run, a stop request waits for the end of the step (options.in_steps, read by the signal handler).
 struct InSteps {
   std::atomic<bool>* flag;
@@ -233,14 +246,19 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
   const long total = run.total_steps();
   result.start_step = result.steps_done = run.start_step;
   result.total_steps = total;
-  if (run.start_step == 0 && snapshot_due(cfg, 0)) snapshot(run, 0, std::nullopt);  // the untrained model
+  if (run.start_step == 0 && snapshot_due(cfg, 0, false)) snapshot(run, 0, std::nullopt);  // the untrained model
   std::optional<InSteps> in_steps;
   in_steps.emplace(options.in_steps);
+  const auto steps_t0 = std::chrono::steady_clock::now();
   for (long step = run.start_step; step < total; ++step) {
     const long done = step + 1;
-    const bool last = done == total;
+    // The probe's attention is recorded on the steps due a log row; the time budget can make this step the last (and
+    // logged) only once it has run, so that row may come without attention entropies.
+    const bool recorded = every(done, cfg.logging.log_interval) || done == total;
+    const StepResult s = step_or_report_memory(run, step, recorded);
+    result.out_of_time = done < total && time_budget_used(cfg, steps_t0);
+    const bool last = done == total || result.out_of_time;
     const bool log_now = every(done, cfg.logging.log_interval) || last;
-    const StepResult s = step_or_report_memory(run, step, log_now);
     if (!s.finite()) {
       handle_nonfinite(run, s, done);
       result.steps_done = done;
@@ -251,9 +269,10 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
     if (step == run.start_step) write_gemm_plan(run);  // every product shape has been met
     log.count(done, s);
     const bool eval_now = every(done, cfg.training.eval_interval) || last;
-    const std::optional<infer::EvalResult> eval = log_and_evaluate(run, log, result, s, done, log_now, eval_now);
+    const std::optional<infer::EvalResult> eval =
+        log_and_evaluate(run, log, result, s, done, log_now, eval_now, recorded);
     run.parts.model->record_attention(false);
-    if (snapshot_due(cfg, done)) snapshot(run, done, eval);
+    if (snapshot_due(cfg, done, last)) snapshot(run, done, eval);
     const bool stop_now = dist::any(options.stop && options.stop->load());  // every rank stops at the same step
     if (every(done, cfg.logging.checkpoint_interval) || last || stop_now) run.save(done);
     if (stop_now) {
@@ -262,6 +281,14 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
       if (progress)
         fmt::print("tinyformer: interrupted after step {}; checkpoint written to {} (continue with --resume)\n", done,
                    run.checkpoint_path);
+      break;
+    }
+    if (result.out_of_time) {
+      log.end_line();
+      if (progress)
+        fmt::print("tinyformer: time budget of {} s ({}) used after step {}; checkpoint written to {} (continue with "
+                   "--resume)\n",
+                   cfg.training.max_seconds, config::keys::training::max_seconds, done, run.checkpoint_path);
       break;
     }
   }

@@ -30,6 +30,7 @@ struct TrainOptions {
 
 struct TrainResult {
   bool interrupted = false;    // stopped by `stop`; the checkpoint was written
+  bool out_of_time = false;    // stopped before training.steps by training.max_seconds; evaluated and saved
   bool nothing_to_do = false;  // --resume of a finished run: nothing trained, no file touched
   long start_step = 0;         // the step this process started from (the checkpoint's with --resume)
   long total_steps = 0;        // training.steps
