@@ -2,6 +2,7 @@
 // architecture fails with every mismatching name and shape listed, changing nothing.
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -152,4 +153,33 @@ TEST_CASE("checkpoint: tf::save and tf::load carry any module's parameters and r
   const Array<float> before = wider.named_parameters()[0].second.value();
   CHECK_THROWS_WITH(load(path, wider), Catch::Contains("a.weight") && Catch::Contains("b.weight"));
   CHECK((wider.named_parameters()[0].second.value() == before));  // nothing changed
+}
+
+TEST_CASE("checkpoint: tf::save and tf::load refuse a module without parameters or with a destroyed sub-module",
+          "[io][train][preconditions]") {
+  // The user's mistake of holding layers without registering them: no parameters to carry.
+  struct Unregistered : nn::Module<float> {
+    nn::Linear<float> fc{2, 3};
+  };
+  // A layer registered from a std::unique_ptr that is reset afterwards.
+  struct Dropped : nn::Module<float> {
+    Dropped() {
+      register_module("keep", keep);
+      register_module("head", *head);
+    }
+    nn::Linear<float> keep{2, 2};
+    std::unique_ptr<nn::Linear<float>> head = std::make_unique<nn::Linear<float>>(2, 3);
+  };
+  const std::string path = temp_path("unbuilt"), other = temp_path("unbuilt_other");
+  Unregistered unregistered;
+  Dropped dropped;
+  save(other, dropped);  // while its head still lives
+  dropped.head.reset();
+  std::filesystem::remove(path);
+  CHECK_THROWS_AS(save(path, unregistered), std::invalid_argument);
+  CHECK_THROWS_WITH(save(path, unregistered), Catch::Contains(path) && Catch::Contains("no parameters"));
+  CHECK_THROWS_WITH(save(path, dropped), Catch::Contains("'head'") && Catch::Contains("destroyed"));
+  CHECK_FALSE(std::filesystem::exists(path));  // nothing written
+  CHECK_THROWS_WITH(load(other, unregistered), Catch::Contains("no parameters"));
+  CHECK_THROWS_WITH(load(other, dropped), Catch::Contains("'head'") && Catch::Contains("destroyed"));
 }
