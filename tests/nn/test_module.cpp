@@ -8,6 +8,7 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/nn/module.hpp"
 
 using namespace tf;
@@ -133,4 +134,26 @@ TEST_CASE("nn: register_module refuses a module that contains the one registerin
     outer.register_module("top", top);  // a module may be registered by one that does not contain it
     CHECK_THROWS_WITH(bottom->register_module("loop", outer), Catch::Contains("cycle"));
   }
+}
+
+namespace {
+template <class M>
+constexpr bool never_unbuilt() {
+  return !std::is_default_constructible_v<M> && !std::is_copy_constructible_v<M> && !std::is_move_constructible_v<M> &&
+         !std::is_copy_assignable_v<M> && !std::is_move_assignable_v<M>;
+}
+}  // namespace
+
+TEST_CASE("nn: no library module can be default-constructed, copied or moved, so none exists half built",
+          "[nn][preconditions]") {
+  // Each constructor checks its arguments and builds every parameter; no moved-from or empty state is reachable.
+  STATIC_REQUIRE(never_unbuilt<nn::Linear<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::Embedding<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::Norm<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::CausalSelfAttention<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::MLP<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::Block<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::GPT<double>>());
+  // The base alone can be made empty (a user's module starts so), but not copied or moved away from its registrations.
+  STATIC_REQUIRE(!std::is_copy_constructible_v<nn::Module<float>> && !std::is_move_constructible_v<nn::Module<float>>);
 }
