@@ -8,13 +8,20 @@ driven four ways, each the median ms/step over the timed steps, in one process a
   pytorch    scripts/torch_gpt.py's GPT with torch.optim.AdamW (a Python training loop in PyTorch)
 
 and tf.train against `tinyformer train` on configs/reverse.yaml (wall seconds of the whole run, median of --runs).
-Prints one JSON object per line, then a summary line. The ratio ops / cli is the per-op overhead of driving the
-library from Python; the overhead per op call is (ops - module) / (ops calls per step).
+The ratio ops / cli is what driving the library op by op from Python costs a training step.
+
+First, the cost of one op call: a tiny a + b ([4] + [4]) and a @ b ([8,8] @ [8,8]), float32, called from Python in
+a loop, against the same op called from a C++ loop in the same process (tf._core._op_loop_seconds), with inputs
+that require a gradient (each call records a graph node) and under tf.no_grad(); microseconds per call, the median
+of --repeats loops of --calls calls. Python minus C++ is the Python call overhead per op.
+
+Prints one JSON object per line, then a summary line.
 
 usage: PYTHONPATH=build/python /usr/bin/python3 scripts/bench_python.py [--shape small] [--threads 1] [--steps 20]
-       [--warmup 3] [--tinyformer build/bin/tinyformer] [--runs 3]
+       [--warmup 3] [--tinyformer build/bin/tinyformer] [--runs 3] [--calls 20000] [--repeats 7] [--per-op-only]
 """
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -77,6 +84,29 @@ def median_ms(step, steps, warmup):
     return statistics.median(times)
 
 
+def per_op_us(op, grad, calls, repeats):
+    """(python, cpp): median microseconds per call of `op` on tiny float32 tensors, from Python and from C++."""
+    shape = (4,) if op == "add" else (8, 8)
+    rng = np.random.default_rng(3)
+    a = tf.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=grad)
+    b = tf.tensor(rng.standard_normal(shape).astype(np.float32), requires_grad=grad)
+    py, cpp = [], []
+    with contextlib.ExitStack() as stack:
+        if not grad:
+            stack.enter_context(tf.no_grad())
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            if op == "add":
+                for _ in range(calls):
+                    a + b
+            else:
+                for _ in range(calls):
+                    a @ b
+            py.append((time.perf_counter() - t0) / calls * 1e6)
+            cpp.append(tf._core._op_loop_seconds(op, a, b, calls) / calls * 1e6)
+    return statistics.median(py), statistics.median(cpp)
+
+
 def python_step_ms(kind, shape, steps, warmup):
     V, T, C, H, L, B = SHAPES[shape]
     rng = np.random.default_rng(2)
@@ -106,8 +136,21 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--runs", type=int, default=3, help="runs of tf.train and tinyformer train each")
     ap.add_argument("--tinyformer", default=os.path.join(ROOT, "build", "bin", "tinyformer"))
+    ap.add_argument("--calls", type=int, default=20000, help="op calls per timed loop")
+    ap.add_argument("--repeats", type=int, default=7, help="timed loops per op (the median is reported)")
+    ap.add_argument("--per-op-only", action="store_true", help="only the cost of one op call")
     args = ap.parse_args()
     tf.set_num_threads(args.threads)
+    overheads = []
+    for op in ("add", "matmul"):
+        for grad in (True, False):
+            py, cpp = per_op_us(op, grad, args.calls, args.repeats)
+            overheads.append(py - cpp)
+            print(json.dumps({"op": op, "grad": grad, "python_us": round(py, 2), "cpp_us": round(cpp, 2),
+                              "overhead_us": round(py - cpp, 2), "ratio": round(py / cpp, 2)}))
+    print(f"per-op summary: the Python call adds {min(overheads):.2f} to {max(overheads):.2f} us per op")
+    if args.per_op_only:
+        return 0
     rows = {}
     cli = subprocess.run([args.tinyformer, "bench", "--shape", args.shape, "--threads", str(args.threads), "--steps",
                           str(args.steps), "--warmup", str(args.warmup)], check=True, capture_output=True, text=True)

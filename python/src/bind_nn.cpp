@@ -1,5 +1,6 @@
-// The library's modules and optimizers, float32 (the library trains in float32): tf.nn.Linear, LayerNorm,
-// CausalSelfAttention and GPT hold an nn:: module of the library; tinyformer/nn.py wraps them in tf.nn.Module.
+// The library's modules, in float32 (training) and float64 (gradient checks), and its optimizers (float32, as the
+// library trains): tf.nn.Linear, LayerNorm, CausalSelfAttention and GPT hold an nn:: module of the library;
+// tinyformer/nn.py wraps them in tf.nn.Module.
 // A module's configuration arrives as the model section's JSON (config::model_from_json: the YAML names and checks).
 #include <memory>
 
@@ -18,20 +19,21 @@ namespace tf::python {
 namespace {
 
 using Release = py::call_guard<py::gil_scoped_release>;
-using Module = nn::Module<float>;
 
 // The attention's generators live as long as it does (it keeps a reference to the dropout generator): a base
 // initialised before the module.
 struct AttentionGenerators {
   Rng init;
 };
-struct OwnedAttention : private AttentionGenerators, public nn::CausalSelfAttention<float> {
+template <class S>
+struct OwnedAttention : private AttentionGenerators, public nn::CausalSelfAttention<S> {
   OwnedAttention(const config::ModelConfig& cfg, std::uint64_t seed)
       : AttentionGenerators{Rng(seed)},
-        nn::CausalSelfAttention<float>(cfg, AttentionGenerators::init, std::make_shared<Rng>(Rng(seed).split())) {}
+        nn::CausalSelfAttention<S>(cfg, AttentionGenerators::init, std::make_shared<Rng>(Rng(seed).split())) {}
 };
 
-py::list named_tensors(const nn::NamedParams<float>& params) {
+template <class S>
+py::list named_tensors(const nn::NamedParams<S>& params) {
   py::list out;
   for (const auto& [name, v] : params) out.append(py::make_tuple(name, Tensor(v)));
   return out;
@@ -43,6 +45,70 @@ optim::NamedVars<float> to_named_vars(const std::vector<std::pair<std::string, T
   return out;
 }
 
+// The library's modules in S (float32, or float64 with the suffix "64": _Linear64, ...), each under its Python name.
+template <class S>
+void bind_modules(py::module_& m, const std::string& suffix) {
+  using Module = nn::Module<S>;
+  const auto name = [&](const char* base) { return std::string(base) + suffix; };
+  py::class_<Module>(m, name("_Module").c_str())
+      .def("named_parameters", [](const Module& mod) { return named_tensors(mod.named_parameters()); })
+      .def("num_parameters", &Module::num_parameters)
+      .def("zero_grad", &Module::zero_grad)
+      .def("train", &Module::train, py::arg("mode") = true)
+      .def_property_readonly("training", &Module::training);
+
+  py::class_<nn::Linear<S>, Module>(m, name("_Linear").c_str())
+      .def(py::init([](std::size_t in, std::size_t out, bool bias, const std::string& model_json, std::uint64_t seed) {
+             const config::ModelConfig cfg = config::model_from_json(model_json);
+             return std::make_unique<nn::Linear<S>>(in, out, bias, cfg.init, seed);
+           }),
+           py::arg("in_features"), py::arg("out_features"), py::arg("bias"), py::arg("model_json"), py::arg("seed"))
+      .def(
+          "forward", [](const nn::Linear<S>& l, const Tensor& x) { return Tensor(l.forward(x.as<S>())); }, Release());
+
+  py::class_<nn::Norm<S>, Module>(m, name("_Norm").c_str())
+      .def(py::init([](const std::string& model_json) {
+        const config::ModelConfig cfg = config::model_from_json(model_json);
+        config::validate_model(cfg);
+        return std::make_unique<nn::Norm<S>>(cfg);
+      }))
+      .def(
+          "forward", [](const nn::Norm<S>& n, const Tensor& x) { return Tensor(n.forward(x.as<S>())); }, Release());
+
+  py::class_<OwnedAttention<S>, Module>(m, name("_CausalSelfAttention").c_str())
+      .def(py::init([](const std::string& model_json, std::uint64_t seed) {
+        const config::ModelConfig cfg = config::model_from_json(model_json);
+        config::validate_model(cfg);
+        return std::make_unique<OwnedAttention<S>>(cfg, seed);
+      }))
+      .def(
+          "forward", [](OwnedAttention<S>& a, const Tensor& x) { return Tensor(a.forward(x.as<S>())); }, Release())
+      .def("record_weights", &OwnedAttention<S>::record_weights)
+      .def("last_weights", [](const OwnedAttention<S>& a) { return to_numpy_copy(a.last_weights()); });
+
+  py::class_<nn::GPT<S>, Module>(m, name("_GPT").c_str())
+      .def(py::init([](const std::string& model_json, std::uint64_t seed) {
+             return std::make_unique<nn::GPT<S>>(config::model_from_json(model_json), seed);
+           }),
+           py::arg("model_json"), py::arg("seed"))
+      .def("forward",
+           [](nn::GPT<S>& g, const py::object& ids) {
+             IndexArray x = to_ids(ids);
+             py::gil_scoped_release release;
+             return Tensor(g.forward(x));
+           })
+      .def("loss",
+           [](nn::GPT<S>& g, const py::object& ids, const py::object& targets) {
+             IndexArray x = to_ids(ids), y = to_ids(targets);
+             py::gil_scoped_release release;
+             return Tensor(g.loss(x, y));
+           })
+      .def("config_json", [](const nn::GPT<S>& g) { return config::model_json(g.config()); })
+      .def_property_readonly("n_layer", &nn::GPT<S>::n_layer)
+      .def_property_readonly("vocab_size", &nn::GPT<S>::vocab_size)
+      .def_property_readonly("context", &nn::GPT<S>::context);
+}
+
 }  // namespace
 
 void bind_nn(py::module_& m) {
@@ -50,66 +116,8 @@ void bind_nn(py::module_& m) {
       "_model_config", [](const std::string& json) { return config::model_json(config::model_from_json(json)); },
       "The model section completed with defaults (JSON), after the config's checks");
 
-  py::class_<Module>(m, "_Module")
-      .def("named_parameters", [](const Module& mod) { return named_tensors(mod.named_parameters()); })
-      .def("num_parameters", &Module::num_parameters)
-      .def("zero_grad", &Module::zero_grad)
-      .def("train", &Module::train, py::arg("mode") = true)
-      .def_property_readonly("training", &Module::training);
-
-  py::class_<nn::Linear<float>, Module>(m, "_Linear")
-      .def(py::init([](std::size_t in, std::size_t out, bool bias, const std::string& model_json, std::uint64_t seed) {
-             const config::ModelConfig cfg = config::model_from_json(model_json);
-             Rng rng(seed);
-             return std::make_unique<nn::Linear<float>>(in, out, bias, cfg.init, rng);
-           }),
-           py::arg("in_features"), py::arg("out_features"), py::arg("bias"), py::arg("model_json"), py::arg("seed"))
-      .def(
-          "forward", [](const nn::Linear<float>& l, const Tensor& x) { return Tensor(l.forward(x.as<float>())); },
-          Release());
-
-  py::class_<nn::Norm<float>, Module>(m, "_Norm")
-      .def(py::init([](const std::string& model_json) {
-        const config::ModelConfig cfg = config::model_from_json(model_json);
-        config::validate_model(cfg);
-        return std::make_unique<nn::Norm<float>>(cfg);
-      }))
-      .def(
-          "forward", [](const nn::Norm<float>& n, const Tensor& x) { return Tensor(n.forward(x.as<float>())); },
-          Release());
-
-  py::class_<OwnedAttention, Module>(m, "_CausalSelfAttention")
-      .def(py::init([](const std::string& model_json, std::uint64_t seed) {
-        const config::ModelConfig cfg = config::model_from_json(model_json);
-        config::validate_model(cfg);
-        return std::make_unique<OwnedAttention>(cfg, seed);
-      }))
-      .def(
-          "forward", [](OwnedAttention& a, const Tensor& x) { return Tensor(a.forward(x.as<float>())); }, Release())
-      .def("record_weights", &OwnedAttention::record_weights)
-      .def("last_weights", [](const OwnedAttention& a) { return to_numpy_copy(a.last_weights()); });
-
-  py::class_<nn::GPT<float>, Module>(m, "_GPT")
-      .def(py::init([](const std::string& model_json, std::uint64_t seed) {
-             return std::make_unique<nn::GPT<float>>(config::model_from_json(model_json), seed);
-           }),
-           py::arg("model_json"), py::arg("seed"))
-      .def("forward",
-           [](nn::GPT<float>& g, const py::object& ids) {
-             IndexArray x = to_ids(ids);
-             py::gil_scoped_release release;
-             return Tensor(g.forward(x));
-           })
-      .def("loss",
-           [](nn::GPT<float>& g, const py::object& ids, const py::object& targets) {
-             IndexArray x = to_ids(ids), y = to_ids(targets);
-             py::gil_scoped_release release;
-             return Tensor(g.loss(x, y));
-           })
-      .def("config_json", [](const nn::GPT<float>& g) { return config::model_json(g.config()); })
-      .def_property_readonly("n_layer", &nn::GPT<float>::n_layer)
-      .def_property_readonly("vocab_size", &nn::GPT<float>::vocab_size)
-      .def_property_readonly("context", &nn::GPT<float>::context);
+  bind_modules<float>(m, "");
+  bind_modules<double>(m, "64");
 
   // In-place copy into a parameter (load_state_dict): the buffer stays, so NumPy views of it stay valid.
   m.def("_copy_into", [](const Tensor& t, const py::array& value) {

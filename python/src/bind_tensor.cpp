@@ -1,5 +1,6 @@
 // tinyformer.Tensor and the ops as functions: each one calls the library's op (ops/ops.hpp) on the Var the Tensor
 // holds, float32 or float64. The GIL is released while an op or a backward runs.
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -431,6 +432,21 @@ void bind_tensor(py::module_& m) {
   m.def("set_num_threads", &set_num_threads, py::arg("n"), "threads of the library's kernels (n >= 1)");
   m.def("get_num_threads", &num_threads);
 
+  // ---- the C++ side of the per-op overhead benchmark (scripts/bench_python.py): `calls` times the op that a + b
+  // (op "add") or a @ b ("matmul") runs, in a C++ loop without Python; wall seconds of the loop.
+  m.def(
+      "_op_loop_seconds",
+      [](const std::string& op, const Tensor& a, const Tensor& b, std::size_t calls) {
+        if (op != "add" && op != "matmul")
+          throw std::invalid_argument(fmt::format("_op_loop_seconds: op '{}': valid are add, matmul", op));
+        const bool is_add = op == "add";
+        const auto start = std::chrono::steady_clock::now();
+        for (std::size_t i = 0; i < calls; ++i)
+          visit2(a, b, [&](const auto& x, const auto& y) { return is_add ? add(x, y) : matmul(x, y); });
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      },
+      py::arg("op"), py::arg("a"), py::arg("b"), py::arg("calls"), Release());
+
   // ---- gradcheck: float64 central differences against backward(), the report of tf::gradcheck
   py::class_<GradcheckResult>(m, "GradcheckResult")
       .def_readonly("ok", &GradcheckResult::ok)
@@ -456,6 +472,19 @@ void bind_tensor(py::module_& m) {
         return gradcheck(f, inputs, opts, std::move(names));
       },
       py::arg("fn"), py::arg("inputs"), py::arg("eps"), py::arg("rtol"), py::arg("atol"), py::arg("names"));
+  m.def(
+      "_gradcheck_params",
+      [](const py::function& fn, const std::vector<std::pair<std::string, Tensor>>& named, double eps, double rtol,
+         double atol) {
+        std::vector<std::pair<std::string, Var<double>>> params;
+        for (const auto& [name, t] : named) params.emplace_back(name, t.as<double>());
+        GradcheckOptions opts;
+        opts.eps = eps;
+        opts.rtol = rtol;
+        opts.atol = atol;
+        return gradcheck_params([&fn] { return py::cast<Tensor>(fn()).as<double>(); }, params, opts);
+      },
+      py::arg("fn"), py::arg("params"), py::arg("eps"), py::arg("rtol"), py::arg("atol"));
 }
 
 }  // namespace tf::python

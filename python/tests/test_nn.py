@@ -162,3 +162,78 @@ def test_gpt_from_a_config_dict_has_nanogpts_names_and_refuses_bad_keys():
             tf.nn.GPT({**cfg, key: value})
     with pytest.raises(ValueError, match="context"):
         g(np.zeros((1, 9), np.int64))
+
+
+def _float64_modules():
+    """(module, input shape) for each library module in float64."""
+    return [
+        (tf.nn.Linear(5, 3, seed=1, dtype=np.float64), (2, 4, 5)),
+        (tf.nn.LayerNorm(6, dtype=tf.float64), (2, 3, 6)),
+        (tf.nn.LayerNorm(6, norm="rmsnorm", dtype="float64"), (2, 3, 6)),
+        (tf.nn.CausalSelfAttention(8, 2, seed=3, dtype=np.float64), (2, 5, 8)),
+        (tf.nn.CausalSelfAttention(8, 2, seed=3, attention="composed", n_kv_head=1, dtype=np.float64), (2, 5, 8)),
+    ]
+
+
+def test_float64_modules_pass_gradcheck_for_their_input_and_every_parameter(rng):
+    for m, shape in _float64_modules():
+        assert m.dtype == "float64" and all(p.dtype == "float64" for p in m.parameters()), repr(m)
+        x = rng.standard_normal(shape)
+        assert tf.gradcheck(lambda v: m(v), [x]), repr(m)
+        xt = tf.tensor(x)
+        result = tf.gradcheck_params(lambda: m(xt), m.named_parameters())
+        assert result and len(result.report().splitlines()) == len(list(m.parameters())), result.report()
+
+
+def test_a_float64_gpt_passes_gradcheck_for_every_parameter_of_its_loss(rng):
+    cfg = dict(vocab_size=7, context=5, d_model=8, n_head=2, n_layer=1)
+    gpt = tf.nn.GPT(cfg, seed=2, dtype=tf.float64)
+    ids, targets = rng.integers(0, 7, (2, 5)), rng.integers(0, 7, (2, 5))
+    assert gpt.loss(ids, targets).dtype == "float64"
+    assert tf.gradcheck_params(lambda: gpt.loss(ids, targets), gpt.named_parameters())
+    # float64 draws the same initial weights as float32, before rounding
+    w32 = tf.nn.GPT(cfg, seed=2).state_dict()["transformer.h.0.attn.c_attn.weight"]
+    np.testing.assert_array_equal(w32, gpt.state_dict()["transformer.h.0.attn.c_attn.weight"].astype(np.float32))
+
+
+def test_gradcheck_params_catches_a_parameter_read_without_its_gradient(rng):
+    lin = tf.nn.Linear(4, 3, seed=1, dtype=np.float64)
+    x = tf.tensor(rng.standard_normal((2, 4)))
+    weight = dict(lin.named_parameters())["weight"]
+    # the weight's value enters a second time as a constant: the perturbation moves the loss, backward() misses it
+    leaky = lambda: lin(x).sum() + tf.tensor(np.array(weight.numpy())).sum()  # noqa: E731
+    result = tf.gradcheck_params(leaky, lin.named_parameters(), raise_exception=False)
+    assert not result and "weight" in result.report()
+    with pytest.raises(RuntimeError, match="gradcheck failed"):
+        tf.gradcheck_params(leaky, lin.named_parameters())
+
+
+def test_modules_refuse_an_input_of_the_other_dtype_and_optimizers_float64(rng):
+    with pytest.raises(ValueError, match="expected a float32 tensor"):
+        tf.nn.Linear(3, 2)(tf.tensor(np.ones((1, 3)), dtype=tf.float64))
+    with pytest.raises(ValueError, match="expected a float64 tensor"):
+        tf.nn.Linear(3, 2, dtype=tf.float64)(tf.tensor(np.ones((1, 3), dtype=np.float32)))
+    with pytest.raises(ValueError, match="dtype int64 is not supported"):
+        tf.nn.Linear(3, 2, dtype=np.int64)
+    with pytest.raises(ValueError, match="expected a float32 tensor"):
+        tf.optim.AdamW(tf.nn.Linear(3, 2, dtype=tf.float64).parameters())
+
+
+def test_a_module_used_before_its_init_ran_says_so():
+    class Forgot(tf.nn.Module):
+        def __init__(self):
+            pass  # no super().__init__()
+
+        def forward(self, x):
+            return x
+
+    m = Forgot()
+    with pytest.raises(AttributeError, match=r"Forgot is used before it is built.*super\(\).__init__\(\)"):
+        list(m.parameters())
+    with pytest.raises(AttributeError, match="before it is built"):
+        m.state_dict()
+    unbuilt = tf.nn.Linear.__new__(tf.nn.Linear)
+    with pytest.raises(AttributeError, match="Linear is used before it is built"):
+        unbuilt(tf.tensor(np.ones((1, 3))))
+    with pytest.raises(AttributeError, match="'TwoLayer' object has no attribute 'missing'"):
+        TwoLayer().missing

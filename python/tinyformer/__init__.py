@@ -64,6 +64,20 @@ def gradcheck(fn, inputs, eps=1e-6, rtol=1e-5, atol=1e-8, names=None, raise_exce
     return result
 
 
+def gradcheck_params(fn, params, eps=1e-6, rtol=1e-5, atol=1e-8, raise_exception=True):
+    """Checks the gradient of fn() (no arguments) with respect to each parameter in `params` (named_parameters() of a
+    float64 module, or (name, tensor) pairs of float64 leaves) against central finite differences, the library's
+    tf::gradcheck_params: each parameter's values are perturbed in place and restored. Returns a GradcheckResult as
+    gradcheck does; with raise_exception a failure raises RuntimeError with the report."""
+    named = [p if isinstance(p, tuple) else (str(i), p) for i, p in enumerate(params)]
+    if not named:
+        raise ValueError("gradcheck_params: got an empty parameter list")
+    result = _core._gradcheck_params(fn, named, eps, rtol, atol)
+    if raise_exception and not result.ok:
+        raise RuntimeError("gradcheck failed:\n" + result.report())
+    return result
+
+
 # ---- Tensor methods with PyTorch's names (each one an op above)
 def _reshape(self, *shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):

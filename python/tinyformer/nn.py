@@ -1,6 +1,7 @@
 """tf.nn: modules as in torch.nn. Module is PyTorch's: attributes that are modules or parameters (leaf tensors that
 require a gradient) are registered, m(x) calls forward, named_parameters() names them "child.param". Linear,
-LayerNorm, CausalSelfAttention and GPT hold the library's nn:: modules (float32), with nanoGPT's parameter names."""
+LayerNorm, CausalSelfAttention and GPT hold the library's nn:: modules, with nanoGPT's parameter names: float32 by
+default, float64 with dtype=tf.float64 (or np.float64), for gradient checks; the optimizers take float32 only."""
 import json as _json
 from collections import OrderedDict as _OrderedDict
 
@@ -22,6 +23,13 @@ class Module:
         object.__setattr__(self, "_parameters", _OrderedDict())
         object.__setattr__(self, "_modules", _OrderedDict())
         object.__setattr__(self, "training", True)
+
+    def __getattr__(self, name):
+        # Reached only when the usual lookup fails; without _parameters, Module.__init__ has not run yet.
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__} is used before it is built: its __init__ must call "
+                                 f"super().__init__() first (looking up {name})")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
@@ -112,12 +120,23 @@ class Module:
         return type(self).__name__ + ("(\n" + "\n".join(lines) + "\n)" if lines else "()")
 
 
+def _impl_class(name, dtype):
+    """The binding of the library's module `name` in dtype: _core._Linear (float32) or _core._Linear64 (float64)."""
+    from . import _dtype_name
+    return getattr(_core, name + ("64" if (_dtype_name(dtype) or "float32") == "float64" else ""))
+
+
 class _Wrapped(Module):
     """A Module around one of the library's modules (its parameters are the library's own tensors)."""
 
     def __init__(self, impl):
         super().__init__()
         object.__setattr__(self, "_impl", impl)
+
+    @property
+    def dtype(self):
+        """"float32" or "float64": the dtype of the parameters, and of the inputs forward takes."""
+        return "float64" if type(self._impl).__name__.endswith("64") else "float32"
 
     def _own_parameters(self):
         return self._impl.named_parameters()
@@ -133,10 +152,12 @@ def _model_json(**keys):
 
 class Linear(_Wrapped):
     """y = x W^T + b: x [..., in] -> [..., out]; weight [out, in], bias [out]. Weight by `init` (xavier_uniform,
-    xavier_normal or normal, the config's model.init), from the generator seeded with `seed`."""
+    xavier_normal or normal, the config's model.init), from the generator seeded with `seed`; dtype float32 or
+    float64 (the same draws, rounded to float32 or not)."""
 
-    def __init__(self, in_features, out_features, bias=True, init=None, seed=0):
-        super().__init__(_core._Linear(in_features, out_features, bias, _model_json(init=init), seed))
+    def __init__(self, in_features, out_features, bias=True, init=None, seed=0, dtype=None):
+        impl = _impl_class("_Linear", dtype)
+        super().__init__(impl(in_features, out_features, bias, _model_json(init=init), seed))
         object.__setattr__(self, "in_features", in_features)
         object.__setattr__(self, "out_features", out_features)
 
@@ -149,10 +170,11 @@ class Linear(_Wrapped):
 
 class LayerNorm(_Wrapped):
     """Over the last axis of width d_model: weight (ones) and bias (zeros, unless bias=False); norm="rmsnorm" for
-    RMSNorm (weight only), as the config's model.norm."""
+    RMSNorm (weight only), as the config's model.norm. dtype float32 or float64."""
 
-    def __init__(self, d_model, bias=True, norm="layernorm"):
-        super().__init__(_core._Norm(_model_json(d_model=d_model, bias=bias, norm=norm, n_head=1)))
+    def __init__(self, d_model, bias=True, norm="layernorm", dtype=None):
+        impl = _impl_class("_Norm", dtype)
+        super().__init__(impl(_model_json(d_model=d_model, bias=bias, norm=norm, n_head=1)))
 
     def forward(self, x):
         return self._impl.forward(x)
@@ -160,10 +182,12 @@ class LayerNorm(_Wrapped):
 
 class CausalSelfAttention(_Wrapped):
     """nanoGPT's CausalSelfAttention: c_attn [3C, C], the fused causal attention of n_head heads, c_proj [C, C];
-    x [B,T,C] -> [B,T,C]. Other model keys (bias, dropout, init, attention, position) as keyword arguments."""
+    x [B,T,C] -> [B,T,C]. Other model keys (bias, dropout, init, attention, position) as keyword arguments; dtype
+    float32 or float64."""
 
-    def __init__(self, d_model, n_head, seed=0, **model_keys):
-        super().__init__(_core._CausalSelfAttention(_model_json(d_model=d_model, n_head=n_head, **model_keys), seed))
+    def __init__(self, d_model, n_head, seed=0, dtype=None, **model_keys):
+        impl = _impl_class("_CausalSelfAttention", dtype)
+        super().__init__(impl(_model_json(d_model=d_model, n_head=n_head, **model_keys), seed))
 
     def forward(self, x):
         return self._impl.forward(x)
@@ -182,10 +206,10 @@ class GPT(_Wrapped):
     """The library's GPT (nanoGPT's architecture and parameter names), from the model section of a config as a
     dict: {"vocab_size": 11, "context": 16, "d_model": 64, "n_head": 4, "n_layer": 2, ...} (docs/config.md);
     `seed` drives the initialisation. forward(ids [B,T]) -> logits [B,T,V]; loss(ids, targets) -> the mean
-    cross-entropy (targets -1 ignored)."""
+    cross-entropy (targets -1 ignored). dtype float32 or float64."""
 
-    def __init__(self, config, seed=1337):
-        super().__init__(_core._GPT(_json.dumps(dict(config)), seed))
+    def __init__(self, config, seed=1337, dtype=None):
+        super().__init__(_impl_class("_GPT", dtype)(_json.dumps(dict(config)), seed))
 
     @property
     def config(self):

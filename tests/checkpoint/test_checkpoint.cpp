@@ -2,6 +2,7 @@
 // architecture fails with every mismatching name and shape listed, changing nothing.
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -232,4 +233,33 @@ TEST_CASE("checkpoint: a damaged SentencePiece model in tinyformer.vocab is refu
   save_with("tinyformer-vocabulary 1 sentencepiece 300 0000000000000000\n" + data::to_base64(model_bytes) + "\n");
   CHECK_THROWS_WITH(load_gpt(path),
                     Catch::StartsWith(path + ": corrupt 'tinyformer.vocab' metadata: ") && Catch::Contains("checksum"));
+}
+
+TEST_CASE("checkpoint: tf::save and tf::load refuse a module without parameters or with a destroyed sub-module",
+          "[io][train][preconditions]") {
+  // The user's mistake of holding layers without registering them: no parameters to carry.
+  struct Unregistered : nn::Module<float> {
+    nn::Linear<float> fc{2, 3};
+  };
+  // A layer registered from a std::unique_ptr that is reset afterwards.
+  struct Dropped : nn::Module<float> {
+    Dropped() {
+      register_module("keep", keep);
+      register_module("head", *head);
+    }
+    nn::Linear<float> keep{2, 2};
+    std::unique_ptr<nn::Linear<float>> head = std::make_unique<nn::Linear<float>>(2, 3);
+  };
+  const std::string path = temp_path("unbuilt"), other = temp_path("unbuilt_other");
+  Unregistered unregistered;
+  Dropped dropped;
+  save(other, dropped);  // while its head still lives
+  dropped.head.reset();
+  std::filesystem::remove(path);
+  CHECK_THROWS_AS(save(path, unregistered), std::invalid_argument);
+  CHECK_THROWS_WITH(save(path, unregistered), Catch::Contains(path) && Catch::Contains("no parameters"));
+  CHECK_THROWS_WITH(save(path, dropped), Catch::Contains("'head'") && Catch::Contains("destroyed"));
+  CHECK_FALSE(std::filesystem::exists(path));  // nothing written
+  CHECK_THROWS_WITH(load(other, unregistered), Catch::Contains("no parameters"));
+  CHECK_THROWS_WITH(load(other, dropped), Catch::Contains("'head'") && Catch::Contains("destroyed"));
 }

@@ -1,11 +1,14 @@
-// nn::Module: the handle register_parameter returns.
+// nn::Module: the handle register_parameter returns, the names it refuses, sub-modules destroyed after registration
+// and cycles of registration.
 #include <catch2/catch.hpp>
 
+#include <memory>
 #include <string>
 #include <type_traits>
 
 #include <xtensor/xbuilder.hpp>
 
+#include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/nn/module.hpp"
 
 using namespace tf;
@@ -64,4 +67,93 @@ TEST_CASE("nn: register_parameter and register_module refuse names a checkpoint 
     CHECK_THROWS_WITH(m.register_parameter("weight", Array<float>::from_shape(empty)),
                       Catch::Contains("'weight'") && Catch::Contains("no elements"));
   CHECK_THROWS_AS(m.register_module("self", m), std::invalid_argument);
+}
+
+namespace {
+// A chain of `levels` modules, each holding one parameter and the next level in a std::unique_ptr member, as a model
+// built layer by layer holds its layers: root.next.next ... Destroying level d (d >= 1) resets the pointer one level
+// above it, the way a user replaces or drops a layer after registering it.
+struct Chain : nn::Module<float> {
+  using nn::Module<float>::register_module;
+  explicit Chain(int levels) {
+    register_parameter("w", xt::ones<float>({2}));
+    if (levels > 1) {
+      next = std::make_unique<Chain>(levels - 1);
+      register_module("next", *next);
+    }
+  }
+  void destroy_level(int d) {
+    Chain* above = this;
+    for (int i = 1; i < d; ++i) above = above->next.get();
+    above->next.reset();
+  }
+  std::unique_ptr<Chain> next;
+};
+
+std::string path_of_level(int d) {
+  std::string path = "next";
+  for (int i = 1; i < d; ++i) path += ".next";
+  return path;
+}
+}  // namespace
+
+TEST_CASE("nn: a registered sub-module destroyed at any depth is named by every call that walks the modules",
+          "[nn][preconditions]") {
+  using Call = std::pair<const char*, void (*)(Chain&)>;
+  const std::vector<Call> calls = {
+      {"named_parameters", [](Chain& m) { (void)m.named_parameters(); }},
+      {"parameters", [](Chain& m) { (void)m.parameters(); }},
+      {"num_parameters", [](Chain& m) { (void)m.num_parameters(); }},
+      {"zero_grad", [](Chain& m) { m.zero_grad(); }},
+      {"train", [](Chain& m) { m.train(); }},
+      {"eval", [](Chain& m) { m.eval(); }},
+  };
+  for (int levels = 2; levels <= 4; ++levels)
+    for (int d = 1; d < levels; ++d)
+      for (const auto& [call, run] : calls) {
+        Chain m(levels);
+        REQUIRE(m.named_parameters().size() == static_cast<std::size_t>(levels));
+        m.destroy_level(d);
+        INFO(levels << " levels, level " << d << " destroyed, " << call);
+        CHECK_THROWS_AS(run(m), std::invalid_argument);
+        CHECK_THROWS_WITH(run(m), Catch::Contains("'" + path_of_level(d) + "'") && Catch::Contains("destroyed"));
+        CHECK(m.training());  // eval() and train() changed nothing before throwing
+      }
+}
+
+TEST_CASE("nn: register_module refuses a module that contains the one registering it (a cycle)",
+          "[nn][preconditions]") {
+  for (int levels = 2; levels <= 4; ++levels) {  // one level is the module itself, refused as such above
+    Chain top(levels);
+    Chain* bottom = &top;
+    while (bottom->next) bottom = bottom->next.get();
+    Registrar outer;
+    INFO(levels << " levels");
+    CHECK_THROWS_WITH(bottom->register_module("loop", top), Catch::Contains("'loop'") && Catch::Contains("cycle"));
+    CHECK(top.named_parameters().size() == static_cast<std::size_t>(levels));  // nothing was added
+    outer.register_module("top", top);  // a module may be registered by one that does not contain it
+    CHECK_THROWS_WITH(bottom->register_module("loop", outer), Catch::Contains("cycle"));
+  }
+}
+
+namespace {
+template <class M>
+constexpr bool never_unbuilt() {
+  return !std::is_default_constructible_v<M> && !std::is_copy_constructible_v<M> && !std::is_move_constructible_v<M> &&
+         !std::is_copy_assignable_v<M> && !std::is_move_assignable_v<M>;
+}
+}  // namespace
+
+TEST_CASE("nn: no library module can be default-constructed, copied or moved, so none exists half built",
+          "[nn][preconditions]") {
+  // Each constructor checks its arguments and builds every parameter; no moved-from or empty state is reachable.
+  STATIC_REQUIRE(never_unbuilt<nn::Linear<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::Embedding<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::Norm<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::CausalSelfAttention<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::MLP<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::Block<float>>());
+  STATIC_REQUIRE(never_unbuilt<nn::GPT<double>>());
+  // The base alone can be made empty (a user's module starts so), but not copied or moved away from its registrations.
+  STATIC_REQUIRE(!std::is_copy_constructible_v<nn::Module<float>> && !std::is_move_constructible_v<nn::Module<float>>);
 }

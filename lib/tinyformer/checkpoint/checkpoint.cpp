@@ -245,14 +245,28 @@ LoadedGPT load_gpt(const std::string& path) {
   return loaded;
 }
 
+namespace {
+// The module's parameters, or std::invalid_argument when it has none (its members were never registered).
+nn::NamedParams<float> parameters_to_carry(const std::string& path, const nn::Module<float>& model, const char* what) {
+  nn::NamedParams<float> params = model.named_parameters();
+  if (params.empty())
+    throw std::invalid_argument(fmt::format("tf::{}({}): the module has no parameters; register its layers with "
+                                            "register_module and its tensors with register_parameter in its "
+                                            "constructor",
+                                            what, path));
+  return params;
+}
+}  // namespace
+
 void save(const std::string& path, const nn::Module<float>& model) {
   io::SafetensorsWriter writer;
-  for (const auto& [name, p] : model.named_parameters()) writer.add(name, p.value());
+  for (const auto& [name, p] : parameters_to_carry(path, model, "save")) writer.add(name, p.value());
   writer.set_metadata("format", "pt");
   writer.write_atomic(path);
 }
 
 void load(const std::string& path, nn::Module<float>& model) {
+  parameters_to_carry(path, model, "load");
   checkpoint::load_model_weights(io::SafetensorsFile::load(path), model);
 }
 

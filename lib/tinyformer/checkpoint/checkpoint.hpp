@@ -87,6 +87,8 @@ LoadedGPT load_gpt(const std::string& path);
 
 // Any module (not only a GPT): its named parameters as an F32 safetensors file, nothing else; load() copies them back
 // into a module of the same structure and throws std::invalid_argument listing every mismatch before changing anything.
+// Both throw std::invalid_argument, writing or reading nothing, for a module without parameters (members that were
+// never registered) and for one whose registered sub-module has been destroyed.
 void save(const std::string& path, const nn::Module<float>& model);
 void load(const std::string& path, nn::Module<float>& model);
 

@@ -43,6 +43,8 @@ Var<S> Linear<S>::forward_gelu(const Var<S>& x) const {
 
 template <class S>
 Embedding<S>::Embedding(std::size_t num_embeddings, std::size_t dim, Rng& rng) {
+  check_positive(num_embeddings, "Embedding", "num_embeddings");
+  check_positive(dim, "Embedding", "dim");
   weight_ = this->register_parameter("weight", normal<S>({num_embeddings, dim}, 0.0, 0.02, rng));
 }
 

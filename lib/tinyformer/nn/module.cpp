@@ -14,9 +14,26 @@ NamedParams<S> Module<S>::named_parameters() const {
 }
 
 template <class S>
+Module<S>& Module<S>::live(const std::string& path, const Child& child) {
+  if (child.alive.expired())
+    throw std::invalid_argument(fmt::format("Module: the sub-module '{}' was destroyed after register_module; a "
+                                            "registered module must live as long as its parent (hold it as a member)",
+                                            path));
+  return *child.module;
+}
+
+template <class S>
 void Module<S>::collect(const std::string& prefix, NamedParams<S>& out) const {
   for (const auto& [name, p] : params_) out.emplace_back(prefix + name, p);
-  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", out);
+  for (const auto& [name, child] : children_) live(prefix + name, child).collect(prefix + name + ".", out);
+}
+
+template <class S>
+bool Module<S>::contains(const Module<S>* other) const {
+  if (other == this) return true;
+  for (const auto& [name, child] : children_)
+    if (!child.alive.expired() && child.module->contains(other)) return true;
+  return false;
 }
 
 template <class S>
@@ -40,8 +57,9 @@ void Module<S>::zero_grad() {
 
 template <class S>
 void Module<S>::train(bool on) {
+  named_parameters();  // throws when a sub-module at any depth is gone, before anything changes
   training_ = on;
-  for (auto& [name, child] : children_) child->train(on);
+  for (auto& [name, child] : children_) child.module->train(on);
 }
 
 namespace {
@@ -75,7 +93,9 @@ void Module<S>::register_module(const std::string& name, Module<S>& child) {
   check_name(name, "register_module", params_);
   check_name(name, "register_module", children_);
   if (&child == this) throw std::invalid_argument(fmt::format("register_module: '{}' is this module itself", name));
-  children_.emplace_back(name, &child);
+  if (child.contains(this))
+    throw std::invalid_argument(fmt::format("register_module: '{}' contains this module (a cycle)", name));
+  children_.emplace_back(name, Child{&child, child.alive_});
 }
 
 template class Module<float>;
