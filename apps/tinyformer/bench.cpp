@@ -210,12 +210,29 @@ SampleBenchResult bench_sampling(const BenchShape& shape, int threads, std::size
   nn::GPT<float> model(model_config(shape), 1);
   SampleBenchResult r{shape.name, threads, new_tokens};
   std::vector<Index> tokens[2];
-  {  // untimed: the first products allocate BLAS's buffers and fault in fresh pages
-    infer::SampleOptions warmup;
-    warmup.new_tokens = 8;
-    Rng rng(3);
-    infer::generate(model, {0}, warmup, rng);
+  // Untimed: the first products allocate BLAS's buffers and fault in fresh pages. The second round, 8 tokens with
+  // and without the cache, also gives a time estimate (a lower bound: without the cache a token costs more as the
+  // sequence grows to the context) that refuses a --new-tokens this shape would take more than an hour to sample.
+  double seconds_per_token = 0;
+  for (int round = 0; round < 2; ++round) {
+    seconds_per_token = 0;
+    for (const bool cached : {true, false}) {
+      infer::SampleOptions warmup;
+      warmup.new_tokens = 8;
+      warmup.use_cache = cached;
+      Rng rng(3);
+      const auto t0 = Clock::now();
+      infer::generate(model, {0}, warmup, rng);
+      seconds_per_token += std::chrono::duration<double>(Clock::now() - t0).count() / 8;
+    }
   }
+  constexpr double kMaxSeconds = 3600;
+  if (seconds_per_token * static_cast<double>(new_tokens) > kMaxSeconds)
+    throw std::runtime_error(fmt::format(
+        "--new-tokens {}: shape {} would take at least {:.0f} s to sample with and without the cache ({:.2f} ms a "
+        "token on this machine); at most {} tokens fit in an hour",
+        new_tokens, shape.name, seconds_per_token * static_cast<double>(new_tokens), 1e3 * seconds_per_token,
+        static_cast<std::size_t>(kMaxSeconds / seconds_per_token)));
   for (int cached = 1; cached >= 0; --cached) {
     infer::SampleOptions options;
     options.new_tokens = new_tokens;

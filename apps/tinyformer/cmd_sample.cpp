@@ -1,5 +1,8 @@
 // tinyformer sample CHECKPOINT --prompt TEXT [--tokens N] [--temperature T] [--top-k K] [--seed S]
+#include <cstdio>
 #include <optional>
+#include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -29,6 +32,35 @@ std::size_t default_new_tokens(const LoadedModel& loaded, const std::vector<Inde
              source->answer_length());
   return source->answer_length();
 }
+
+// Prints the text of a growing token sequence as it grows. A SentencePiece vocabulary decodes a token differently by
+// what precedes it (a leading space, bytes of one character split over tokens), so each new piece is the text of a
+// short window ending at the new token minus the text of the same window without it; when that is not a prefix (a
+// character still incomplete) the tokens wait for the next one. The printed bytes are those of decode(all ids).
+class TextStream {
+ public:
+  explicit TextStream(const data::Vocabulary& vocab) : vocab_(vocab) {}
+
+  void show(const std::vector<Index>& ids, bool last) {
+    const std::size_t from = printed_ > kOverlap ? printed_ - kOverlap : 0;
+    const auto window = [&](std::size_t end) {
+      return vocab_.decode(
+          std::vector<Index>(ids.begin() + static_cast<long>(from), ids.begin() + static_cast<long>(end)));
+    };
+    const std::string before = window(printed_), after = window(ids.size());
+    std::size_t common = 0;
+    while (common < before.size() && common < after.size() && before[common] == after[common]) ++common;
+    if (common < before.size() && !last) return;  // a character not yet complete: wait
+    fmt::print("{}", after.substr(common));
+    std::fflush(stdout);
+    printed_ = ids.size();
+  }
+
+ private:
+  static constexpr std::size_t kOverlap = 8;
+  const data::Vocabulary& vocab_;
+  std::size_t printed_ = 0;
+};
 
 }  // namespace
 
@@ -67,8 +99,18 @@ void add_sample_command(CLI::App& app) {
       options.stop_id = loaded.vocab.bos();
       options.new_tokens = o->tokens ? *o->tokens : default_new_tokens(loaded, prompt);
       Rng rng(o->seed);
-      const std::vector<Index> ids = infer::generate(*loaded.model, prompt, options, rng);
-      fmt::print("{}\n", loaded.vocab.decode(ids));
+      TextStream stream(loaded.vocab);  // the text appears as the tokens are made (--tokens may be large)
+      stream.show(prompt, false);
+      options.on_token = [&](const std::vector<Index>& ids) { stream.show(ids, false); };
+      std::vector<Index> ids;
+      try {
+        ids = infer::generate(*loaded.model, prompt, options, rng);
+      } catch (const infer::NonFiniteLogits& e) {
+        fmt::print("\n");
+        throw std::runtime_error(fmt::format("{}: {}", o->checkpoint, e.what()));
+      }
+      stream.show(ids, true);
+      fmt::print("\n");
       return 0;
     });
   });

@@ -9,13 +9,16 @@
 #include <new>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "tinyformer/config/config.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
@@ -44,7 +47,7 @@ std::string user_message(const std::exception& e) {
   text = std::regex_replace(text, json_prefix, "");
   static const std::regex internal_prefix(R"(\b[A-Z][A-Za-z_]*(<[a-z]+>)?::[a-z_]+: )");
   text = std::regex_replace(text, internal_prefix, "");
-  return tf::printable_message(text);
+  return tf::printable_message(text, 990);  // with "tinyformer: error: " and " [...]", at most 1 KB
 }
 
 void print_error(const std::string& message) { fmt::print(stderr, "tinyformer: error: {}\n", message); }
@@ -73,6 +76,13 @@ int run(int argc, char** argv) {
     std::string command;
     for (const CLI::App* sub : app.get_subcommands()) command = " " + sub->get_name();
     usage_error = fmt::format("{} (see tinyformer{} --help)", e.what(), command);
+    if (command.empty() && argc > 1 && argv[1][0] != '-' && argv[1][0] != '\0') {  // `tinyformer trian cfg.yaml`
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+      const std::string guess = tf::config::closest_name(argv[1], names);
+      usage_error = fmt::format("unknown command '{}'; valid: {}{}", argv[1], fmt::join(names, ", "),
+                                guess.empty() ? "" : fmt::format(" (did you mean {}?)", guess));
+    }
   }
   // Under a launcher the ranks may have different command lines (MPMD): all learn of any rank's mistake together.
   try {

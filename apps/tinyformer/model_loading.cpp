@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "tinyformer/checkpoint/checkpoint.hpp"
+#include "tinyformer/train/resume.hpp"
 
 namespace tf::app {
 
@@ -18,6 +19,7 @@ LoadedModel load_trained_model(const std::string& checkpoint_path) {
   loaded.vocab = std::move(gpt.vocab);
   loaded.step = gpt.step;
   loaded.config_yaml = std::move(gpt.config_yaml);
+  loaded.data_fingerprint = std::move(gpt.data_fingerprint);
   return loaded;
 }
 
@@ -26,12 +28,20 @@ std::unique_ptr<data::DataSource> data_of(const LoadedModel& loaded) {
     throw std::runtime_error(fmt::format("{}: saved without its run config (tf::save from a program), so the data it "
                                          "was trained on is not known",
                                          loaded.path));
+  std::unique_ptr<data::DataSource> source;
+  std::string fingerprint;
   try {
-    return data::make_data_source(config::load_config_text(loaded.config_yaml, loaded.path + " (its config)"));
+    const config::RunConfig cfg = config::load_config_text(loaded.config_yaml, loaded.path + " (its config)");
+    source = data::make_data_source(cfg);
+    fingerprint = train::data_fingerprint(cfg, *source);
   } catch (const std::exception& e) {
     throw std::runtime_error(
         fmt::format("{}: the data it was trained on cannot be rebuilt: {}", loaded.path, e.what()));
   }
+  std::vector<std::string> notes;  // the same check as train --resume's, without --allow-changes
+  train::check_same_data(loaded.data_fingerprint, loaded.vocab.serialize(), fingerprint, source->vocab().serialize(),
+                         false, loaded.path, notes, loaded.path);
+  return source;
 }
 
 std::vector<Index> encode_prompt(const LoadedModel& loaded, const std::string& prompt, bool* cropped) {

@@ -51,7 +51,7 @@ refused_train "wrong type (list for a number)" "optimizer.lr at line 2: expected
 refused_train "value out of range (dropout)" "model.dropout at line 2: must be in [0, 1), got 1.5" "$(yaml drop.yaml 'model:\n  dropout: 1.5\n')"
 refused_train "value out of range (betas)" "optimizer.betas (--set optimizer.betas=[0.9, 1.2]): each value must be in [0, 1)" \
   "$cfg" --set "optimizer.betas=[0.9, 1.2]"
-refused_train "integer too large" "integer out of range, got 99999999999999999999999" "$cfg" --set model.d_model=99999999999999999999999
+refused_train "integer too large" "integer out of range: at most 2^53 = 9007199254740992, got 99999999999999999999999" "$cfg" --set model.d_model=99999999999999999999999
 refused_train "d_model not divisible by n_head" "model.d_model (--set model.d_model=65): 65 is not divisible by model.n_head = 4; valid d_model near it: 64 or 68" \
   "$cfg" --set model.d_model=65
 refused_train "n_head 0" "model.n_head (--set model.n_head=0): must be at least 1, got 0" "$cfg" --set model.n_head=0

@@ -93,4 +93,18 @@ t "$bin" config --docs > /dev/full 2> "$work/err.txt"
 t "$bin" train "$cfg" --out "$work/closed" --set training.steps=2 --set schedule.warmup_steps=0 >&- 2>&- \
   || fail "train with stdout and stderr closed"
 grep -v '^{' "$work/closed/metrics.jsonl" && fail "progress lines went into metrics.jsonl"
+# --- sample prints its text as the tokens are made: the first tokens of a long sample are there after a second
+timeout -s INT 2 "$bin" sample "$work/a/checkpoint.safetensors" --prompt "12|" --tokens 1000000 > "$work/stream.txt" 2>&1
+[ "$(head -c 20 "$work/stream.txt" | wc -c)" -eq 20 ] && head -c 3 "$work/stream.txt" | grep -qF "12|" \
+  || { head -c 200 "$work/stream.txt"; fail "sample did not stream its tokens"; }
+
+# --- heads and attention rebuild the run's data only when it is still the data the run trained on
+printf 'the quick brown fox jumps over the lazy dog\n%.0s' $(seq 40) > "$work/t.txt"
+printf 'model:\n  context: 16\n  d_model: 16\n  n_head: 2\n  n_layer: 1\ndata:\n  task: text\n  path: t.txt\n' > "$work/text.yaml"
+t "$bin" train "$work/text.yaml" --out "$work/text" "${short[@]}" > /dev/null || fail "text run"
+sed -i 's/quick/quack/' "$work/t.txt"
+expect_error "heads after the run's text file changed" 1 \
+  "text/checkpoint.safetensors: the data differs from the one its run trained on: the vocabulary" \
+  t "$bin" heads "$work/text/checkpoint.safetensors" --batches 1 --batch-size 4
+
 echo "PASS: one gate opens every file; outputs that are not regular files refused and unchanged; checks before writes; runs locked; stdout checked"

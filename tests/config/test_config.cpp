@@ -57,7 +57,7 @@ RunConfig load_text(const TempDir& dir, const std::string& text, const std::vect
 
 TEST_CASE("config: an empty file gives every documented default", "[config]") {
   TempDir dir;
-  const RunConfig c = load_text(dir, "", {}, "tiny_reverse.yaml");
+  const RunConfig c = load_text(dir, "{}", {}, "tiny_reverse.yaml");
 
   CHECK_FALSE(c.model.vocab_size.has_value());  // auto
   CHECK_FALSE(c.model.context.has_value());     // auto
@@ -230,7 +230,7 @@ TEST_CASE("config: weight_decay defaults to 0.01 for adamw and 0 for sgd and ada
   CHECK(load_text(dir, "optimizer:\n  name: adam\n").optimizer.weight_decay == 0.0);
   CHECK(load_text(dir, "optimizer:\n  name: sgd\n").optimizer.weight_decay == 0.0);
   CHECK(load_text(dir, "optimizer:\n  name: adam\n  weight_decay: 0.1\n").optimizer.weight_decay == 0.1);
-  CHECK(load_text(dir, "", {"optimizer.name=sgd"}).optimizer.weight_decay == 0.0);
+  CHECK(load_text(dir, "{}", {"optimizer.name=sgd"}).optimizer.weight_decay == 0.0);
 }
 
 TEST_CASE("config: --set overrides apply on top of the file, with sequences, whole sections and strings", "[config]") {
@@ -269,7 +269,7 @@ optimizer:
 TEST_CASE("config: to_yaml writes a config that load_config reads back equal", "[config]") {
   TempDir dir;
   SECTION("defaults") {
-    const RunConfig a = load_text(dir, "", {}, "defaults.yaml");
+    const RunConfig a = load_text(dir, "{}", {}, "defaults.yaml");
     const RunConfig b = load_text(dir, to_yaml(a), {}, "written/config.yaml");
     CHECK(a == b);
     CHECK(b.logging.out_dir == "runs/defaults");  // written explicitly, so the new file name does not matter
@@ -456,7 +456,7 @@ optimizer:
                     Contains("optimizer.eps at line 2: expected a number, got '.inf'"));
   CHECK_THROWS_WITH(load_text(dir, "logging:\n  probe: [a, b]\n"),
                     Contains("logging.probe at line 2: expected a string, got a list"));
-  CHECK_THROWS_WITH(load_text(dir, "", {"optimizer.lr=fast"}),
+  CHECK_THROWS_WITH(load_text(dir, "{}", {"optimizer.lr=fast"}),
                     Contains("optimizer.lr (--set optimizer.lr=fast): expected a number, got 'fast'"));
 }
 
@@ -519,7 +519,7 @@ TEST_CASE("config: warmup_steps larger than steps names both keys and the valid 
                     Contains("schedule.warmup_steps at line 4: 500 is more than training.steps = 200") &&
                         Contains("valid: 0 to 200"));
   // default warmup (100) against a short run set with --set: the override is named
-  CHECK_THROWS_WITH(load_text(dir, "", {"training.steps=50"}),
+  CHECK_THROWS_WITH(load_text(dir, "{}", {"training.steps=50"}),
                     Contains("schedule.warmup_steps (default): 100 is more than training.steps = 50") &&
                         Contains("(training.steps (--set training.steps=50))"));
   // a constant schedule has no warmup, so no conflict
@@ -544,7 +544,7 @@ TEST_CASE("config: an unknown enum name lists the valid names", "[config]") {
   CHECK_THROWS_WITH(
       load_text(dir, "data:\n  task: reversed\n"),
       Contains("data.task at line 2") && Contains("valid: copy, reverse, sort, add, induction, text, tokens"));
-  CHECK_THROWS_WITH(load_text(dir, "", {"schedule.name=linear"}),
+  CHECK_THROWS_WITH(load_text(dir, "{}", {"schedule.name=linear"}),
                     Contains("schedule.name (--set schedule.name=linear): unknown value 'linear'; valid: constant, "
                              "warmup, cosine"));
   CHECK_THROWS_WITH(load_text(dir, "training:\n  nonfinite: ignore\n"),

@@ -429,7 +429,7 @@ TEST_CASE("optim: load_state throws listing every mismatched name and shape and 
   }
   INFO(message);
   REQUIRE_FALSE(message.empty());
-  CHECK_THAT(message, Catch::Contains("Adam.load_state"));
+  CHECK_THAT(message, Catch::Contains("the Adam state does not fit this optimizer"));
   CHECK_THAT(message, Catch::Contains("4 problems"));
   CHECK_THAT(message, Catch::Contains("'exp_avg.w' has shape [3, 2] but needs [2, 3]"));
   CHECK_THAT(message, Catch::Contains("'exp_avg.nope'"));

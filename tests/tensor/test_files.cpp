@@ -64,11 +64,13 @@ TEST_CASE("tensor: check_output_path refuses a directory, a FIFO, a device and a
   CHECK(why(base + "/old.txt/new.txt") == "cannot be written: '" + base + "/old.txt' is not a directory");
 }
 
-TEST_CASE("tensor: printable_message shows control bytes and bytes that are not UTF-8 as \\xNN and cuts long lines",
+TEST_CASE("tensor: printable_message shows control bytes and bytes that are not UTF-8 as \\xNN, joins listings and "
+          "cuts long lines",
           "[tensor]") {
   CHECK(printable_message("a\x1b[31mb\x07") == "a\\x1b[31mb\\x07");
   CHECK(printable_message("caf\xc3\xa9 caf\xe9") == "caf\xc3\xa9 caf\\xe9");
-  CHECK(printable_message("error\n  listing") == "error\n  listing");
+  CHECK(printable_message("error\n  listing") == "error; listing");
+  CHECK(printable_message("2 problems:\n  a: x\n  b: y") == "2 problems: a: x; b: y");  // a listing is one line too
   CHECK(printable_message("a\nb") == "a\\x0ab");  // a newline in a name or a value: one line still
   CHECK(printable_message(std::string(2000, 'x'), 1000) == std::string(1000, 'x') + " [...]");
   // a lead byte without its continuation byte is not text; the last one, with its continuation, is "é"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tinyformer/config/config.hpp"
 #include "tinyformer/tensor/files.hpp"
 
 namespace tf::checkpoint {
@@ -240,8 +241,19 @@ LoadedGPT load_gpt(const std::string& path) {
   if (loaded.vocab.size() != *loaded.config.vocab_size)
     throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its vocabulary has {} tokens, its model {}", path,
                                          loaded.vocab.size(), *loaded.config.vocab_size));
+  if (!state.config_yaml.empty()) {  // a run's checkpoint: its config parses and agrees with its model
+    config::RunConfig run = config::load_config_text(state.config_yaml, path + " (its config)");
+    if (!run.model.vocab_size) run.model.vocab_size = loaded.config.vocab_size;  // `auto`: resolved by the data
+    if (!run.model.context) run.model.context = loaded.config.context;
+    config::RunConfig from_model = run;
+    from_model.model = loaded.config;
+    for (const config::FieldChange& c : config::diff(run, from_model))
+      throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its config has {} {} but its model {}", path,
+                                           c.path, c.before, c.after));
+  }
   loaded.step = state.step;
   loaded.config_yaml = state.config_yaml;
+  loaded.data_fingerprint = state.data_fingerprint;
   return loaded;
 }
 

@@ -79,7 +79,8 @@ struct LoadedGPT {
   config::ModelConfig config;
   data::Vocabulary vocab;
   std::int64_t step = 0;
-  std::string config_yaml;  // the run config saved with it ("" when none was)
+  std::string config_yaml;       // the run config saved with it ("" when none was)
+  std::string data_fingerprint;  // "tinyformer.data" (train/resume.hpp), "" when none was saved
 };
 // Reads a checkpoint that `tinyformer train` or tf::save wrote. Throws std::runtime_error naming the file when it
 // cannot be read or is not a tinyformer checkpoint, std::invalid_argument when its weights do not fit its config.

@@ -147,8 +147,10 @@ bool is_integer_text(const std::string& s) {
   return true;
 }
 
+constexpr std::uint64_t kMaxCount = std::uint64_t{1} << 53;
+
 // A non-negative integer (counts, sizes, steps, the seed).
-std::uint64_t parse_count(const YAML::Node& n) {
+std::uint64_t parse_count(const YAML::Node& n, std::uint64_t max = kMaxCount) {
   const std::string& s = scalar_text(n, "a non-negative integer");
   if (!is_integer_text(s)) throw BadValue{fmt::format("expected an integer, got '{}'", s)};
   if (s[0] == '-') {
@@ -158,7 +160,11 @@ std::uint64_t parse_count(const YAML::Node& n) {
   }
   errno = 0;
   const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
-  if (errno == ERANGE) throw BadValue{fmt::format("integer out of range, got {}", s)};
+  // Counts are added to and multiplied with each other (steps + 1, batch x context): capped at 2^53, which a double
+  // and JSON also hold exactly, so that none of those sums wraps.
+  if (errno == ERANGE || v > max)
+    throw BadValue{max == kMaxCount ? fmt::format("integer out of range: at most 2^53 = {}, got {}", kMaxCount, s)
+                                    : fmt::format("integer out of range, got {}", s)};
   return static_cast<std::uint64_t>(v);
 }
 
@@ -169,7 +175,10 @@ double parse_number(const YAML::Node& n) {
   errno = 0;
   const double v = chars_ok ? std::strtod(s.c_str(), &end) : 0.0;
   if (!chars_ok || end != s.c_str() + s.size()) throw BadValue{fmt::format("expected a number, got '{}'", s)};
-  if (errno == ERANGE || !std::isfinite(v)) throw BadValue{fmt::format("expected a finite number, got '{}'", s)};
+  if (!std::isfinite(v)) throw BadValue{fmt::format("expected a finite number, got '{}'", s)};
+  // ERANGE with a finite result is an underflow: a subnormal is kept (it is finite); one below even those became 0
+  if (errno == ERANGE && v == 0.0 && s.find_first_of("123456789") < s.find_first_of("eE"))
+    throw BadValue{fmt::format("is closer to 0 than the smallest number a double holds (4.9e-324), got '{}'", s)};
   return v;
 }
 
@@ -182,11 +191,15 @@ bool parse_bool(const YAML::Node& n) {
 
 std::string parse_string(const YAML::Node& n) {
   if (n.IsNull()) return "";
-  return scalar_text(n, "a string");
+  const std::string& s = scalar_text(n, "a string");
+  // YAML's "\0" escape: a path would be cut short at it by the system
+  if (const std::size_t nul = s.find('\0'); nul != std::string::npos)
+    throw BadValue{fmt::format("holds a NUL byte at character {} (counted from 0); a value has none", nul)};
+  return s;
 }
 
-// One parser per field type of the field list; each throws BadValue with what was expected.
-void parse_value(const YAML::Node& n, std::size_t& out) { out = static_cast<std::size_t>(parse_count(n)); }
+// One parser per field type of the field list (std::size_t: parse_count, in build); each throws BadValue with what
+// was expected.
 void parse_value(const YAML::Node& n, double& out) { out = parse_number(n); }
 void parse_value(const YAML::Node& n, bool& out) { out = parse_bool(n); }
 void parse_value(const YAML::Node& n, std::string& out) { out = parse_string(n); }
@@ -278,12 +291,16 @@ class Loader {
     } catch (const FileError& e) {  // is a directory, no such file, ...
       fail_file("cannot read the config file: " + e.why());
     }
-    parse_text(text);
+    // An empty file (or comments only) is most likely a mistake (a truncated file, the wrong name): `{}` takes every
+    // default on purpose. load_config_text("") stays all defaults (a config built in code).
+    if (!parse_text(text))
+      fail_file("holds no settings (it is empty or comments only); write the sections to set, or {} to take every "
+                "default");
   }
 
   // The YAML text of the file: UTF-8 (yaml-cpp would guess UTF-16 or 32 from a few bytes instead), a mapping
-  // of sections, each a mapping of known keys, none twice.
-  void parse_text(const std::string& text) {
+  // of sections, each a mapping of known keys, none twice. false when the text is empty (or comments only).
+  bool parse_text(const std::string& text) {
     if (text.size() > kMaxConfigBytes)
       fail_file(fmt::format("is {} bytes; a config is at most {} bytes (1 MiB)", text.size(), kMaxConfigBytes));
     std::vector<std::string> chars;
@@ -301,7 +318,7 @@ class Loader {
     } catch (const YAML::Exception& e) {
       fail_file(fmt::format("not valid YAML: {}", e.what()));
     }
-    if (root.IsNull()) return;  // an empty file: all defaults
+    if (root.IsNull()) return false;  // no document: all defaults
     if (!root.IsMap())
       fail_file(fmt::format("the top level must be a mapping of sections ({}), got {}",
                             fmt::join(section_names(), ", "), describe(root)));
@@ -332,6 +349,7 @@ class Loader {
         entries_[path] = Entry{kv.second, Origin{key_line, {}}};
       }
     }
+    return true;
   }
 
   // "section.key=value" (value parsed as YAML) or "section={key: value, ...}".
@@ -383,7 +401,12 @@ class Loader {
       const Entry* e = find(key);
       if (!e) return;
       try {
-        parse_value(e->value, value);
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::size_t>) {
+          // a seed is 64 bits, not a count: no sum or product is made of it
+          value = key == keys::training::seed ? parse_count(e->value, UINT64_MAX) : parse_count(e->value);
+        } else {
+          parse_value(e->value, value);
+        }
       } catch (const BadValue& bad) {
         throw ConfigError(fmt::format("{}: {}{}: {}", file_, key, where(key), bad.detail), {key}, bad.detail);
       }

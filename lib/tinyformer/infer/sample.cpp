@@ -77,6 +77,12 @@ Array<float> last_logits(nn::GPT<float>& model, const std::vector<Index>& ids, b
   const std::size_t n = logits.shape()[1], V = logits.shape()[2];
   Array<float> last = Array<float>::from_shape({V});
   std::copy(logits.data() + (n - 1) * V, logits.data() + n * V, last.data());
+  // Weights that are finite can still overflow (3e38 in a layer norm's gain): no token can be drawn from such logits.
+  for (std::size_t v = 0; v < V; ++v)
+    if (!std::isfinite(last.data()[v]))
+      throw NonFiniteLogits(fmt::format("the logits after {} tokens are not finite ({} for token {}); the weights "
+                                        "overflow",
+                                        ids.size(), last.data()[v], v));
   return last;
 }
 
@@ -94,6 +100,7 @@ std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& pro
     const Index next = choose_token(last_logits(model, ids, options.use_cache, cache), options, rng);
     if (next == options.stop_id) break;
     ids.push_back(next);
+    if (options.on_token) options.on_token(ids);
   }
   model.train(was_training);
   return ids;

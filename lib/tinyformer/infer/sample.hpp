@@ -5,6 +5,8 @@
 // With the KV cache (the default) each new token costs one position's forward: the keys and values of earlier
 // positions are kept (nn::KVCache). Without it every token recomputes the whole (cropped) sequence, as nanoGPT does.
 // Past the context, both keep the last `context` tokens (nanoGPT's crop): the cache is rebuilt from them each step.
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "tinyformer/nn/gpt.hpp"
@@ -18,9 +20,17 @@ struct SampleOptions {
   bool use_cache = true;     // false: recompute the whole sequence for every token
   Index stop_id = -1;        // >= 0: generation ends before this token (<s> of a SentencePiece vocabulary, as in
                              // llama2.c's run.c: a new document would start)
+  // Called with the whole sequence after each new token, so that a caller can show the tokens as they are made.
+  std::function<void(const std::vector<Index>&)> on_token;
 };
 
-// prompt: token ids (at least one). Returns prompt + new_tokens ids (fewer when stop_id came).
+// Thrown by generate when the last position's logits hold inf or NaN (weights that overflow).
+struct NonFiniteLogits : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// prompt: token ids (at least one). Returns prompt + new_tokens ids (fewer when stop_id came). Throws NonFiniteLogits
+// when the model's logits are not finite.
 std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& prompt, const SampleOptions& options,
                             Rng& rng);
 

@@ -21,7 +21,7 @@ std::vector<typename Optimizer<S>::StateKind> adam_state_kinds(const AdamOptions
   if (!(std::isfinite(o.eps) && o.eps >= 0))
     throw std::invalid_argument(fmt::format("{}: eps must be a finite number >= 0, got {}", name, o.eps));
   // "step" is a float counter, like torch's state['step'] (a float32 tensor in torch 1.13).
-  return {{"step", true}, {"exp_avg", false}, {"exp_avg_sq", false}};
+  return {{"step", true}, {"exp_avg", false}, {"exp_avg_sq", false, true}};
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // the weight-decay grouping rule. The update formulas live in sgd.cpp and adam.cpp.
 #include "tinyformer/optim/optimizer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -149,6 +150,12 @@ std::map<std::pair<std::size_t, std::size_t>, std::size_t> Optimizer<S>::match_s
       if (!(std::isfinite(v) && v >= 1 && v == std::floor(v)))
         problems.push_back(
             fmt::format("tensor '{}' = {} must be a whole number >= 1 (steps taken by '{}')", tname, v, pname));
+    } else if (kinds_[ki].non_negative) {
+      const auto bad = std::find_if(value.begin(), value.end(), [](S x) { return !(x >= 0); });
+      if (bad != value.end())
+        problems.push_back(fmt::format("tensor '{}' holds {} at flat index {}, which no {} step produces (it is a "
+                                       "running mean of squares, >= 0)",
+                                       tname, static_cast<double>(*bad), bad - value.begin(), name_));
     }
   }
   return found;
@@ -179,6 +186,10 @@ void Optimizer<S>::load_state(const NamedArrays<S>& tensors, std::int64_t step_c
       ++pi;
     }
   if (step_count < 0) problems.push_back(fmt::format("step_count = {} must be >= 0", step_count));
+  for (const auto& [key, t] : found)  // a parameter cannot have taken more steps than the optimizer
+    if (kinds_[key.second].scalar && static_cast<double>(tensors[t].second()) > static_cast<double>(step_count))
+      problems.push_back(fmt::format("tensor '{}' = {} is more than step_count = {}", tensors[t].first,
+                                     static_cast<double>(tensors[t].second()), step_count));
   if (step_count > 0 && !kinds_.empty() && found.empty())
     problems.push_back(fmt::format("step_count = {} but no state tensor at all was given (expected {} per stepped "
                                    "parameter; a checkpoint of another optimizer or other settings?)",
@@ -186,9 +197,8 @@ void Optimizer<S>::load_state(const NamedArrays<S>& tensors, std::int64_t step_c
   if (step_count == 0 && !found.empty())
     problems.push_back("step_count = 0 but state tensors were given (state exists only after a step)");
   if (!problems.empty())
-    throw std::invalid_argument(
-        fmt::format("{}.load_state: the state does not fit this optimizer ({} problem{}):\n  {}", name_,
-                    problems.size(), problems.size() == 1 ? "" : "s", join(problems, "\n  ")));
+    throw std::invalid_argument(fmt::format("the {} state does not fit this optimizer ({} problem{}):\n  {}", name_,
+                                            problems.size(), problems.size() == 1 ? "" : "s", join(problems, "\n  ")));
   for (std::size_t i = 0; i < state_.size(); ++i) {
     state_[i].clear();
     if (!found.count({i, 0})) continue;  // all-or-none was checked above

@@ -58,14 +58,16 @@ class Optimizer {
   NamedArrays<S> state_tensors() const;
   // Replaces the state and the step count (e.g. from a checkpoint written by state_tensors()/step_count()).
   // Validates everything before changing anything; throws std::invalid_argument listing every mismatch:
-  // unknown or duplicate names, wrong shapes, a parameter with only part of its state, bad "step" values,
-  // a negative step_count, or step_count > 0 with no state at all for an optimizer that keeps state.
+  // unknown or duplicate names, wrong shapes, a parameter with only part of its state, bad "step" values (or one
+  // above step_count), values no optimizer could produce (a negative second moment), a negative step_count, or
+  // step_count > 0 with no state at all for an optimizer that keeps state.
   void load_state(const NamedArrays<S>& tensors, std::int64_t step_count);
 
   // One kind of per-parameter state.
   struct StateKind {
-    const char* name;  // "exp_avg": the tensor is named "exp_avg.<parameter name>"
-    bool scalar;       // shape [] (a counter) instead of the parameter's shape
+    const char* name;           // "exp_avg": the tensor is named "exp_avg.<parameter name>"
+    bool scalar;                // shape [] (a counter) instead of the parameter's shape
+    bool non_negative = false;  // every value >= 0 (a running mean of squares): a negative one is no optimizer's
   };
 
  protected:

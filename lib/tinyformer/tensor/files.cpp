@@ -122,6 +122,33 @@ void check_output_path(const std::string& path) {
   }
 }
 
+void check_output_dir(const std::string& dir, const std::vector<std::string>& files) {
+  if (dir.empty()) throw FileError("\"\"", "the output directory name is empty");
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      throw FileError(dir, (S_ISREG(st.st_mode) ? std::string("is a file") : not_regular(st.st_mode)) +
+                               "; the output must be a directory");
+    for (const std::string& name : files) check_output_path(dir + "/" + name);
+    return;
+  }
+  // Missing: the nearest part of the path that exists must be a directory it can be created in.
+  std::string part = dir;
+  while (!part.empty() && part.back() == '/') part.pop_back();
+  for (;;) {
+    const std::string::size_type slash = part.find_last_of('/');
+    part = slash == std::string::npos ? "." : slash == 0 ? "/" : part.substr(0, slash);
+    if (::lstat(part.c_str(), &st) != 0) continue;
+    if (S_ISLNK(st.st_mode) && ::stat(part.c_str(), &st) != 0)
+      throw FileError(part, "is a symbolic link to nothing; the output directory cannot be created below it");
+    if (!S_ISDIR(st.st_mode))
+      throw FileError(part, "is not a directory; the output directory cannot be created below it");
+    if (::access(part.c_str(), W_OK) != 0)
+      throw FileError(part, "is not writable; the output directory cannot be created in it");
+    return;
+  }
+}
+
 void reopen_closed_standard_streams() noexcept {
   for (int fd = 0; fd <= 2; ++fd) {
     if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
@@ -155,9 +182,11 @@ std::string printable_message(const std::string& text, std::size_t max_line) {
                                                          : 0;
     bool whole = n > 0 && i + n <= text.size();
     for (std::size_t k = 1; whole && k < n; ++k) whole = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (c == '\n' && text.compare(i + 1, 2, "  ") == 0) {  // a line of an indented listing
-      end_line();
-      out += '\n';
+    if (c == '\n' && text.compare(i + 1, 2, "  ") == 0) {  // an indented listing joins the line: "n problems: a; b"
+      std::size_t next = i + 1;
+      while (next < text.size() && text[next] == ' ') ++next;
+      line += !line.empty() && line.back() == ':' ? " " : "; ";
+      i = next - 1;
     } else if (byte < 0x20 || byte == 0x7f || !whole) {  // a control byte, or a byte that is not UTF-8 text
       line += fmt::format("\\x{:02x}", byte);
     } else {

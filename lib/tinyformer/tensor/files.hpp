@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tf {
 
@@ -41,6 +42,10 @@ std::string output_target_problem(const std::string& path);
 // go in is missing, not a directory, or not writable. Called before a command writes anything (a plan of its
 // outputs), and by every writer again when it opens the file.
 void check_output_path(const std::string& path);
+// For a directory a command will create (if missing) and write `files` into: throws FileError naming `dir`, or the
+// first part of it that exists and is not a directory (a file, a dangling link), or one of the files refused by
+// check_output_path. Called before the command reads its inputs.
+void check_output_dir(const std::string& dir, const std::vector<std::string>& files);
 
 // Whether `text` nests [ ] and { } deeper than `max_depth` (strings skipped). Checked before parsing text that came
 // from a file: a header of 100,000 '[' would otherwise be built, and destroyed, recursively (a stack overflow).
@@ -70,8 +75,8 @@ inline bool json_too_deep(const std::string& text, std::size_t max_depth = 64) {
 // the number of stdout or stderr (progress lines would go into metrics.jsonl). Call first thing in main.
 void reopen_closed_standard_streams() noexcept;
 
-// The one form of a message the user sees: control bytes (ESC, BEL, CR, ...) and bytes that are not UTF-8 shown as
-// \xNN (the newlines of an indented listing stay); each line cut to `max_line` bytes.
+// One line a user sees: control bytes and bytes that are not UTF-8 shown as \xNN, an indented listing joined
+// ("2 problems:\n  a\n  b" -> "2 problems: a; b"), the line cut to `max_line` bytes.
 std::string printable_message(const std::string& text, std::size_t max_line = 1000);
 
 }  // namespace tf

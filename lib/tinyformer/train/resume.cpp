@@ -159,7 +159,7 @@ void check_config_changes(const config::RunConfig& saved, const config::RunConfi
 
 void check_same_data(const std::string& saved_fingerprint, const std::string& saved_vocab,
                      const std::string& fingerprint, const std::string& vocab, bool allow_changes,
-                     const std::string& checkpoint, std::vector<std::string>& notes) {
+                     const std::string& checkpoint, std::vector<std::string>& notes, const std::string& who) {
   // a vocabulary that differs because it is damaged is refused as such, not as other data
   if (saved_vocab != vocab) checkpoint::read_vocabulary(saved_vocab, checkpoint);
   const nlohmann::json now = nlohmann::json::parse(fingerprint);
@@ -178,6 +178,10 @@ void check_same_data(const std::string& saved_fingerprint, const std::string& sa
     saved["vocabulary"] = {{"size", checkpoint::read_vocabulary(saved_vocab, checkpoint).size()}};
   const std::vector<std::string> what = data_changes(saved, now, saved_vocab != vocab);
   if (what.empty()) return;
+  if (!allow_changes && who != "--resume")
+    throw std::runtime_error(fmt::format("{}: the data differs from the one its run trained on: {}; restore the run's "
+                                         "data (its scores would be of other data)",
+                                         who, join(what, "; ")));
   if (!allow_changes)
     throw std::runtime_error(fmt::format("--resume: the data differs from the checkpoint's: {}; resume with "
                                          "--allow-changes to train on it anyway",

@@ -38,9 +38,11 @@ void check_config_changes(const config::RunConfig& saved, const config::RunConfi
 // The data's side of a resume: `saved_fingerprint` ("" in checkpoints written before it was stored: a note, and only
 // the vocabularies are compared) against `fingerprint` (data_fingerprint now), and the checkpoint's serialized
 // vocabulary against the data's. A difference throws std::runtime_error naming what changed (the vocabulary, the
-// file's size or its content) unless `allow_changes`, which turns it into a note.
+// file's size or its content) unless `allow_changes`, which turns it into a note. `who` starts the message: "--resume"
+// (whose remedy is --allow-changes), or the checkpoint of a command that reads its run's data (heads, attention).
 void check_same_data(const std::string& saved_fingerprint, const std::string& saved_vocab,
                      const std::string& fingerprint, const std::string& vocab, bool allow_changes,
-                     const std::string& checkpoint, std::vector<std::string>& notes);
+                     const std::string& checkpoint, std::vector<std::string>& notes,
+                     const std::string& who = "--resume");
 
 }  // namespace tf::train

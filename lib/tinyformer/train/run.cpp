@@ -59,6 +59,13 @@ void reconcile_with_checkpoint(Run& run, const checkpoint::TrainingState& st, co
   }
   check_same_data(st.data_fingerprint, st.vocab, run.data_fingerprint, run.parts.data->vocab().serialize(),
                   options.allow_changes, ckpt, notes);
+  // Another number of processes changes the global batch as training.batch_size would: an `exact` change.
+  if (const std::size_t now = sequences_per_step(run.cfg); before != now && !options.allow_changes)
+    throw std::runtime_error(fmt::format(
+        "--resume from {}: the checkpoint's steps took {} sequences ({} process(es)), this run's take {} ({} x "
+        "grad_accum {} x batch_size {}), which breaks exact continuation; resume with --allow-changes to accept it, "
+        "or keep the global batch",
+        ckpt, before, st.processes, now, dist::size(), run.cfg.training.grad_accum, run.cfg.training.batch_size));
 }
 
 // Restores weights, optimizer state, generators and the data position from <out>/checkpoint.safetensors, after

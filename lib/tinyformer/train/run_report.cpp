@@ -1,6 +1,7 @@
 #include "tinyformer/train/run_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <sstream>
@@ -66,7 +67,11 @@ io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::s
   const auto number = [&](const char* key) {
     if (j[key].is_null()) return std::numeric_limits<double>::quiet_NaN();  // a non-finite value is logged as null
     if (!j[key].is_number()) throw FileError(path.string(), fmt::format("line {}: '{}' is not a number", line_no, key));
-    return j[key].get<double>();
+    // JSON has no inf: a number beyond a double (1e400) is not a value the run logged
+    const double v = j[key].get<double>();
+    if (!std::isfinite(v))
+      throw FileError(path.string(), fmt::format("line {}: '{}' is beyond the range of a double", line_no, key));
+    return v;
   };
   io::MetricsRow row;
   if (!j["step"].is_number_integer())
@@ -77,7 +82,7 @@ io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::s
   if (j.contains("val_loss")) row.val_loss = number("val_loss");
   if (j.contains("val_bpb")) row.val_bpb = number("val_bpb");
   if (j.contains("accuracy")) row.accuracy = number("accuracy");
-  if (j.contains("grad_norm") && j["grad_norm"].is_number()) row.grad_norm = j["grad_norm"].get<double>();
+  if (j.contains("grad_norm") && j["grad_norm"].is_number()) row.grad_norm = number("grad_norm");
   try {
     row.attention_entropy = head_table(j, "attention_entropy");
     row.attention_score = head_table(j, "attention_score");
@@ -91,11 +96,16 @@ io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::s
 
 std::vector<io::MetricsRow> read_metrics_file(const fs::path& path) {
   std::vector<io::MetricsRow> rows;
-  std::istringstream metrics(read_text(path));
+  const std::string text = read_text(path);
+  std::istringstream metrics(text);
   std::string line;
   for (std::size_t line_no = 1; std::getline(metrics, line); ++line_no) {
     if (json_too_deep(line)) throw FileError(path.string(), fmt::format("line {}: nests too deeply", line_no));
     const auto j = nlohmann::json::parse(line, nullptr, false);
+    // A line the run did not write is refused; only a last line without its newline (a write cut short) is skipped.
+    const bool torn_end = metrics.eof() && !text.empty() && text.back() != '\n';
+    if ((j.is_discarded() || !j.is_object()) && !torn_end && !line.empty())
+      throw FileError(path.string(), fmt::format("line {}: not a JSON object (or a number beyond a double)", line_no));
     if (j.is_discarded() || !j.is_object() || !j.contains("step")) continue;
     rows.push_back(metrics_row(j, path, line_no));
   }
@@ -134,7 +144,11 @@ std::vector<io::AttentionSnapshot> read_snapshots(const fs::path& dir, std::stri
 }  // namespace
 
 std::vector<io::MetricsRow> read_run_metrics(const std::string& out) {
-  return read_metrics_file(fs::path(out) / "metrics.jsonl");
+  const fs::path path = fs::path(out) / "metrics.jsonl";
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)))  // a run writes it before its first step
+    throw FileError(path.string(), "no such file; every run dir holds one (is this a run dir?)");
+  return read_metrics_file(path);
 }
 
 void write_run_report(const std::string& out) {

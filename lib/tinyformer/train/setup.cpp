@@ -16,7 +16,7 @@ namespace tf::train {
 
 namespace {
 
-// logging.probe as token ids (cropped to the last `context` tokens), or the data's default probe.
+// logging.probe as token ids (cropped to the last `context` tokens, with a warning), or the data's default probe.
 IndexArray make_probe(const config::RunConfig& cfg, const data::DataSource& data, std::size_t context) {
   if (cfg.logging.probe.empty()) return data.probe_sequence();
   std::vector<Index> ids;
@@ -26,7 +26,12 @@ IndexArray make_probe(const config::RunConfig& cfg, const data::DataSource& data
     throw config::error_at(cfg, config::keys::logging::probe, e.what());
   }
   if (ids.empty()) throw config::error_at(cfg, config::keys::logging::probe, "has no tokens; give at least one");
-  if (ids.size() > context) ids.erase(ids.begin(), ids.end() - static_cast<long>(context));
+  if (ids.size() > context) {  // as `attention` does with a long --prompt: said once, in one line
+    if (dist::is_root())
+      fmt::print(stderr, "tinyformer: warning: {} has {} tokens, the context is {}: keeping the last {}\n",
+                 config::keys::logging::probe, ids.size(), context, context);
+    ids.erase(ids.begin(), ids.end() - static_cast<long>(context));
+  }
   IndexArray probe = IndexArray::from_shape({ids.size()});
   std::copy(ids.begin(), ids.end(), probe.data());
   return probe;
