@@ -17,6 +17,7 @@
 #include "tinyformer/dist/gradients.hpp"
 #include "tinyformer/infer/sample.hpp"
 #include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/ops/kernels/dispatch.hpp"
 #include "tinyformer/optim/adam.hpp"
 #include "tinyformer/optim/param_groups.hpp"
 #include "tinyformer/tensor/files.hpp"
@@ -194,6 +195,7 @@ std::string to_json_line(const BenchResult& r) {
                       {"peak_rss_mb", std::round(r.peak_rss_mb * 10) / 10},
                       {"gemm", r.gemm_policy},
                       {"gemm_plan", r.gemm_plan},
+                      {"kernels", kernels::kernel_isa()},  // native, or the x86-64 level of a portable build
                       // the last step's loss, exactly (hex float), to compare runs bit for bit
                       {"final_loss", r.losses.empty() ? std::string() : fmt::format("{:a}", r.losses.back())}};
   if (r.gemm_policy == "auto") {  // per line of gemm_plan, what the choice measured (0: replayed, not measured)
