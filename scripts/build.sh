@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Configures (once) and builds tinyformer. Incremental when nothing changed.
-# Usage: build.sh [release|sanitize] [TARGET...]   (default: everything; quickstart.sh builds only tinyformer_app)
+# Usage: build.sh [release|sanitize|portable] [TARGET...]   (default: everything; quickstart.sh builds only
+# tinyformer_app)
 #   release   build/           Release, -O3 -march=native (the default)
 #   sanitize  build-sanitize/  clang, -O1, AddressSanitizer + UndefinedBehaviorSanitizer, libFuzzer targets
+#   portable  build-portable/  Release for any x86-64-v2 CPU, the own kernels also for AVX2 and AVX-512 (README)
 # With ccache installed (install_deps.sh installs Debian's), a new build directory compiles through it: a rebuild
 # of unchanged sources, in this or another checkout (CCACHE_BASEDIR), takes the objects from the cache.
 set -euo pipefail
@@ -12,7 +14,8 @@ shift || true
 case "$preset" in
   release) dir="$root/build" ;;
   sanitize) dir="$root/build-sanitize" ;;
-  *) echo "build.sh: unknown build '$preset' (release or sanitize)" >&2; exit 2 ;;
+  portable) dir="$root/build-portable" ;;
+  *) echo "build.sh: unknown build '$preset' (release, sanitize or portable)" >&2; exit 2 ;;
 esac
 if [ ! -f "$dir/CMakeCache.txt" ]; then
   launcher=()

@@ -16,9 +16,9 @@ packages=(cmake g++ make ccache pkg-config libxtensor-dev libxtensor-blas-dev xt
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
   # clang-format for scripts/check_style.sh, clang-tidy for scripts/check_tidy.sh; pytest, and nbconvert, ipykernel
-  # and matplotlib to run the notebooks
+  # and matplotlib to run the notebooks; qemu-user for scripts/qemu_portable.sh (the portable build on a CPU without AVX)
   packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format
-             clang-tidy python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib)
+             clang-tidy python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib qemu-user)
 fi
 missing=()
 for p in "${packages[@]}"; do

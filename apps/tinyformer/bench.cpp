@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "tinyformer/dist/gradients.hpp"
 #include "tinyformer/infer/sample.hpp"
 #include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/ops/kernels/dispatch.hpp"
 #include "tinyformer/optim/adam.hpp"
 #include "tinyformer/optim/param_groups.hpp"
 #include "tinyformer/tensor/files.hpp"
@@ -27,6 +29,14 @@ namespace tf::bench {
 
 namespace {
 using Clock = std::chrono::steady_clock;
+
+// CPU time of this process (all its threads) so far, in ms: on a shared machine it leaves out the time other
+// processes held the cores, which wall-clock time per step includes.
+double process_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -115,7 +125,7 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
   r.threads = threads;
   r.processes = static_cast<int>(N);
   r.params = model.num_parameters();
-  std::vector<double> ms, allreduce_ms;
+  std::vector<double> ms, cpu_ms, allreduce_ms;
   profile::Profiler profiler;
   for (std::size_t i = 0; i < warmup + steps; ++i) {
     for (auto& v : x) v = static_cast<Index>(rng.below(shape.vocab));  // the same global batch on every process
@@ -128,6 +138,7 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
       if (recording) profiler.add_phase(what, phase_ms);
     };
     const auto t0 = Clock::now();
+    const double cpu0 = process_cpu_ms();
     opt.zero_grad();
     profiler.begin_forward();
     const Var<float> loss = model.loss(xs, ys);
@@ -143,6 +154,7 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
     opt.step();
     add_phase("optimizer step (AdamW)", ms_since(t_step));
     if (i >= warmup) ms.push_back(ms_since(t0));
+    if (i >= warmup) cpu_ms.push_back(process_cpu_ms() - cpu0);
     if (i >= warmup) allreduce_ms.push_back(reduce_ms);
     double l = loss.item();
     dist::allreduce_sum(&l, 1);  // the global batch's loss (the mean of the processes' means)
@@ -151,6 +163,7 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
   if (with_profile) r.profile = profiler.report();
   const double tokens = static_cast<double>(shape.batch * shape.context);
   r.ms_per_step = median(ms);
+  r.cpu_ms_per_step = median(cpu_ms);
   r.tokens_per_s = tokens / (r.ms_per_step / 1e3);
   r.allreduce_ms = median(allreduce_ms);
   r.allreduce_bytes = N > 1 ? allreduce.bytes() : 0;
@@ -163,6 +176,7 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
     std::string line = gemm_plan::to_text({c});
     line.pop_back();  // the newline
     r.gemm_plan.push_back(line);
+    r.gemm_measured_us.emplace_back(c.openblas_us, c.libxsmm_us);
   }
   return r;
 }
@@ -175,13 +189,22 @@ std::string to_json_line(const BenchResult& r) {
                       {"processes", r.processes},
                       {"params", r.params},
                       {"ms_per_step", std::round(r.ms_per_step * 1000) / 1000},
+                      {"cpu_ms_per_step", std::round(r.cpu_ms_per_step * 1000) / 1000},
                       {"tokens_per_s", std::round(r.tokens_per_s)},
                       {"gflops", std::round(r.gflops * 100) / 100},
                       {"peak_rss_mb", std::round(r.peak_rss_mb * 10) / 10},
                       {"gemm", r.gemm_policy},
                       {"gemm_plan", r.gemm_plan},
+                      {"kernels", kernels::kernel_isa()},  // native, or the x86-64 level of a portable build
                       // the last step's loss, exactly (hex float), to compare runs bit for bit
                       {"final_loss", r.losses.empty() ? std::string() : fmt::format("{:a}", r.losses.back())}};
+  if (r.gemm_policy == "auto") {  // per line of gemm_plan, what the choice measured (0: replayed, not measured)
+    nlohmann::json measured = nlohmann::json::array();
+    for (const auto& [openblas_us, libxsmm_us] : r.gemm_measured_us)
+      measured.push_back(
+          {{"openblas", std::round(openblas_us * 10) / 10}, {"libxsmm", std::round(libxsmm_us * 10) / 10}});
+    j["gemm_measured_us"] = measured;
+  }
   if (r.processes > 1) {
     j["allreduce_ms"] = std::round(r.allreduce_ms * 1000) / 1000;
     j["allreduce_bytes"] = r.allreduce_bytes;
@@ -279,6 +302,26 @@ double measure_sgemm_gflops(int threads, gemm_plan::Policy policy) {
     rates.push_back(2.0 * static_cast<double>(p.m * p.n * p.k) / median(secs) / 1e9);
   }
   return median(rates);
+}
+
+std::vector<std::string> check_gemm_plan(const std::string& shape) {
+  std::vector<std::string> lines;
+  for (const gemm_plan::Choice& c : gemm_plan::plan()) {
+    const GemmTimes t = time_gemm_libraries(c.shape.trans_a, {c.shape.m, c.shape.n, c.shape.k}, 5, 9, 3e5);
+    const double r = t.libxsmm_over_openblas;  // the median of paired ratios
+    const double speed = c.backend == gemm_plan::Backend::libxsmm ? std::min(1.0, 1.0 / r) : std::min(1.0, r);
+    std::string product = gemm_plan::to_text({c});
+    product.resize(product.rfind(' '));  // "NN 2048 256 768"
+    nlohmann::json j = {{"gemm_check", shape},
+                        {"product", product},
+                        {"chosen", gemm_plan::name(c.backend)},
+                        {"openblas_us", std::round(t.openblas_us * 10) / 10},
+                        {"libxsmm_us", std::round(t.libxsmm_us * 10) / 10},
+                        {"pairs", t.pairs},
+                        {"choice_speed", std::round(speed * 1000) / 1000}};
+    lines.push_back(j.dump());
+  }
+  return lines;
 }
 
 }  // namespace tf::bench

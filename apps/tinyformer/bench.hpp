@@ -3,6 +3,7 @@
 // Under mpirun the N processes train one model data-parallel: the shape's batch is the global batch, each process
 // takes B/N of its rows, and the gradients are all-reduced (dist::GradientAllReduce) before the optimizer step.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tinyformer/autograd/profile.hpp"
@@ -37,14 +38,17 @@ struct BenchResult {
   int threads = 1;                     // per process
   int processes = 1;                   // MPI processes (dist::size())
   std::size_t params = 0;
-  double ms_per_step = 0;   // median over the timed steps
-  double tokens_per_s = 0;  // the global batch's tokens (all processes) per second
-  double allreduce_ms = 0;  // median time per step in the gradient all-reduce, after a barrier (0 with one process)
+  double ms_per_step = 0;      // median over the timed steps
+  double cpu_ms_per_step = 0;  // median CPU time of the process (all threads) per timed step
+  double tokens_per_s = 0;     // the global batch's tokens (all processes) per second
+  double allreduce_ms = 0;     // median time per step in the gradient all-reduce, after a barrier (0 with one process)
   std::size_t allreduce_bytes = 0;  // per step: 4 x params
   double gflops = 0;                // (6 * params * tokens + 12 * layers * T * d_model * tokens) / step time
   double peak_rss_mb = 0;
-  std::string gemm_policy;               // TINYFORMER_GEMM's policy (tensor/gemm_plan.hpp)
-  std::vector<std::string> gemm_plan;    // the library of each float product shape so far, "TN 64 192 1024 libxsmm"
+  std::string gemm_policy;             // TINYFORMER_GEMM's policy (tensor/gemm_plan.hpp)
+  std::vector<std::string> gemm_plan;  // the library of each float product shape so far, "TN 64 192 1024 libxsmm"
+  // Under auto, what choosing measured per product of each shape, in microseconds: {"openblas": .., "libxsmm": ..}
+  std::vector<std::pair<double, double>> gemm_measured_us;
   std::vector<double> losses;            // per step, to show runs agree whatever the thread count
   std::vector<profile::OpTime> profile;  // with profiling on: per op, summed over the timed steps
 };
@@ -74,5 +78,11 @@ std::string to_json_line(const SampleBenchResult& r);
 // Median SGEMM GFLOP/s on transformer-shaped products (x [4096,256] W [256,768], its dW = dY^T X over 4096 rows, and
 // 1024^3) with `threads` threads, every product on the library(ies) of `policy` (it replaces the plan so far).
 double measure_sgemm_gflops(int threads, gemm_plan::Policy policy);
+
+// bench --check-gemm: each product shape of the plan so far timed again on both libraries (9 pairs at most), one
+// JSON line per shape: the library chosen, each library's median us, and `choice_speed`, the speed of the chosen
+// library as a fraction of the faster one's (1: the choice is the faster; 0.8: the other would have been 1.25x as
+// fast). A check of the choice made at the first use of the shape, not a timing.
+std::vector<std::string> check_gemm_plan(const std::string& shape);
 
 }  // namespace tf::bench

@@ -1,5 +1,5 @@
 // tinyformer bench [--shape tiny|small|medium|large|all] [--threads N] [--steps N] [--warmup N] [--profile] [--gemm]
-//                  [--scaling]
+//                  [--scaling] [--check-gemm]
 // Under mpirun -np N the processes train the shape data-parallel (bench.hpp); rank 0 prints.
 // --scaling runs the shapes T64 ... T1024 (bench::scaling_shapes), each in a fresh process (this binary again with
 // --shape T<n>) so that each line's peak RSS is that T's alone; under a launcher (mpirun, srun) they run one after the
@@ -62,6 +62,7 @@ void add_bench_command(CLI::App& app) {
     int threads = 0;  // auto: the physical cores
     std::size_t steps = 20, warmup = 3;
     bool gemm = false;
+    bool check_gemm = false;
     bool profile = false;
     bool sample = false;
     bool scaling = false;
@@ -87,6 +88,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--gemm", o->gemm,
                 "Print the measured SGEMM GFLOP/s at 1 and 2 threads of each library (openblas, libxsmm) and of the "
                 "choice per shape (auto) instead");
+  cmd->add_flag("--check-gemm", o->check_gemm,
+                "After each shape's steps, time both libraries again on each product shape of the plan and print how "
+                "the chosen one's speed compares with the faster one's (one JSON line per product)");
   cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
   cmd->add_flag("--scaling", o->scaling,
                 "Time T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step, each in a fresh "
@@ -149,6 +153,8 @@ void add_bench_command(CLI::App& app) {
         if (!dist::is_root()) continue;
         fmt::print("{}\n", bench::to_json_line(r));
         if (o->profile) fmt::print("{}\n", bench::profile_table(r, o->steps));
+        if (o->check_gemm)
+          for (const std::string& line : bench::check_gemm_plan(s.name)) fmt::print("{}\n", line);
         std::fflush(stdout);
       }
       return 0;

@@ -40,6 +40,21 @@ bad=$(TINYFORMER_GEMM=fast "$bin" bench --shape floor --steps 1 2>&1) && fail "T
 [ "$bad" = "tinyformer: error: TINYFORMER_GEMM='fast': expected auto, openblas or libxsmm" ] ||
   fail "a bad TINYFORMER_GEMM was not refused in one line: $bad"
 "$bin" bench --shape huge 2> /dev/null && fail "an unknown shape was accepted"
+# TINYFORMER_KERNEL_ISA: a level for a portable build's kernels; a native build refuses it, a portable one refuses
+# what is not a level, each in one line before any work
+kernels=$("$bin" bench --shape floor --steps 1 --warmup 0 | grep -o '"kernels":"[^"]*"') || fail "bench lacks kernels"
+for value in x86-64-v2 x86-64-v4 avx2 v3 x86-64-v5 'x86-64-v3 '; do
+  bad=$(TINYFORMER_KERNEL_ISA="$value" "$bin" bench --shape floor --steps 1 --warmup 0 2>&1)
+  status=$?
+  if [ "$kernels" = '"kernels":"native"' ]; then
+    [ $status -ne 0 ] && [ "$bad" = "tinyformer: error: TINYFORMER_KERNEL_ISA=$value: this build is native (-march=native), its kernels have one instruction set; the variable applies to a portable build (cmake --preset portable)" ] ||
+      fail "a native build did not refuse TINYFORMER_KERNEL_ISA=$value in one line: $bad"
+  else
+    case "$value" in x86-64-v2 | x86-64-v4) continue ;; esac  # levels (v4 is refused only where the CPU lacks it)
+    [ $status -ne 0 ] && [ "$bad" = "tinyformer: error: TINYFORMER_KERNEL_ISA='$value': expected x86-64-v2, x86-64-v3 or x86-64-v4" ] ||
+      fail "TINYFORMER_KERNEL_ISA=$value was not refused in one line: $bad"
+  fi
+done
 # floor: tiny's graph at V 4, T 2, C 8, B 1 (the per-step overhead), not one of `all`'s shapes
 floor=$("$bin" bench --shape floor --steps 3 --warmup 1 --threads 2) || fail "bench --shape floor"
 echo "$floor" | grep -q '"shape":"floor","threads":2' && echo "$floor" | grep -q '"context":2,' ||

@@ -78,7 +78,7 @@ TEST_CASE("data: bpe and unigram text has llama2.c's reserved ids, data.vocab_si
   }
 }
 
-TEST_CASE("data: a SentencePiece vocabulary decodes what it encodes; characters outside it fall back to bytes",
+TEST_CASE("data: a SentencePiece vocabulary decodes what it encodes, and characters outside it fall back to bytes",
           "[data][subword]") {
   test::TempDir dir;
   const auto source =

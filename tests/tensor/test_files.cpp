@@ -77,7 +77,7 @@ TEST_CASE("tensor: printable_message shows control bytes and bytes that are not 
   CHECK(printable_message("x" + std::string(10, '\xc3') + "\xa9", 100).find("\\xc3") != std::string::npos);
 }
 
-TEST_CASE("tensor: json_too_deep counts [ and { outside strings", "[tensor]") {
+TEST_CASE("tensor: json_too_deep counts brackets and braces outside strings", "[tensor]") {
   CHECK_FALSE(json_too_deep(R"({"a": [1, {"b": "[[[[[[["}]})", 3));
   CHECK(json_too_deep(R"({"a": [1, {"b": [[]]}]})", 3));
   CHECK(json_too_deep(std::string(100000, '['), 64));

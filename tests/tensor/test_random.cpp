@@ -38,7 +38,7 @@ TEST_CASE("tensor: uniform, below and normal stay in range with the right moment
   CHECK(rng.uniform(-3.0, -1.0) < -1.0);
 }
 
-TEST_CASE("tensor: an Rng restored from its state continues the same sequence; split streams differ", "[tensor]") {
+TEST_CASE("tensor: an Rng restored from its state continues the same sequence, and split streams differ", "[tensor]") {
   Rng a(42);
   for (int i = 0; i < 100; ++i) a.next_u64();
   Rng b(0);

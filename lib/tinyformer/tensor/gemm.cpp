@@ -2,7 +2,7 @@
 #include "tinyformer/tensor/gemm.hpp"
 
 #include <algorithm>
-#include <chrono>
+#include <ctime>
 #include <mutex>
 #include <vector>
 
@@ -44,30 +44,74 @@ bool xsmm_applies(bool tb, GemmShape s, float alpha, float beta) {
 
 using Buffer = std::vector<float, xsimd::aligned_allocator<float, 64>>;
 
-// Microseconds per product of `backend` on scratch operands of the shape (packed, 64-byte aligned as tf::Array's
-// are): the fastest of a few runs after one untimed run (which also generates libxsmm's kernel).
-double time_product(gemm_plan::Backend backend, bool ta, GemmShape s, const Buffer& a, const Buffer& b, Buffer& c) {
-  using Clock = std::chrono::steady_clock;
-  const std::size_t lda = ta ? s.m : s.k;
-  auto run = [&] {
-    if (backend == gemm_plan::Backend::openblas ||
-        !xsmm::product(ta, s.m, s.n, s.k, 1.0f, a.data(), lda, b.data(), s.n, 0.0f, c.data(), s.n))
-      call_openblas(ta, false, s, 1.0f, a.data(), lda, b.data(), s.n, 0.0f, c.data(), s.n);
-  };
-  run();
-  double best = 0, total = 0;
-  for (int rep = 0; rep < 25 && (rep < 3 || total < 2e3); ++rep) {  // at least 3 runs and 2 ms, at most 25 runs
-    const auto t0 = Clock::now();
-    run();
-    const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-    best = rep == 0 ? us : std::min(best, us);
-    total += us;
+// Scratch operands of a float A B or A^T B product (packed, 64-byte aligned as tf::Array's are).
+struct Scratch {
+  Buffer a, b, c;
+  explicit Scratch(GemmShape s) : a(s.m * s.k), b(s.k * s.n), c(s.m * s.n) {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 13) * 0.125f - 0.75f;
+    for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
   }
-  return best;
+};
+
+void run_on(gemm_plan::Backend backend, bool ta, GemmShape s, Scratch& x) {
+  const std::size_t lda = ta ? s.m : s.k;
+  if (backend == gemm_plan::Backend::openblas ||
+      !xsmm::product(ta, s.m, s.n, s.k, 1.0f, x.a.data(), lda, x.b.data(), s.n, 0.0f, x.c.data(), s.n))
+    call_openblas(ta, false, s, 1.0f, x.a.data(), lda, x.b.data(), s.n, 0.0f, x.c.data(), s.n);
 }
 
+// The CPU time of the calling thread, in us: unlike wall-clock time it leaves out the time that other processes held
+// the core, which on a shared machine swung single timings by 2-5x.
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
+}  // namespace
+
+// Both libraries in pairs, one sample each, so that the load of a shared machine, which comes and goes, falls on
+// both alike, and each sample in the thread's CPU time, not wall-clock time; a sample repeats the product until it
+// lasts 200 us (tiny products take a few us). Timing each library alone by its fastest wall-clock run, as before,
+// picked the slower library on a loaded machine: a burst of load during one library's runs swung a shape's
+// comparison by up to 4x.
+GemmTimes time_gemm_libraries(bool trans_a, GemmShape s, int min_pairs, int max_pairs, double budget_us) {
+  using gemm_plan::Backend;
+  Scratch x(s);
+  auto time_us = [&](Backend backend, int reps) {
+    const double t0 = thread_cpu_us();
+    for (int r = 0; r < reps; ++r) run_on(backend, trans_a, s, x);
+    return (thread_cpu_us() - t0) / reps;
+  };
+  time_us(Backend::libxsmm, 1);  // untimed: generates libxsmm's kernels, touches the buffers
+  const double first = time_us(Backend::openblas, 1);
+  const int reps = static_cast<int>(std::clamp(200.0 / std::max(first, 1e-3), 1.0, 1000.0));
+  std::vector<double> openblas, libxsmm, ratios;
+  double spent = 0;
+  for (int pair = 0; pair < max_pairs && (pair < min_pairs || spent < budget_us); ++pair) {
+    const bool xsmm_first = pair % 2 == 1;  // in turns, so that neither always runs on the other's warm caches
+    const double t1 = time_us(xsmm_first ? Backend::libxsmm : Backend::openblas, reps);
+    const double t2 = time_us(xsmm_first ? Backend::openblas : Backend::libxsmm, reps);
+    openblas.push_back(xsmm_first ? t2 : t1);
+    libxsmm.push_back(xsmm_first ? t1 : t2);
+    ratios.push_back(libxsmm.back() / openblas.back());
+    spent += (t1 + t2) * reps;
+  }
+  return {median_of(openblas), median_of(libxsmm), median_of(ratios), static_cast<int>(ratios.size())};
+}
+
+namespace {
+
 // The library of a float A B or A^T B product that libxsmm could take: the plan's, or under TINYFORMER_GEMM=auto
-// the faster of the two measured now (once per shape and process; one shape is measured at a time).
+// the faster of the two measured now (once per shape and process; one shape is measured at a time): libxsmm when
+// the median of its paired times over OpenBLAS's is below 1. At least 5 pairs, then more while the measurement has
+// taken under 0.2 s, at most 15 pairs.
 gemm_plan::Backend choose(bool ta, GemmShape s) {
   const gemm_plan::Shape shape{ta, false, s.m, s.n, s.k};
   gemm_plan::Backend backend = gemm_plan::Backend::openblas;
@@ -82,15 +126,10 @@ gemm_plan::Backend choose(bool ta, GemmShape s) {
   static std::mutex measuring;
   std::lock_guard<std::mutex> lock(measuring);
   if (gemm_plan::find(shape, backend)) return backend;  // another thread measured it meanwhile
-  Buffer a(s.m * s.k), b(s.k * s.n), c(s.m * s.n);
-  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 13) * 0.125f - 0.75f;
-  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
-  // In turns, twice, so that a moment of load on the machine does not fall on one library only.
-  choice.openblas_us = time_product(gemm_plan::Backend::openblas, ta, s, a, b, c);
-  choice.libxsmm_us = time_product(gemm_plan::Backend::libxsmm, ta, s, a, b, c);
-  choice.openblas_us = std::min(choice.openblas_us, time_product(gemm_plan::Backend::openblas, ta, s, a, b, c));
-  choice.libxsmm_us = std::min(choice.libxsmm_us, time_product(gemm_plan::Backend::libxsmm, ta, s, a, b, c));
-  choice.backend = choice.libxsmm_us < choice.openblas_us ? gemm_plan::Backend::libxsmm : gemm_plan::Backend::openblas;
+  const GemmTimes t = time_gemm_libraries(ta, s, 5, 15, 2e5);
+  choice.openblas_us = t.openblas_us;
+  choice.libxsmm_us = t.libxsmm_us;
+  choice.backend = t.libxsmm_over_openblas < 1 ? gemm_plan::Backend::libxsmm : gemm_plan::Backend::openblas;
   return gemm_plan::record(choice);
 }
 

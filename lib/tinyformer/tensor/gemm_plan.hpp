@@ -5,7 +5,8 @@
 //
 // The policy comes from the environment variable TINYFORMER_GEMM:
 //   auto (the default)  the first time a shape (trans_a, trans_b, m, n, k) is met in the process, both libraries
-//                       compute it a few times on scratch buffers, and the faster one is kept for that shape;
+//                       compute it on scratch buffers in alternating pairs (tensor/gemm.hpp, time_gemm_libraries),
+//                       and the one with the lower median time ratio is kept for that shape;
 //   openblas, libxsmm   every product on that library (libxsmm only where it has a kernel: A B and A^T B with alpha
 //                       1 and beta 0 or 1, more than one row; the rest always runs on OpenBLAS).
 // The plan (shape -> library) only grows during a run, so a shape always takes the same path within a run. A plan

@@ -15,6 +15,7 @@
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/ops/kernels/dispatch.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/train/memory_estimate.hpp"
@@ -132,11 +133,12 @@ void announce(const Run& run, const std::vector<std::string>& notes, bool progre
         "tinyformer: {} process(es) x grad_accum {} x batch_size {} = {} sequences per step{}\n", dist::size(),
         t.grad_accum, t.batch_size, sequences_per_step(run.cfg),
         dist::size() > 1 ? fmt::format(" ({}, {} threads each)", dist::library_version(), run.parts.threads) : "");
-  fmt::print("tinyformer: products: TINYFORMER_GEMM={}{}; the plan goes to {}\n", gemm_plan::name(gemm_plan::policy()),
+  fmt::print("tinyformer: products: TINYFORMER_GEMM={}{}; the plan goes to {}; kernels: {}\n",
+             gemm_plan::name(gemm_plan::policy()),
              gemm_plan::policy() == gemm_plan::Policy::automatic
                  ? " (each shape on the faster of OpenBLAS and libxsmm, measured at its first use)"
                  : "",
-             gemm_plan_path(run));
+             gemm_plan_path(run), kernels::kernel_isa());
 }
 
 // The log row of a step (rank 0 writes it) and, when due, the evaluation (every rank takes part). `recorded`: the

@@ -7,7 +7,7 @@
 
 #include "tinyformer/ops/kernels/rows.hpp"
 
-namespace tf::kernels::attention_head {
+namespace TF_KERNEL_NAMESPACE::attention_head {
 
 namespace {
 
@@ -256,4 +256,4 @@ TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE
 
-}  // namespace tf::kernels::attention_head
+}  // namespace TF_KERNEL_NAMESPACE::attention_head

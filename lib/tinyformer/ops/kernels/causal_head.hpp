@@ -1,4 +1,4 @@
-#pragma once
+// (No #pragma once: kernels/dispatch.cpp includes this once per ISA level, see kernels/isa.hpp.)
 // One head of causal self-attention, forward and backward, with register-tiled SIMD loops (8 rows by two
 // vectors of columns or of the head) that skip
 // the masked upper triangle (key j > query i): about half the multiply-adds of full T x T products,
@@ -9,7 +9,9 @@
 // p (weights before dropout) and pd (after) are [T,T] row-major and exactly zero above the diagonal.
 #include <cstddef>
 
-namespace tf::kernels::attention_head {
+#include "tinyformer/ops/kernels/isa.hpp"
+
+namespace TF_KERNEL_NAMESPACE::attention_head {
 
 // Scratch values the functions below need for one head.
 std::size_t scratch_size(std::size_t T, std::size_t D);
@@ -33,4 +35,4 @@ template <class S>
 void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, const S* pd, bool dropout, S keep_scale,
               const S* dy, std::size_t ldy, std::size_t T, std::size_t D, S scale, S* dq, S* dk, S* dv, S* scratch);
 
-}  // namespace tf::kernels::attention_head
+}  // namespace TF_KERNEL_NAMESPACE::attention_head

@@ -7,7 +7,7 @@
 
 #include "tinyformer/ops/kernels/map.hpp"
 
-namespace tf::kernels {
+namespace TF_KERNEL_NAMESPACE {
 
 namespace {
 
@@ -50,4 +50,4 @@ template void gelu_forward<double>(std::size_t, const double*, double*);
 template void gelu_backward<float>(std::size_t, const float*, const float*, float*, bool);
 template void gelu_backward<double>(std::size_t, const double*, const double*, double*, bool);
 
-}  // namespace tf::kernels
+}  // namespace TF_KERNEL_NAMESPACE

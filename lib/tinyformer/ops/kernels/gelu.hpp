@@ -1,4 +1,4 @@
-#pragma once
+// (No #pragma once: kernels/dispatch.cpp includes this once per ISA level, see kernels/isa.hpp.)
 // The GELU loops (tanh approximation), shared by the gelu op and the linear op's fused GELU:
 //   u = k (x + c x^3),  t = tanh(u),  gelu(x) = 0.5 x (1 + t),    k = sqrt(2/pi), c = 0.044715
 //   gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)
@@ -6,7 +6,9 @@
 // SIMD (xsimd's tanh), split over the threads by kernels::map_blocks.
 #include <cstddef>
 
-namespace tf::kernels {
+#include "tinyformer/ops/kernels/isa.hpp"
+
+namespace TF_KERNEL_NAMESPACE {
 
 // out[i] = gelu(x[i])
 template <class S>
@@ -17,4 +19,4 @@ void gelu_forward(std::size_t n, const S* x, S* out);
 template <class S>
 void gelu_backward(std::size_t n, const S* x, const S* g, S* out, bool accumulate);
 
-}  // namespace tf::kernels
+}  // namespace TF_KERNEL_NAMESPACE

@@ -9,7 +9,7 @@
 #include "tinyformer/ops/kernels/map.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
-namespace tf::kernels {
+namespace TF_KERNEL_NAMESPACE {
 
 namespace {
 
@@ -122,4 +122,4 @@ TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE
 
-}  // namespace tf::kernels
+}  // namespace TF_KERNEL_NAMESPACE

@@ -1,4 +1,4 @@
-#pragma once
+// (No #pragma once: kernels/dispatch.cpp includes this once per ISA level, see kernels/isa.hpp.)
 // The SiLU loops, shared by the silu op and the fused SwiGLU (and by any later gated MLP):
 //   s = sigmoid(a) = 1 / (1 + e^-a),   silu(a) = a s,   silu'(a) = s (1 + a (1 - s))
 // (product rule, sigmoid' = s (1 - s)). SwiGLU on rows of [gate | up], each half H wide:
@@ -8,7 +8,9 @@
 // scalar tail, fixed by its position) whatever the thread count.
 #include <cstddef>
 
-namespace tf::kernels {
+#include "tinyformer/ops/kernels/isa.hpp"
+
+namespace TF_KERNEL_NAMESPACE {
 
 // out[i] = silu(x[i])
 template <class S>
@@ -27,4 +29,4 @@ void swiglu_forward(std::size_t R, std::size_t H, const S* x, S* out);
 template <class S>
 void swiglu_backward(std::size_t R, std::size_t H, const S* x, const S* dy, S* dx, bool accumulate);
 
-}  // namespace tf::kernels
+}  // namespace TF_KERNEL_NAMESPACE

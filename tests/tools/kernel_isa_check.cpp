@@ -1,0 +1,84 @@
+// The portable build's kernels at the ISA level this process runs (ops/kernels/dispatch.hpp), on fixed inputs: GELU,
+// SiLU and SwiGLU forward and backward, and one attention head's forward and backward, in float and double. Prints
+// the level, then one line per output array: its name and its values as hex floats (exact), so that
+// scripts/qemu_portable.sh can compare a run under qemu with a native run bit for bit, and levels with each other
+// within a tolerance. Built by the portable preset only (lib/CMakeLists.txt), from the kernels and what they call.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "tinyformer/ops/kernels/causal_head.hpp"
+#include "tinyformer/ops/kernels/dispatch.hpp"
+#include "tinyformer/ops/kernels/gelu.hpp"
+#include "tinyformer/ops/kernels/silu.hpp"
+
+namespace {
+
+template <class S>
+std::vector<S> inputs(std::size_t n, unsigned seed) {  // in [-2, 2), from a fixed LCG
+  std::vector<S> v(n);
+  unsigned x = seed * 2654435761u + 1;
+  for (auto& e : v) {
+    x = x * 1664525u + 1013904223u;
+    e = static_cast<S>(x >> 8) / static_cast<S>(1u << 24) * 4 - 2;
+  }
+  return v;
+}
+
+template <class S>
+void print(const std::string& name, const std::vector<S>& v) {
+  std::printf("%s", name.c_str());
+  for (S e : v) std::printf(" %a", static_cast<double>(e));
+  std::printf("\n");
+}
+
+template <class S>
+void check(const char* type) {
+  namespace k = tf::kernels;
+  const std::string t = type;
+  const std::size_t n = 1000;  // not a multiple of any SIMD width: the scalar tail runs too
+  const auto x = inputs<S>(n, 1), g = inputs<S>(n, 2);
+  std::vector<S> out(n);
+  k::gelu_forward<S>(n, x.data(), out.data());
+  print(t + " gelu", out);
+  k::gelu_backward<S>(n, x.data(), g.data(), out.data(), false);
+  print(t + " gelu'", out);
+  k::silu_forward<S>(n, x.data(), out.data());
+  print(t + " silu", out);
+  k::silu_backward<S>(n, x.data(), g.data(), out.data(), false);
+  print(t + " silu'", out);
+  const std::size_t R = 10, H = 50;  // [R, 2H] -> [R, H]
+  std::vector<S> half(R * H), full(R * 2 * H);
+  k::swiglu_forward<S>(R, H, x.data(), half.data());
+  print(t + " swiglu", half);
+  k::swiglu_backward<S>(R, H, x.data(), g.data(), full.data(), false);
+  print(t + " swiglu'", full);
+  // one head: T 37, D 16, q k v side by side in rows of 3D
+  const std::size_t T = 37, D = 16, ld = 3 * D;
+  const auto qkv = inputs<S>(T * ld, 3), dy = inputs<S>(T * D, 4);
+  std::vector<S> scratch(k::attention_head::scratch_size(T, D)), p(T * T), y(T * D), dq(T * ld), dk(T * ld), dv(T * ld);
+  const S scale = S(0.25);
+  k::attention_head::scores_softmax<S>(qkv.data(), qkv.data() + D, ld, T, D, scale, p.data(), scratch.data());
+  print(t + " attention p", p);
+  k::attention_head::weighted_sum<S>(p.data(), qkv.data() + 2 * D, ld, T, D, y.data(), D, scratch.data());
+  print(t + " attention y", y);
+  k::attention_head::backward<S>(qkv.data(), qkv.data() + D, qkv.data() + 2 * D, ld, p.data(), p.data(), false, S(1),
+                                 dy.data(), D, T, D, scale, dq.data(), dk.data(), dv.data(), scratch.data());
+  print(t + " attention dq", dq);
+  print(t + " attention dk", dk);
+  print(t + " attention dv", dv);
+}
+
+}  // namespace
+
+int main() {
+  try {
+    std::printf("level %s\n", tf::kernels::kernel_isa());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kernel_isa_check: %s\n", e.what());
+    return 2;
+  }
+  check<float>("float");
+  check<double>("double");
+  return 0;
+}
