@@ -154,7 +154,7 @@ TEST_CASE("train: training.max_seconds stops after the step that passes it, eval
   for (const char* budget : {"1e-9", "1e-6", "0.0001"}) {
     INFO("training.max_seconds " << budget);
     train::TrainOptions opts;
-    opts.config_path = config_path("reverse");
+    opts.config_path = test::config_file("reverse");
     opts.overrides = {"training.steps=50", "schedule.warmup_steps=2", "logging.attention_interval=0",
                       "model.d_model=32", std::string("training.max_seconds=") + budget};
     opts.out_dir = fresh_dir("budget");
@@ -174,7 +174,7 @@ TEST_CASE("train: a time budget the run does not reach changes no loss, and no b
   std::vector<std::vector<double>> losses;
   for (const char* budget : {"0", "1e6"}) {
     train::TrainOptions opts;
-    opts.config_path = config_path("reverse");
+    opts.config_path = test::config_file("reverse");
     opts.overrides = {"training.steps=12", "schedule.warmup_steps=2", "logging.attention_interval=0",
                       "model.d_model=32",  "model.dropout=0.1",       std::string("training.max_seconds=") + budget};
     opts.out_dir = fresh_dir("no_budget");
