@@ -103,11 +103,14 @@ def corpus_commands(src, scratch):
 def run(bin_path, label, argv, cwd):
     try:
         p = subprocess.run([os.fsencode(bin_path)] + [os.fsencode(a) for a in argv], cwd=cwd,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
         code, err = p.returncode, p.stderr
     except subprocess.TimeoutExpired:
-        return label, None, b"", ["did not end within 10 s"]
-    problems = message_problems(err, code)
+        return label, None, b"", ["did not end within 60 s (a hang; a valid tokens file of 4M ids takes seconds)"]
+    # gradcheck's own verdict (a gradient beyond tolerance, on a vocabulary of 4M ids) is exit 1 with its table on
+    # stdout and nothing on stderr: only the lines that are there are checked then
+    verdict = argv[:1] == ["gradcheck"] and code == 1 and not err
+    problems = message_problems(err, None if verdict else code)
     if code not in (0, 1, 2, 130):
         problems.append(f"exit code {code}")
     return label, code, err, problems
