@@ -30,13 +30,13 @@ Var<S> rms_norm_composed(const Var<S>& x, const Var<S>& w, S eps) {
 }
 
 template <class S>
-struct Run {
+struct NormRun {
   Array<S> y, dx, dw;
 };
 
 // y = f(x, w) and the gradients of sum(y * seed).
 template <class S, class F>
-Run<S> run(F f, const Array<S>& x, const Array<S>& w, const Array<S>& seed) {
+NormRun<S> run(F f, const Array<S>& x, const Array<S>& w, const Array<S>& seed) {
   Var<S> vx(x, true), vw(w, true);
   const Var<S> y = f(vx, vw);
   y.backward(seed);
@@ -63,7 +63,7 @@ TEST_CASE("ops: rms norm and its gradients match torch's x * rsqrt(mean(x^2) + e
   const Array<double> expected_dw{0.19763610411244098, 1.4973986158792685, 0.46442098860385517, -1.3924603245524176,
                                   -0.0611400625075606};
   const auto fused = [](const Var<double>& a, const Var<double>& b) { return rms_norm(a, b); };
-  const Run<double> r = run<double>(fused, x, w, g);
+  const NormRun<double> r = run<double>(fused, x, w, g);
   const Array<double> y01 = rms_norm(Var<double>(x), Var<double>(w), 0.1).value();
   for (std::size_t i = 0; i < x.size(); ++i) {
     CHECK(r.y.flat(i) == Approx(expected.flat(i)).epsilon(1e-14));
@@ -95,8 +95,9 @@ TEMPLATE_TEST_CASE("ops: rms norm agrees with mul, mean, log and exp composed, v
     const Array<S> w = xt::cast<S>(random_array({C}, 303 + C, 0.5, 1.5));
     const Array<S> seed = xt::cast<S>(random_array(shape, 304 + C));
     for (const S eps : {S(1e-5), S(0.3)}) {
-      const Run<S> fused = run<S>([eps](const Var<S>& a, const Var<S>& b) { return rms_norm(a, b, eps); }, x, w, seed);
-      const Run<S> composed =
+      const NormRun<S> fused =
+          run<S>([eps](const Var<S>& a, const Var<S>& b) { return rms_norm(a, b, eps); }, x, w, seed);
+      const NormRun<S> composed =
           run<S>([eps](const Var<S>& a, const Var<S>& b) { return rms_norm_composed(a, b, eps); }, x, w, seed);
       CHECK(max_abs_diff(fused.y, composed.y) < tol);
       CHECK(max_abs_diff(fused.dx, composed.dx) < tol);
@@ -113,9 +114,9 @@ TEST_CASE("ops: rms norm values and gradients are bit-identical at 1 and 2 threa
   const Array<float> seed = test::random_array_f({4, 96, 40}, 307);
   const auto fused = [](const Var<float>& a, const Var<float>& b) { return rms_norm(a, b); };
   set_num_threads(1);
-  const Run<float> one = run<float>(fused, x, w, seed);
+  const NormRun<float> one = run<float>(fused, x, w, seed);
   set_num_threads(2);
-  const Run<float> two = run<float>(fused, x, w, seed);
+  const NormRun<float> two = run<float>(fused, x, w, seed);
   CHECK(bit_identical(one.y, two.y));
   CHECK(bit_identical(one.dx, two.dx));
   CHECK(bit_identical(one.dw, two.dw));
