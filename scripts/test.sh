@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh Debian bookworm machine: install what is missing, build, run every test;
 # then the same suite again built with clang under AddressSanitizer + UndefinedBehaviorSanitizer, and the
-# seven fuzz targets for 30 s each. Usage: test.sh [--release-only] (skips the sanitizer build and fuzzing).
+# seven fuzz targets for 20 s each. Usage: test.sh [--release-only] (skips the sanitizer build and fuzzing).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bash "$root/scripts/install_deps.sh" test
-bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
+# Runs one step and says how long it took: where CI's time goes (its budget is 45 minutes on 2 cores).
+step() {
+  local start=$SECONDS
+  "$@"
+  echo "test.sh: '${*#"$root/"}' took $((SECONDS - start)) s, $SECONDS s in all" >&2
+}
+step bash "$root/scripts/install_deps.sh" test
+step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 # clang-tidy (.clang-tidy) over the sources in scripts/tidy_files.txt, those found clean so far: about 4 CPU minutes, two
 # at a time. The whole tree (check_tidy.sh --all) is about an hour of CPU; before a commit, check_tidy.sh checks what
 # changed.
-bash "$root/scripts/check_tidy.sh" --listed
-bash "$root/scripts/build.sh" release
-(cd "$root/build" && ctest --output-on-failure -j "$(nproc)")
+step bash "$root/scripts/check_tidy.sh" --listed
+step bash "$root/scripts/build.sh" release
+step bash -c 'cd "$0/build" && ctest --output-on-failure -j "$(nproc)"' "$root"
 # The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
 # three levels' kernels and four small files (45 s of CPU from an empty cache, 40 user + 5 sys, measured on the
 # 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
-bash "$root/scripts/build.sh" portable tinyformer_kernel_check
-bash "$root/scripts/qemu_portable.sh"
+step bash "$root/scripts/build.sh" portable tinyformer_kernel_check
+step bash "$root/scripts/qemu_portable.sh"
 [ "${1:-}" = "--release-only" ] && exit 0
-bash "$root/scripts/build.sh" sanitize
+step bash "$root/scripts/build.sh" sanitize
 # Under the sanitizers every test runs except those that train models for hundreds of steps to check what they learn
 # (or, for nanogpt/README, to make checkpoints for the Python round trips): the same code paths run under the
 # sanitizers in the shorter training tests (reverse and induction learn, resume, MPI, the CLI scripts), while these
@@ -26,7 +32,7 @@ bash "$root/scripts/build.sh" sanitize
 # the heads test 302 s, the nanogpt setup 255 s, induction 117 s where reverse, kept, takes 104 s), which would
 # take CI past its time budget.
 long_learning='^(train: every combination of model.norm|train: configs/induction.yaml learns|app: sort is learned|app: heads finds|nanogpt: |README: the .Moving weights)'
-(cd "$root" && ctest --preset sanitize -j "$(nproc)" -E "$long_learning")
-# 30 s a target (3.5 minutes for the seven) keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by
+step bash -c 'cd "$0" && ctest --preset sanitize -j "$(nproc)" -E "$1"' "$root" "$long_learning"
+# 20 s a target (2.5 minutes for the seven) keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by
 # CTest in both builds, and `bash scripts/fuzz.sh 600` fuzzes longer by hand.
-bash "$root/scripts/fuzz.sh" "${TINYFORMER_FUZZ_SECONDS:-30}"
+step bash "$root/scripts/fuzz.sh" "${TINYFORMER_FUZZ_SECONDS:-20}"

@@ -248,8 +248,9 @@ LoadedGPT load_gpt(const std::string& path) {
     config::RunConfig from_model = run;
     from_model.model = loaded.config;
     for (const config::FieldChange& c : config::diff(run, from_model))
-      throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its config has {} {} but its model {}", path,
-                                           c.path, c.before, c.after));
+      if (c.on_resume == config::OnResume::fixed)  // the architecture; how it was initialised is no longer in it
+        throw std::runtime_error(fmt::format("{}: corrupt checkpoint: its config has {} {} but its model {}", path,
+                                             c.path, c.before, c.after));
   }
   loaded.step = state.step;
   loaded.config_yaml = state.config_yaml;
