@@ -2,6 +2,7 @@
 // measures a shape once and keeps its choice, and a plan survives its text form. No timing is asserted.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,11 @@ struct PolicyGuard {
   ~PolicyGuard() { gemm_plan::set_policy(saved); }
 };
 
-const gemm_plan::Choice* find_choice(const std::vector<gemm_plan::Choice>& plan, const gemm_plan::Shape& s) {
+// The plan's choice for shape `s`, a copy (plan() returns the plan by value), or none.
+std::optional<gemm_plan::Choice> find_choice(const std::vector<gemm_plan::Choice>& plan, const gemm_plan::Shape& s) {
   for (const auto& c : plan)
-    if (c.shape == s) return &c;
-  return nullptr;
+    if (c.shape == s) return c;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -58,8 +60,8 @@ TEST_CASE("gemm plan: a forced library computes every product it can take, bit f
                     beta, want.data(), static_cast<int>(s.n));
         gemm_whole<float>(ta, false, s, 1.0f, a.data(), b.data(), beta, got.data());
         CHECK(got == want);
-        const gemm_plan::Choice* c = find_choice(gemm_plan::plan(), {ta, false, s.m, s.n, s.k});
-        REQUIRE(c != nullptr);
+        std::optional<gemm_plan::Choice> c = find_choice(gemm_plan::plan(), {ta, false, s.m, s.n, s.k});
+        REQUIRE(c.has_value());
         CHECK(c->backend == Backend::openblas);
         if (!xsmm::built_in()) continue;
         gemm_plan::set_policy(Policy::libxsmm);
@@ -69,7 +71,7 @@ TEST_CASE("gemm plan: a forced library computes every product it can take, bit f
         gemm_whole<float>(ta, false, s, 1.0f, a.data(), b.data(), beta, xsmm_got.data());
         CHECK(xsmm_got == xsmm_want);
         c = find_choice(gemm_plan::plan(), {ta, false, s.m, s.n, s.k});
-        REQUIRE(c != nullptr);
+        REQUIRE(c.has_value());
         CHECK(c->backend == Backend::libxsmm);
       }
 }
@@ -126,8 +128,8 @@ TEST_CASE("gemm plan: a replayed plan is followed without measuring, and survive
   gemm_whole<float>(true, false, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
   const auto plan = gemm_plan::plan();
   CHECK(plan.size() == 3);  // nothing new
-  const gemm_plan::Choice* choice = find_choice(plan, {true, false, 64, 192, 1024});
-  REQUIRE(choice != nullptr);
+  const std::optional<gemm_plan::Choice> choice = find_choice(plan, {true, false, 64, 192, 1024});
+  REQUIRE(choice.has_value());
   CHECK(choice->backend == other);
   CHECK(choice->openblas_us == 0);  // replayed, not measured
 }
