@@ -129,7 +129,12 @@ void check_output_dir(const std::string& dir, const std::vector<std::string>& fi
     if (!S_ISDIR(st.st_mode))
       throw FileError(dir, (S_ISREG(st.st_mode) ? std::string("is a file") : not_regular(st.st_mode)) +
                                "; the output must be a directory");
-    for (const std::string& name : files) check_output_path(dir + "/" + name);
+    for (const std::string& name : files) {
+      std::string path = dir;
+      path += '/';
+      path += name;
+      check_output_path(path);
+    }
     return;
   }
   // Missing: the nearest part of the path that exists must be a directory it can be created in.
