@@ -32,6 +32,7 @@
 
 // nn: Module, Linear, Embedding, Norm, CausalSelfAttention, MLP, Block, GPT, and the GPT's parameter shapes
 #include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/nn/hooks.hpp"
 #include "tinyformer/nn/init.hpp"
 #include "tinyformer/nn/layers.hpp"
 #include "tinyformer/nn/module.hpp"

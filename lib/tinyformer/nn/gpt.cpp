@@ -37,9 +37,12 @@ Block<S>::Block(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<R
 }
 
 template <class S>
-Var<S> Block<S>::forward(const Var<S>& x) {
-  const Var<S> h = add(x, attn.forward(ln_1.forward(x)));
-  return add(h, mlp.forward(ln_2.forward(h)));
+Var<S> Block<S>::forward(const Var<S>& x, const HookScope<S>& hooks) {
+  const Var<S> resid_pre = hooks("hook_resid_pre", x);
+  const Var<S> attn_out = hooks("hook_attn_out", attn.forward(ln_1.forward(resid_pre), hooks));
+  const Var<S> resid_mid = hooks("hook_resid_mid", add(resid_pre, attn_out));
+  const Var<S> mlp_out = hooks("hook_mlp_out", mlp.forward(ln_2.forward(resid_mid)));
+  return hooks("hook_resid_post", add(resid_mid, mlp_out));
 }
 
 template <class S>
@@ -105,6 +108,24 @@ void GPT<S>::check_against_parameter_shapes() const {
 
 template <class S>
 Var<S> GPT<S>::forward(const IndexArray& ids) {
+  return forward_hooked(ids, nullptr);
+}
+
+template <class S>
+Var<S> GPT<S>::forward(const IndexArray& ids, const Hooks<S>& hooks) {
+  hooks.check_names(hook_names());
+  return forward_hooked(ids, &hooks);
+}
+
+template <class S>
+Var<S> GPT<S>::run_with_cache(const IndexArray& ids, ActivationCache<S>& cache) {
+  Hooks<S> hooks;
+  hooks.cache_into(cache);
+  return forward_hooked(ids, &hooks);
+}
+
+template <class S>
+Var<S> GPT<S>::forward_hooked(const IndexArray& ids, const Hooks<S>* hooks) {
   if (ids.dimension() != 2)
     throw std::invalid_argument(
         fmt::format("GPT::forward: token ids must be [B,T], got {}", shape_str(to_shape(ids.shape()))));
@@ -112,26 +133,33 @@ Var<S> GPT<S>::forward(const IndexArray& ids) {
   if (T > context())
     throw std::invalid_argument(
         fmt::format("GPT::forward: sequence length {} exceeds the context length {}", T, context()));
-  Var<S> x = dropout(embed(ids, 0), static_cast<S>(cfg_.dropout), this->training(), *dropout_rng_);  // [B,T,C]
-  for (auto& block : blocks_) x = block->forward(x);
-  return head(x);
+  const HookScope<S> top{hooks, ""};
+  Var<S> x = dropout(embed(ids, 0, top), static_cast<S>(cfg_.dropout), this->training(), *dropout_rng_);  // [B,T,C]
+  for (std::size_t l = 0; l < blocks_.size(); ++l)
+    x = blocks_[l]->forward(x, hooks ? HookScope<S>{hooks, fmt::format("blocks.{}.", l)} : HookScope<S>{});
+  return head(x, top);
 }
 
 template <class S>
-Var<S> GPT<S>::embed(const IndexArray& ids, std::size_t p0) {
+Var<S> GPT<S>::embed(const IndexArray& ids, std::size_t p0, const HookScope<S>& hooks) {
   const std::size_t n = ids.shape()[1];
-  Var<S> x = transformer_->wte.forward(ids);  // [B,n,C]
-  if (transformer_->wpe) {                    // + [n,C]
+  Var<S> x = hooks("hook_embed", transformer_->wte.forward(ids));  // [B,n,C]
+  if (transformer_->wpe) {                                         // + [n,C]
     IndexArray positions = IndexArray::from_shape({n});
     for (std::size_t t = 0; t < n; ++t) positions(t) = static_cast<Index>(p0 + t);
-    x = add(x, transformer_->wpe->forward(positions));
+    Var<S> pos = transformer_->wpe->forward(positions);
+    if (hooks) {  // the hook sees [1,n,C], a batch of one as TransformerLens' [batch, pos, d_model]
+      const long C = static_cast<long>(cfg_.d_model);
+      pos = reshape(hooks("hook_pos_embed", reshape(pos, {1, long(n), C})), {long(n), C});
+    }
+    x = add(x, pos);
   }
   return x;
 }
 
 template <class S>
-Var<S> GPT<S>::head(const Var<S>& x) {
-  const Var<S> h = transformer_->ln_f.forward(x);
+Var<S> GPT<S>::head(const Var<S>& x, const HookScope<S>& hooks) {
+  const Var<S> h = hooks("ln_final.hook_normalized", transformer_->ln_f.forward(x));
   if (lm_head_) return lm_head_->forward(h);
   return matmul(h, transformer_->wte.weight(), false, true);  // tied: [B,n,C] x [V,C]^T
 }

@@ -5,6 +5,7 @@
 //   blocks, transformer.ln_f, lm_head [V,C]
 //   Block: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
 //   MLP: c_proj(gelu(c_fc(x))), hidden = mlp_ratio * C; or (model.mlp: swiglu) c_proj(swiglu(c_fc(x)))
+// The forward passes its activations to optional hooks under TransformerLens' names (nn/hooks.hpp).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,7 +36,8 @@ class Block : public Module<S> {
  public:
   // As MLP's constructor. A block built on its own: Block(cfg, init, std::make_shared<Rng>(seed)).
   Block(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> dropout_rng);
-  Var<S> forward(const Var<S>& x);                            // [B,T,C] -> [B,T,C]
+  // [B,T,C] -> [B,T,C], through the hook points blocks.{l}.hook_resid_pre .. hook_resid_post of `hooks` (nn/hooks.hpp)
+  Var<S> forward(const Var<S>& x, const HookScope<S>& hooks = {});
   Var<S> forward_cached(const Var<S>& x, KVCache<S>& cache);  // [1,n,C] -> [1,n,C], see CausalSelfAttention
   Norm<S> ln_1;
   CausalSelfAttention<S> attn;
@@ -53,6 +55,15 @@ class GPT : public Module<S> {
 
   // ids [B,T] (T <= context) -> logits [B,T,V]
   Var<S> forward(const IndexArray& ids);
+  // The same forward, each activation passed to `hooks` under its TransformerLens name (nn/hooks.hpp: hook_names()
+  // lists them) to be read or replaced. Hooks on attention's insides (attn.hook_q .. hook_z) or a cache make the hooked
+  // layers take the composed attention (model.attention: fused differs from it by rounding); otherwise, and with
+  // hooks that return their input, the logits equal forward(ids) bit for bit. std::invalid_argument for a hooked name
+  // the model does not have, and for a hook whose result has another shape than its activation (naming both).
+  Var<S> forward(const IndexArray& ids, const Hooks<S>& hooks);
+  // forward(ids) with every activation copied into `cache` by hook name (TransformerLens' run_with_cache).
+  Var<S> run_with_cache(const IndexArray& ids, ActivationCache<S>& cache);
+  std::vector<std::string> hook_names() const { return nn::hook_names(cfg_); }
   // Mean cross-entropy of the next-token logits against targets [B,T] (entries -1 are ignored).
   Var<S> loss(const IndexArray& ids, const IndexArray& targets);
 
@@ -75,10 +86,11 @@ class GPT : public Module<S> {
 
  private:
   void check_against_parameter_shapes() const;
+  Var<S> forward_hooked(const IndexArray& ids, const Hooks<S>* hooks);  // hooks null: the plain forward
   // The parts forward and forward_cached share: ids [B,n] at positions p0 .. p0+n-1 -> wte (+ wpe) [B,n,C]; and
   // x [B,n,C] -> ln_f, lm_head (or the tied wte) -> logits [B,n,V].
-  Var<S> embed(const IndexArray& ids, std::size_t p0);
-  Var<S> head(const Var<S>& x);
+  Var<S> embed(const IndexArray& ids, std::size_t p0, const HookScope<S>& hooks = {});
+  Var<S> head(const Var<S>& x, const HookScope<S>& hooks = {});
   struct BlockList : Module<S> {
     void add(const std::string& name, Block<S>& b) { this->register_module(name, b); }
   };

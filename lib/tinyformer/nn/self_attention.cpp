@@ -76,13 +76,37 @@ namespace {
 std::size_t kv_heads(const AttentionOptions& heads) { return heads.n_kv_head == 0 ? heads.n_head : heads.n_kv_head; }
 }  // namespace
 
+// qkv [B,T,(H+2Hkv)D] before rope -> q [B,T,H,D], k and v [B,T,Hkv,D], through their hook points, then turned by
+// position with rope (TransformerLens' hook_q and hook_k come before the rotation too).
 template <class S>
-Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
+std::vector<Var<S>> CausalSelfAttention<S>::hooked_qkv(const Var<S>& qkv, const HookScope<S>& hooks) const {
   const std::size_t B = qkv.size(0), T = qkv.size(1), C = d_model_, H = n_head_, D = C / H, Hkv = kv_heads(heads_);
-  const auto qkv_parts = split(qkv, -1, {C, Hkv * D, Hkv * D});  // q [B,T,C], k and v [B,T,Hkv D]
-  auto heads = [&](const Var<S>& t, std::size_t n) {             // [B,T,n D] -> [B,n,T,D]
-    return permute(reshape(t, {long(B), long(T), long(n), long(D)}), {0, 2, 1, 3});
-  };
+  const std::vector<std::size_t> widths{C, Hkv * D, Hkv * D};
+  const auto parts = split(qkv, -1, widths);
+  std::vector<Var<S>> out;
+  const char* names[] = {"attn.hook_q", "attn.hook_k", "attn.hook_v"};
+  for (std::size_t i = 0; i < 3; ++i)
+    out.push_back(hooks(names[i], reshape(parts[i], {long(B), long(T), long(widths[i] / D), long(D)})));
+  if (!rope_) return out;
+  std::vector<Var<S>> flat;
+  for (std::size_t i = 0; i < 3; ++i) flat.push_back(reshape(out[i], {long(B), long(T), long(widths[i])}));
+  const auto turned = split(rotary_qk(concat(flat, -1), n_head_, 10000.0, 0, heads_.n_kv_head), -1, widths);
+  for (std::size_t i = 0; i < 3; ++i) out[i] = reshape(turned[i], {long(B), long(T), long(widths[i] / D), long(D)});
+  return out;
+}
+
+template <class S>
+Var<S> CausalSelfAttention<S>::attend_composed(Var<S> qkv, const HookScope<S>& hooks) {
+  const std::size_t B = qkv.size(0), T = qkv.size(1), C = d_model_, H = n_head_, D = C / H, Hkv = kv_heads(heads_);
+  std::vector<Var<S>> qkv_heads;  // q [B,T,H,D], k and v [B,T,Hkv,D]
+  if (hooks.needs_attention_parts()) {
+    qkv_heads = hooked_qkv(qkv, hooks);
+  } else {
+    if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, 0, heads_.n_kv_head);  // q and k turned by position
+    const auto parts = split(qkv, -1, {C, Hkv * D, Hkv * D});                // q [B,T,C], k and v [B,T,Hkv D]
+    for (std::size_t i = 0; i < 3; ++i)
+      qkv_heads.push_back(reshape(parts[i], {long(B), long(T), long(i == 0 ? H : Hkv), long(D)}));
+  }
   auto repeat_kv = [&](const Var<S>& t) {  // [B,Hkv,T,D] -> [B,H,T,D]: k/v head g serves q heads g G .. g G + G - 1
     if (Hkv == H) return t;
     std::vector<Var<S>> repeated;
@@ -90,25 +114,29 @@ Var<S> CausalSelfAttention<S>::attend_composed(const Var<S>& qkv) {
       for (std::size_t r = 0; r < H / Hkv; ++r) repeated.push_back(part);
     return concat(repeated, 1);
   };
-  const Var<S> q = heads(qkv_parts[0], H), k = repeat_kv(heads(qkv_parts[1], Hkv)),
-               v = repeat_kv(heads(qkv_parts[2], Hkv));
+  const std::vector<std::size_t> to_heads{0, 2, 1, 3};  // [B,T,n,D] <-> [B,n,T,D]
+  const Var<S> q = permute(qkv_heads[0], to_heads), k = repeat_kv(permute(qkv_heads[1], to_heads)),
+               v = repeat_kv(permute(qkv_heads[2], to_heads));
   Var<S> att = scale(matmul(q, k, false, true), S(1) / std::sqrt(static_cast<S>(D)));  // [B,H,T,T]
-  att = softmax(causal_mask(att));
+  att = hooks("attn.hook_pattern", softmax(hooks("attn.hook_attn_scores", causal_mask(att))));
   if (record_) weights_ = att.value();
   att = dropout(att, dropout_, this->training(), *dropout_rng_);
-  const Var<S> y = matmul(att, v);                                        // [B,H,T,D]
-  return reshape(permute(y, {0, 2, 1, 3}), {long(B), long(T), long(C)});  // [B,T,C]
+  const Var<S> z = hooks("attn.hook_z", permute(matmul(att, v), to_heads));  // [B,H,T,D] -> [B,T,H,D]
+  return reshape(z, {long(B), long(T), long(C)});                            // [B,T,C]
 }
 
 template <class S>
-Var<S> CausalSelfAttention<S>::forward(const Var<S>& x) {
-  Var<S> qkv = c_attn.forward(x);                                          // [B,T,3C]
-  if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, 0, heads_.n_kv_head);  // q and k turned by position
+Var<S> CausalSelfAttention<S>::forward(const Var<S>& x, const HookScope<S>& hooks) {
+  Var<S> qkv = c_attn.forward(x);  // [B,T,(H+2Hkv)D]
   Var<S> y;
-  if (impl_ == config::AttentionImpl::fused)
+  if (impl_ == config::AttentionImpl::fused && !hooks.needs_attention_parts()) {
+    if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, 0, heads_.n_kv_head);  // q and k turned by position
     y = causal_self_attention(qkv, training_heads(), *dropout_rng_, record_ ? &weights_ : nullptr);
-  else
-    y = attend_composed(qkv);
+  } else {
+    // The composed ops, also for a fused layer when hooks read or replace q, k, v, the scores, the pattern or z: the
+    // fused kernel has none of them as a tensor. Its results differ from the kernel's by rounding only.
+    y = attend_composed(qkv, hooks);
+  }
   if (record_) head_outputs_ = y.value();
   if (!ablated_.empty()) y = apply_ablation(y);
   return dropout(c_proj.forward(y), dropout_, this->training(), *dropout_rng_);  // residual dropout

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/nn/hooks.hpp"
 #include "tinyformer/nn/layers.hpp"
 #include "tinyformer/ops/ops.hpp"
 
@@ -42,7 +43,9 @@ class CausalSelfAttention : public Module<S> {
   // position of `cfg`; the weights are drawn from init_rng (used only here), dropout from `dropout_rng`, which the
   // layer shares with the model's other modules (it keeps it alive).
   CausalSelfAttention(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> dropout_rng);
-  Var<S> forward(const Var<S>& x);  // x [B,T,C] -> [B,T,C]
+  // x [B,T,C] -> [B,T,C]. With hooks (nn/hooks.hpp) on this layer's attn.hook_q, k, v, attn_scores, pattern or z, or
+  // a cache, the composed attention is taken whatever `attention` says: only it has those as tensors.
+  Var<S> forward(const Var<S>& x, const HookScope<S>& hooks = {});
   // Decoding with a cache (no grad, eval mode: no dropout, no ablation): x [1,n,C] holds positions cache.length ..
   // cache.length + n - 1; their keys and values are appended to the cache (capacity permitting: std::length_error
   // otherwise) and each new query attends to every cached position up to its own (causal_self_attention_cached).
@@ -67,7 +70,10 @@ class CausalSelfAttention : public Module<S> {
  private:
   struct Standalone;  // a config and generators made from the standalone constructor's arguments
   explicit CausalSelfAttention(Standalone&& s);
-  Var<S> attend_composed(const Var<S>& qkv);
+  // qkv [B,T,(H+2Hkv)D] before rope -> the heads' outputs [B,T,C], through the hook points of q, k, v, the scores,
+  // the pattern and z.
+  Var<S> attend_composed(Var<S> qkv, const HookScope<S>& hooks);
+  std::vector<Var<S>> hooked_qkv(const Var<S>& qkv, const HookScope<S>& hooks) const;
   Var<S> apply_ablation(const Var<S>& y) const;  // y [B,T,C]
 
   // The op's options with training() filled in.

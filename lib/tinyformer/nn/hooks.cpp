@@ -1,0 +1,70 @@
+#include "tinyformer/nn/hooks.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace tf::nn {
+
+std::vector<std::string> hook_names(const config::ModelConfig& cfg) {
+  std::vector<std::string> names{"hook_embed"};
+  if (cfg.position == config::Position::learned) names.emplace_back("hook_pos_embed");
+  for (std::size_t l = 0; l < cfg.n_layer; ++l)
+    for (const char* name :
+         {"hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores", "attn.hook_pattern",
+          "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post"})
+      names.push_back(fmt::format("blocks.{}.{}", l, name));
+  names.emplace_back("ln_final.hook_normalized");
+  return names;
+}
+
+template <class S>
+Hooks<S>& Hooks<S>::add(std::string name, Fn fn) {
+  if (!fn) throw std::invalid_argument(fmt::format("Hooks::add: the function for '{}' is empty", name));
+  fns_.emplace_back(std::move(name), std::move(fn));
+  return *this;
+}
+
+template <class S>
+Hooks<S>& Hooks<S>::cache_into(ActivationCache<S>& cache) {
+  cache_ = &cache;
+  return *this;
+}
+
+template <class S>
+bool Hooks<S>::hooks_under(const std::string& prefix) const {
+  return cache_ != nullptr || std::any_of(fns_.begin(), fns_.end(), [&](const auto& f) {
+           return f.first.compare(0, prefix.size(), prefix) == 0;
+         });
+}
+
+template <class S>
+void Hooks<S>::check_names(const std::vector<std::string>& valid) const {
+  for (const auto& [name, fn] : fns_)
+    if (std::find(valid.begin(), valid.end(), name) == valid.end())
+      throw std::invalid_argument(fmt::format("unknown hook name '{}': this model's are {}, ..., {} ({} names; "
+                                              "nn::hook_names lists them)",
+                                              name, valid.front(), valid.back(), valid.size()));
+}
+
+template <class S>
+Var<S> Hooks<S>::apply(const std::string& name, const Var<S>& x) const {
+  Var<S> out = x;
+  for (const auto& [hooked, fn] : fns_) {
+    if (hooked != name) continue;
+    Var<S> replaced = fn(out, name);
+    if (!replaced.defined() || replaced.shape() != out.shape())
+      throw std::invalid_argument(fmt::format("hook {} returned {}, the activation is {}", name,
+                                              replaced.defined() ? shape_str(replaced.shape()) : "an undefined Var",
+                                              shape_str(out.shape())));
+    out = std::move(replaced);
+  }
+  if (cache_) (*cache_)[name] = out.value();
+  return out;
+}
+
+template class Hooks<float>;
+template class Hooks<double>;
+
+}  // namespace tf::nn

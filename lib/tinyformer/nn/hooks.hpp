@@ -1,0 +1,80 @@
+#pragma once
+// Hook points in the GPT's forward, under TransformerLens' names, so that an activation can be read (a cache of every
+// activation by name) or replaced (zero a head's z, patch the residual stream from another prompt) without a second
+// copy of the model's maths. With n_layer L, in the order the forward reaches them:
+//   hook_embed                     [B,T,C]    token embeddings (wte)
+//   hook_pos_embed                 [1,T,C]    learned position embeddings (wpe; absent with model.position: rope);
+//                                             TransformerLens repeats them over the batch, here they broadcast
+//   blocks.{l}.hook_resid_pre      [B,T,C]    the block's input
+//   blocks.{l}.attn.hook_q         [B,T,H,D]  before the rotation of model.position: rope
+//   blocks.{l}.attn.hook_k/hook_v  [B,T,Hkv,D] (Hkv = n_kv_head, or H)
+//   blocks.{l}.attn.hook_attn_scores [B,H,T,T] q k^T / sqrt(D), -inf above the diagonal
+//   blocks.{l}.attn.hook_pattern   [B,H,T,T]  softmax of the scores, before dropout (batch, head, query, key)
+//   blocks.{l}.attn.hook_z         [B,T,H,D]  the heads' outputs before c_proj
+//   blocks.{l}.hook_attn_out       [B,T,C]    attention's output (c_proj, dropout)
+//   blocks.{l}.hook_resid_mid      [B,T,C]    resid_pre + attn_out
+//   blocks.{l}.hook_mlp_out        [B,T,C]
+//   blocks.{l}.hook_resid_post     [B,T,C]    resid_mid + mlp_out
+//   ln_final.hook_normalized       [B,T,C]    ln_f's output, before the unembedding
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tinyformer/autograd/variable.hpp"
+#include "tinyformer/config/config.hpp"
+
+namespace tf::nn {
+
+// Every activation of a forward by hook name.
+template <class S>
+using ActivationCache = std::map<std::string, Array<S>>;
+
+// The hook points of a GPT with this model section, in the order the forward reaches them.
+std::vector<std::string> hook_names(const config::ModelConfig& cfg);
+
+// Functions on named activations, given to GPT::forward(ids, hooks). A function gets the activation and its name and
+// returns what the forward goes on with: the activation itself, or a replacement of the same shape (a new Var, or an
+// op of the activation: gradients flow through it). Several functions on one name run in the order added. With a
+// cache, each activation is copied into it after its functions have run.
+template <class S>
+class Hooks {
+ public:
+  using Fn = std::function<Var<S>(const Var<S>& activation, const std::string& name)>;
+
+  Hooks& add(std::string name, Fn fn);
+  Hooks& cache_into(ActivationCache<S>& cache);
+
+  // Whether a forward must expose the insides of the attention whose hook names start with `prefix` ("blocks.0.attn."):
+  // with a cache, or a function on such a name.
+  bool hooks_under(const std::string& prefix) const;
+  // std::invalid_argument naming the first hooked name that is not in `valid` (GPT::forward checks this).
+  void check_names(const std::vector<std::string>& valid) const;
+
+  // What the modules call at each hook point: x through the functions on `name`, then into the cache. A result of
+  // another shape is a std::invalid_argument naming the hook and both shapes.
+  Var<S> apply(const std::string& name, const Var<S>& x) const;
+
+ private:
+  std::vector<std::pair<std::string, Fn>> fns_;
+  ActivationCache<S>* cache_ = nullptr;
+};
+
+// What a module's forward is given: the model's hooks (none: the plain forward, unchanged) and the prefix of its hook
+// names ("blocks.0.").
+template <class S>
+struct HookScope {
+  const Hooks<S>* hooks = nullptr;
+  std::string prefix;
+
+  explicit operator bool() const { return hooks != nullptr; }
+  Var<S> operator()(const char* name, const Var<S>& x) const { return hooks ? hooks->apply(prefix + name, x) : x; }
+  // q, k, v, scores, pattern and z are needed as tensors (GPT::forward takes the composed attention then).
+  bool needs_attention_parts() const { return hooks && hooks->hooks_under(prefix + "attn."); }
+};
+
+extern template class Hooks<float>;
+extern template class Hooks<double>;
+
+}  // namespace tf::nn

@@ -1,0 +1,271 @@
+// nn::Hooks: the GPT's forward passes each activation under TransformerLens' name (nn/hooks.hpp) to hooks that read
+// or replace it. The names come in the forward's order, with their shapes; each cached value is where its name says
+// (checked against its neighbours); hooks that return their input leave the logits unchanged, bit for bit where the
+// path is the same; zeroing a head's z is the existing head ablation; a wrong shape or name throws naming it.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xview.hpp>
+
+#include "support/configs.hpp"
+#include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/nn/hooks.hpp"
+#include "tinyformer/ops/ops.hpp"
+
+using namespace tf;
+using namespace tf::nn;
+
+namespace {
+
+using config::AttentionImpl;
+
+// Variants of a small GPT (V 7, T 5, C 8, H 2, L 2): learned positions or rope, full or grouped-query attention.
+struct Variant {
+  const char* name;
+  config::ModelConfig cfg;
+};
+
+std::vector<Variant> variants(AttentionImpl impl) {
+  std::vector<Variant> out;
+  config::ModelConfig learned = test::tiny_model();
+  learned.attention = impl;
+  out.push_back({"learned positions", learned});
+  config::ModelConfig rope = learned;
+  rope.position = config::Position::rope;
+  rope.n_head = 4;
+  rope.n_kv_head = 2;
+  out.push_back({"rope, n_head 4, n_kv_head 2", rope});
+  config::ModelConfig mqa = learned;
+  mqa.n_kv_head = 1;
+  mqa.tie_weights = true;
+  out.push_back({"multi-query, tied", mqa});
+  return out;
+}
+
+IndexArray prompt(std::size_t B, std::size_t T, Index first) {
+  IndexArray ids = IndexArray::from_shape({B, T});
+  for (std::size_t b = 0; b < B; ++b)
+    for (std::size_t t = 0; t < T; ++t) ids(b, t) = static_cast<Index>((first + 3 * b + 2 * t) % 7);
+  return ids;
+}
+
+// A model in eval mode, its weights drawn from seed 3 (dropout would differ from run to run otherwise).
+std::unique_ptr<GPT<float>> make_model(const config::ModelConfig& cfg) {
+  auto model = std::make_unique<GPT<float>>(cfg, 3);
+  model->eval();
+  return model;
+}
+
+Array<float> plus(const Array<float>& a, const Array<float>& b) { return add(Var<float>(a), Var<float>(b)).value(); }
+
+// hook_embed [B,T,C] + hook_pos_embed [1,T,C], as GPT::embed adds them (the positions as [T,C])
+Array<float> embedded(const ActivationCache<float>& c) {
+  if (!c.count("hook_pos_embed")) return c.at("hook_embed");
+  const Array<float>& pos = c.at("hook_pos_embed");
+  const long T = long(pos.shape()[1]), C = long(pos.shape()[2]);
+  return add(Var<float>(c.at("hook_embed")), reshape(Var<float>(pos), {T, C})).value();
+}
+
+}  // namespace
+
+TEST_CASE("nn: hooks see every name of hook_names once, in the forward's order, with TransformerLens' shapes",
+          "[nn][hooks]") {
+  for (const auto& [what, cfg] : variants(AttentionImpl::fused)) {
+    INFO(what);
+    auto model = make_model(cfg);
+    const std::size_t B = 2, T = 5, C = cfg.d_model, H = cfg.n_head, D = C / H,
+                      Hkv = cfg.n_kv_head == 0 ? H : cfg.n_kv_head;
+    std::vector<std::string> seen;
+    Hooks<float> hooks;
+    ActivationCache<float> cache;
+    for (const auto& name : model->hook_names())
+      hooks.add(name, [&](const Var<float>& x, const std::string& n) {
+        seen.push_back(n);
+        return x;
+      });
+    hooks.cache_into(cache);
+    model->forward(prompt(B, T, 1), hooks);
+    CHECK(seen == model->hook_names());
+    REQUIRE(cache.size() == model->hook_names().size());
+    for (const auto& [name, value] : cache) {
+      INFO(name);
+      const auto ends = [&](const std::string& leaf) {
+        return name.size() >= leaf.size() && name.compare(name.size() - leaf.size(), leaf.size(), leaf) == 0;
+      };
+      Shape expected{B, T, C};
+      if (ends("hook_q") || ends("hook_z")) expected = {B, T, H, D};
+      if (ends("hook_k") || ends("hook_v")) expected = {B, T, Hkv, D};
+      if (ends("hook_attn_scores") || ends("hook_pattern")) expected = {B, H, T, T};
+      if (name == "hook_pos_embed") expected = {1, T, C};
+      CHECK(to_shape(value.shape()) == expected);
+    }
+    CHECK((cfg.position == config::Position::rope) == (cache.count("hook_pos_embed") == 0));
+  }
+}
+
+TEST_CASE("nn: each cached activation is where its name says: sums of its neighbours, softmax of the scores, ...",
+          "[nn][hooks]") {
+  for (auto impl : {AttentionImpl::fused, AttentionImpl::composed})
+    for (const auto& [what, cfg] : variants(impl)) {
+      INFO(what << (impl == AttentionImpl::fused ? ", fused" : ", composed"));
+      auto model = make_model(cfg);
+      ActivationCache<float> c;
+      const Array<float> logits = model->run_with_cache(prompt(2, 5, 2), c).value();
+      CHECK((c.at("blocks.0.hook_resid_pre") == embedded(c)));
+      for (std::size_t l = 0; l < cfg.n_layer; ++l) {
+        const std::string b = "blocks." + std::to_string(l) + ".";
+        CHECK((c.at(b + "hook_resid_mid") == plus(c.at(b + "hook_resid_pre"), c.at(b + "hook_attn_out"))));
+        CHECK((c.at(b + "hook_resid_post") == plus(c.at(b + "hook_resid_mid"), c.at(b + "hook_mlp_out"))));
+        if (l + 1 < cfg.n_layer)
+          CHECK((c.at(b + "hook_resid_post") == c.at("blocks." + std::to_string(l + 1) + ".hook_resid_pre")));
+        CHECK((c.at(b + "attn.hook_pattern") == softmax(Var<float>(c.at(b + "attn.hook_attn_scores"))).value()));
+        // z [B,T,H,D] = pattern [B,H,T,T] v (v's head g serving q heads g G .. g G + G - 1)
+        const Array<float>&p = c.at(b + "attn.hook_pattern"), &v = c.at(b + "attn.hook_v"),
+              &z = c.at(b + "attn.hook_z");
+        const std::size_t H = p.shape()[1], T = p.shape()[2], D = z.shape()[3], G = H / v.shape()[2];
+        double worst = 0;
+        for (std::size_t i = 0; i < 2; ++i)
+          for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t t = 0; t < T; ++t)
+              for (std::size_t d = 0; d < D; ++d) {
+                double want = 0;
+                for (std::size_t j = 0; j < T; ++j) want += double(p(i, h, t, j)) * v(i, j, h / G, d);
+                worst = std::max(worst, std::abs(want - z(i, t, h, d)));
+              }
+        CHECK(worst < 1e-5);
+        // the scores are q k^T / sqrt(D) below the diagonal (q and k after rope: not checked with rope)
+        if (cfg.position == config::Position::learned) {
+          const Array<float>&q = c.at(b + "attn.hook_q"), &k = c.at(b + "attn.hook_k"),
+                &s = c.at(b + "attn.hook_attn_scores");
+          for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t t = 0; t < T; ++t)
+              for (std::size_t j = 0; j < T; ++j) {
+                double dot = 0;
+                for (std::size_t d = 0; d < D; ++d) dot += double(q(1, t, h, d)) * k(1, j, h / G, d);
+                if (j <= t)
+                  CHECK(std::abs(dot / std::sqrt(double(D)) - s(1, h, t, j)) < 1e-5);
+                else
+                  CHECK(std::isinf(s(1, h, t, j)));
+              }
+        }
+      }
+      // the logits are ln_final's output times the unembedding
+      Var<float> unembed = model->named_parameters().back().second;  // lm_head.weight, or wte tied
+      if (cfg.tie_weights) unembed = model->named_parameters().front().second;
+      const Array<float> expected = matmul(Var<float>(c.at("ln_final.hook_normalized")), unembed, false, true).value();
+      CHECK(xt::allclose(logits, expected, 1e-5, 1e-6));
+    }
+}
+
+TEST_CASE("nn: hooks that return their input leave the logits bit for bit as the plain forward's", "[nn][hooks]") {
+  auto identity = [](const Var<float>& x, const std::string&) { return x; };
+  for (auto impl : {AttentionImpl::fused, AttentionImpl::composed})
+    for (const auto& [what, cfg] : variants(impl)) {
+      INFO(what << (impl == AttentionImpl::fused ? ", fused" : ", composed"));
+      auto model = make_model(cfg);
+      const IndexArray ids = prompt(3, 5, 4);
+      const Array<float> plain = model->forward(ids).value();
+      Hooks<float> outside_attention, everywhere;
+      for (const auto& name : model->hook_names()) {
+        everywhere.add(name, identity);
+        if (name.find(".attn.") == std::string::npos) outside_attention.add(name, identity);
+      }
+      // hooks outside attention keep the model's own attention (the fused kernel or the composed ops)
+      CHECK((model->forward(ids, outside_attention).value() == plain));
+      const Array<float> hooked = model->forward(ids, everywhere).value();
+      if (impl == AttentionImpl::composed)
+        CHECK((hooked == plain));
+      else  // hooks inside attention take the composed ops, which round otherwise than the fused kernel
+        CHECK(xt::allclose(hooked, plain, 1e-5, 1e-6));
+      CHECK((model->forward(ids).value() == plain));  // nothing stays behind
+    }
+}
+
+TEST_CASE("nn: a hook that zeroes a head's z changes the logits exactly as ablate_head does", "[nn][hooks]") {
+  for (auto impl : {AttentionImpl::composed, AttentionImpl::fused})
+    for (const auto& [what, cfg] : variants(impl))
+      for (std::size_t layer = 0; layer < cfg.n_layer; ++layer)
+        for (std::size_t head = 0; head < cfg.n_head; ++head) {
+          INFO(what << (impl == AttentionImpl::fused ? ", fused" : ", composed") << ", layer " << layer << " head "
+                    << head);
+          auto model = make_model(cfg);
+          const IndexArray ids = prompt(2, 5, 3);
+          const Array<float> intact = model->forward(ids).value();
+          model->block(layer).attn.ablate_head(head);
+          const Array<float> ablated = model->forward(ids).value();
+          model->block(layer).attn.clear_ablation();
+          Hooks<float> hooks;
+          hooks.add("blocks." + std::to_string(layer) + ".attn.hook_z",
+                    [head](const Var<float>& z, const std::string&) {
+                      Array<float> zeroed = z.value();  // [B,T,H,D]
+                      xt::view(zeroed, xt::all(), xt::all(), head, xt::all()) = 0.0f;
+                      return Var<float>(zeroed);
+                    });
+          const Array<float> hooked = model->forward(ids, hooks).value();
+          CHECK(xt::amax(xt::abs(ablated - intact))() > 1e-4);  // the head matters
+          if (impl == AttentionImpl::composed)
+            CHECK((hooked == ablated));
+          else
+            CHECK(xt::allclose(hooked, ablated, 1e-5, 1e-6));
+        }
+}
+
+TEST_CASE("nn: patching resid_pre with another prompt's cached one gives that prompt's logits from there on",
+          "[nn][hooks]") {
+  for (const auto& [what, cfg] : variants(AttentionImpl::fused)) {
+    INFO(what);
+    auto model = make_model(cfg);
+    const IndexArray clean = prompt(1, 5, 1), corrupted = prompt(1, 5, 5);
+    ActivationCache<float> clean_cache;
+    const Array<float> clean_logits = model->run_with_cache(clean, clean_cache).value();
+    const Array<float> corrupted_logits = model->forward(corrupted).value();
+    REQUIRE((clean_logits != corrupted_logits));
+    for (std::size_t l = 0; l < cfg.n_layer; ++l) {
+      const std::string name = "blocks." + std::to_string(l) + ".hook_resid_pre";
+      Hooks<float> patch;
+      patch.add(name, [&](const Var<float>&, const std::string& n) { return Var<float>(clean_cache.at(n)); });
+      // the whole residual stream patched: the rest of the forward is the clean run's (composed vs fused: rounding)
+      CHECK(xt::allclose(model->forward(corrupted, patch).value(), clean_logits, 1e-5, 1e-6));
+    }
+  }
+}
+
+TEST_CASE("nn: a hook's result of another shape, and a name the model does not have, throw naming them",
+          "[nn][hooks]") {
+  for (const auto& [what, cfg] : variants(AttentionImpl::fused)) {
+    INFO(what);
+    auto model = make_model(cfg);
+    const IndexArray ids = prompt(2, 4, 1);
+    const Array<float> plain = model->forward(ids).value();
+    ActivationCache<float> probe;
+    model->run_with_cache(ids, probe);
+    for (const auto& name : model->hook_names()) {
+      const Shape shape = to_shape(probe.at(name).shape());
+      for (int wrong = 0; wrong < 3; ++wrong) {
+        Shape got = shape;
+        if (wrong == 0) got.back() += 1;             // one more column
+        if (wrong == 1) got.erase(got.begin());      // a dimension less
+        if (wrong == 2) got.insert(got.begin(), 1);  // one more
+        INFO(name << " returning " << shape_str(got));
+        Hooks<float> hooks;
+        hooks.add(name, [&](const Var<float>&, const std::string&) {
+          return Var<float>(Array<float>(xt::zeros<float>(got)));
+        });
+        CHECK_THROWS_WITH(model->forward(ids, hooks), Catch::Contains("hook " + name + " returned " + shape_str(got) +
+                                                                      ", the activation is " + shape_str(shape)));
+      }
+    }
+    const std::vector<std::string> unknown{"blocks.2.hook_resid_pre", "blocks.0.hook_q", "hook_resid_pre", "",
+                                           cfg.position == config::Position::rope ? "hook_pos_embed" : "hook_pos"};
+    for (const auto& name : unknown) {
+      Hooks<float> hooks;
+      hooks.add(name, [](const Var<float>& x, const std::string&) { return x; });
+      CHECK_THROWS_WITH(model->forward(ids, hooks), Catch::Contains("unknown hook name '" + name + "'"));
+    }
+    CHECK((model->forward(ids).value() == plain));  // a refused forward leaves nothing behind
+  }
+}
