@@ -1,16 +1,21 @@
 // The portable build's kernels at the ISA level this process runs (ops/kernels/dispatch.hpp), on fixed inputs: GELU,
-// SiLU and SwiGLU forward and backward, and one attention head's forward and backward, in float and double. Prints
+// SiLU and SwiGLU, layer norm and RMSNorm, softmax, log_softmax and cross-entropy's rows, and one attention head, each
+// forward and backward, in float and double. Prints
 // the level, then one line per output array: its name and its values as hex floats (exact), so that
 // scripts/qemu_portable.sh can compare a run under qemu with a native run bit for bit, and levels with each other
 // within a tolerance. Built by the portable preset only (lib/CMakeLists.txt), from the kernels and what they call.
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "tinyformer/ops/kernels/causal_head.hpp"
 #include "tinyformer/ops/kernels/dispatch.hpp"
 #include "tinyformer/ops/kernels/gelu.hpp"
+#include "tinyformer/ops/kernels/norms.hpp"
 #include "tinyformer/ops/kernels/silu.hpp"
+#include "tinyformer/ops/kernels/softmax_rows.hpp"
 
 namespace {
 
@@ -53,10 +58,47 @@ void check(const char* type) {
   print(t + " swiglu", half);
   k::swiglu_backward<S>(R, H, x.data(), g.data(), full.data(), false);
   print(t + " swiglu'", full);
+  // rows: R 13 of C 75 (the norms, softmax, log_softmax), N 13 of V 75 (cross-entropy)
+  const std::size_t rows = 13, C = 75;
+  const auto w = inputs<S>(C, 5), b = inputs<S>(C, 6);
+  std::vector<S> y(rows * C), dx(rows * C), mean(rows), rstd(rows), dw(C), db(C);
+  k::layer_norm_forward<S>(rows, C, x.data(), w.data(), b.data(), S(1e-5), y.data(), mean.data(), rstd.data());
+  print(t + " layer_norm", y);
+  print(t + " layer_norm rstd", rstd);
+  k::layer_norm_backward<S>(rows, C, x.data(), w.data(), g.data(), mean.data(), rstd.data(), dx.data(), dw.data(),
+                            db.data());
+  print(t + " layer_norm dx", dx);
+  print(t + " layer_norm dweight", dw);
+  print(t + " layer_norm dbias", db);
+  k::rms_norm_forward<S>(rows, C, x.data(), w.data(), S(1e-5), y.data(), rstd.data());
+  print(t + " rms_norm", y);
+  k::rms_norm_backward<S>(rows, C, x.data(), w.data(), g.data(), rstd.data(), dx.data(), dw.data());
+  print(t + " rms_norm dx", dx);
+  print(t + " rms_norm dweight", dw);
+  std::vector<S> logits(x.begin(), x.begin() + rows * C);  // scaled up to [-8, 8)
+  for (auto& e : logits) e *= S(4);
+  k::log_softmax_forward<S>(rows, C, logits.data(), y.data());
+  print(t + " log_softmax", y);
+  k::log_softmax_backward<S>(rows, C, y.data(), g.data(), dx.data());
+  print(t + " log_softmax dx", dx);
+  logits[C + 3] = -std::numeric_limits<S>::infinity();  // a masked entry for softmax and cross-entropy: weight 0
+  k::softmax_forward<S>(rows, C, logits.data(), y.data());
+  print(t + " softmax", y);
+  k::softmax_backward<S>(rows, C, y.data(), g.data(), dx.data());
+  print(t + " softmax dx", dx);
+  std::vector<std::int32_t> targets(rows);
+  for (std::size_t r = 0; r < rows; ++r) targets[r] = static_cast<std::int32_t>(r * 5 % C);
+  targets[2] = -100;  // ignored
+  const double loss = k::cross_entropy_forward<S>(rows, C, logits.data(), targets.data(), -100, y.data());
+  print(t + " cross_entropy loss", std::vector<double>{loss});
+  print(t + " cross_entropy probs", y);
+  k::cross_entropy_backward<S>(rows, C, y.data(), targets.data(), -100, S(1) / S(12), dx.data());
+  print(t + " cross_entropy dx", dx);
   // one head: T 37, D 16, q k v side by side in rows of 3D
   const std::size_t T = 37, D = 16, ld = 3 * D;
   const auto qkv = inputs<S>(T * ld, 3), dy = inputs<S>(T * D, 4);
-  std::vector<S> scratch(k::attention_head::scratch_size(T, D)), p(T * T), y(T * D), dq(T * ld), dk(T * ld), dv(T * ld);
+  std::vector<S> scratch(k::attention_head::scratch_size(T, D)), p(T * T), dq(T * ld), dk(T * ld), dv(T * ld);
+  y.assign(T * D, S(0));
   const S scale = S(0.25);
   k::attention_head::scores_softmax<S>(qkv.data(), qkv.data() + D, ld, T, D, scale, p.data(), scratch.data());
   print(t + " attention p", p);

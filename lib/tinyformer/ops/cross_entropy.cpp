@@ -6,19 +6,13 @@
 //   dx_row = dloss (softmax(x_row) - onehot(t)) / n on kept rows, 0 on ignored rows
 // When every target is ignored (n = 0) the loss is defined as 0 and its gradient is zero (PyTorch gives NaN);
 // a batch of padding then contributes nothing instead of poisoning the run.
-#include <algorithm>
-#include <cmath>
-#include <limits>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
-#include <xtensor/xmath.hpp>
-#include <xtensor/xnoalias.hpp>
 
-#include "tinyformer/ops/kernels/exp_floor.hpp"
-#include "tinyformer/ops/kernels/rows.hpp"
+#include "tinyformer/ops/kernels/softmax_rows.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf {
@@ -56,27 +50,11 @@ Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index igno
     ++kept;
   }
 
-  // probs = softmax over each row, kept for the backward. First x - rowmax, then one vectorised exp.
+  // probs = softmax over each row, kept for the backward (the row loops: kernels::cross_entropy_forward). A row with
+  // a NaN, or with nothing above -inf, has no softmax: its loss and gradient are NaN (as in PyTorch), for the caller
+  // to detect (the trainer stops or skips the step), not an exception mid-step.
   Array<S> probs = Array<S>::from_shape(logits.value().shape());
-  const S* x = logits.value().data();
-  S* p = probs.data();
-  // A row with a NaN, or with nothing above -inf, has no softmax: its loss and gradient are NaN (as in
-  // PyTorch), for the caller to detect (the trainer stops or skips the step), not an exception mid-step.
-  for (std::size_t r = 0; r < N; ++r) kernels::shift_by_row_max(x + r * V, p + r * V, V);
-  // Loss of each kept row from the shifted logits s = x - m: loss_row = log(sum_k exp(s_k)) - s_t.
-  std::vector<S> target_shifted(N);
-  for (std::size_t r = 0; r < N; ++r)
-    if (t[r] != ignore_index) target_shifted[r] = p[r * V + static_cast<std::size_t>(t[r])];
-  xt::noalias(probs) = kernels::exp_with_floor(probs);  // masked (-inf) logits give 0
-  double total = 0;                                     // accumulated in double: N can be large
-  for (std::size_t r = 0; r < N; ++r) {
-    S* pr = p + r * V;
-    S sum = 0;
-    for (std::size_t j = 0; j < V; ++j) sum += pr[j];
-    const S inv = S(1) / sum;  // sum >= 1: the max entry contributes exp(0)
-    for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
-    if (t[r] != ignore_index) total += static_cast<double>(std::log(sum)) - static_cast<double>(target_shifted[r]);
-  }
+  const double total = kernels::cross_entropy_forward<S>(N, V, logits.value().data(), t, ignore_index, probs.data());
   Array<S> out = Array<S>::from_shape({});
   out() = kept == 0 ? S(0) : static_cast<S>(total / static_cast<double>(kept));
 
@@ -85,20 +63,10 @@ Var<S> cross_entropy(const Var<S>& logits, const IndexArray& targets, Index igno
       [targets, ignore_index, N, V, kept, probs = std::move(probs)](Node<S>& self) {
         Node<S>& nx = *self.inputs[0];
         if (!nx.requires_grad) return;
-        // dx = (probs - onehot) * dloss / n, on a copy of probs (with retain_graph this backward may run again)
-        Array<S> dx = probs;
+        // dx = (probs - onehot) * dloss / n, into a new array (with retain_graph this backward may run again)
+        Array<S> dx = Array<S>::from_shape(probs.shape());
         const S coef = kept == 0 ? S(0) : self.grad() / static_cast<S>(kept);
-        const Index* t = targets.data();
-        S* d = dx.data();
-        for (std::size_t r = 0; r < N; ++r) {
-          S* dr = d + r * V;
-          if (t[r] == ignore_index) {
-            for (std::size_t j = 0; j < V; ++j) dr[j] = S(0);
-            continue;
-          }
-          for (std::size_t j = 0; j < V; ++j) dr[j] *= coef;
-          dr[static_cast<std::size_t>(t[r])] -= coef;
-        }
+        kernels::cross_entropy_backward<S>(N, V, probs.data(), targets.data(), ignore_index, coef, dx.data());
         accumulate_grad(nx, std::move(dx));
       },
       "cross_entropy");

@@ -8,46 +8,27 @@
 //  d rstd / d x_j = -rstd^3 x_j / C = -rstd^2 xhat_j / C; collecting both terms gives the line above.)
 // The forward keeps only rstd per row; the backward recomputes xhat from x. With sum_k g_k xhat_k =
 // rstd sum_k dy_k w_k x_k, one three-way row dot per row gives the reduction.
-#include "tinyformer/ops/kernels/simd.hpp"  // first: see there
-
-#include <array>
 #include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
-#include "tinyformer/ops/kernels/rows.hpp"
+#include "tinyformer/ops/kernels/norms.hpp"
 #include "tinyformer/ops/ops.hpp"
-#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
 
 // dx = rstd (g - xhat mean(g xhat)), g = dy weight;  dweight = sum over rows of dy xhat
+// (the row loops: kernels::rms_norm_backward)
 template <class S>
 void rms_norm_backward(Node<S>& self, std::size_t R, std::size_t C, const S* rstd) {
   Node<S>& nx = *self.inputs[0];
   Node<S>& nw = *self.inputs[1];
-  const S* xv = nx.value.data();
-  const S* w = nw.value.data();
-  const S* dy = self.grad.data();
-  const S inv_c = S(1) / static_cast<S>(C);
   Array<S> dx, dw;
   if (nx.requires_grad) dx = Array<S>::from_shape(nx.value.shape());
   if (nw.requires_grad) dw = Array<S>::from_shape({C});
-  const std::array<S*, 1> sums{nw.requires_grad ? dw.data() : nullptr};
-  kernels::rows_with_column_sums<S, 1>(R, C, sums, [&](std::size_t r, const std::array<S*, 1>& part) {
-    const S* xr = xv + r * C;
-    const S* dyr = dy + r * C;
-    const S rs = rstd[r];
-    if (part[0])  // dweight += dy xhat
-      for (std::size_t j = 0; j < C; ++j) part[0][j] += dyr[j] * xr[j] * rs;
-    if (nx.requires_grad) {
-      // mean_k(g_k xhat_k) = rstd (1/C) sum_k dy_k w_k x_k
-      const S mean_gh = rs * kernels::row_dot(dyr, w, xr, C) * inv_c;
-      S* dxr = dx.data() + r * C;
-      for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * w[j] - xr[j] * rs * mean_gh);
-    }
-  });
+  kernels::rms_norm_backward<S>(R, C, nx.value.data(), nw.value.data(), self.grad.data(), rstd,
+                                nx.requires_grad ? dx.data() : nullptr, nw.requires_grad ? dw.data() : nullptr);
   if (nx.requires_grad) accumulate_grad(nx, std::move(dx));
   if (nw.requires_grad) accumulate_grad(nw, std::move(dw));
 }
@@ -71,18 +52,7 @@ Var<S> rms_norm(const Var<S>& x, const Var<S>& weight, S eps) {
   // Only rstd per row is kept for the backward; xhat is recomputed from x there.
   Array<S> out = Array<S>::from_shape(x.value().shape());
   Array<S> rstd = Array<S>::from_shape({R});
-  const S* xv = x.value().data();
-  const S* w = weight.value().data();
-  const S inv_c = S(1) / static_cast<S>(C);
-  parallel_for(R, 64, [&](std::size_t r0, std::size_t r1) {
-    for (std::size_t r = r0; r < r1; ++r) {
-      const S* xr = xv + r * C;
-      S* yr = out.data() + r * C;
-      const S rs = S(1) / std::sqrt(kernels::row_dot(xr, xr, C) * inv_c + eps);
-      rstd.data()[r] = rs;
-      for (std::size_t j = 0; j < C; ++j) yr[j] = xr[j] * rs * w[j];
-    }
-  });
+  kernels::rms_norm_forward<S>(R, C, x.value().data(), weight.value().data(), eps, out.data(), rstd.data());
 
   return make_result<S>(
       std::move(out), {x, weight},

@@ -9,27 +9,18 @@
 // A row whose entries are all -inf, or that holds a NaN, has no softmax (0/0): softmax and log_softmax give NaN
 // for the whole row (as PyTorch does), so that training detects it as a non-finite loss. causal_mask never
 // makes such a row, because column 0 is always kept.
-#include <algorithm>
-#include <array>
-#include <cmath>
+#include <cstddef>
 #include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xmath.hpp>
-#include <xtensor/xnoalias.hpp>
 
-#include "tinyformer/ops/kernels/exp_floor.hpp"
-#include "tinyformer/ops/kernels/rows.hpp"
+#include "tinyformer/ops/kernels/softmax_rows.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf {
 
 namespace {
-
-// Size of the scratch block log_softmax computes exp() into (values): small enough to stay in L1/L2.
-constexpr std::size_t kScratchElems = 4096;
 
 // Rows of the last axis: x [..., C] -> R rows of C.
 struct Rows {
@@ -47,98 +38,39 @@ Rows last_axis_rows(const Shape& shape, const char* op) {
   return r;
 }
 
-// out = x - rowmax(x), row by row, x and out [R, C] (kernels::shift_by_row_max: -inf stays -inf; a row with a
-// NaN or only -inf becomes NaN).
-template <class S>
-void subtract_row_max(const S* x, S* out, const Rows& rows) {
-  for (std::size_t r = 0; r < rows.count; ++r)
-    kernels::shift_by_row_max(x + r * rows.width, out + r * rows.width, rows.width);
-}
-
 }  // namespace
 
-// a [..., C] -> y [..., C]; dx = y * (dy - rowsum(dy * y))
+// a [..., C] -> y [..., C]; dx = y * (dy - rowsum(dy * y))   (the row loops: kernels::softmax_forward, _backward)
 template <class S>
 Var<S> softmax(const Var<S>& a) {
   check_input(a, "softmax", "a");
   const Rows rows = last_axis_rows(a.shape(), "softmax");
-  const std::size_t C = rows.width;
   Array<S> out = Array<S>::from_shape(a.value().shape());
-  subtract_row_max(a.value().data(), out.data(), rows);
-  xt::noalias(out) = kernels::exp_with_floor(out);  // contiguous, vectorised; exp(-inf) = 0
-  S* y = out.data();
-  for (std::size_t r = 0; r < rows.count; ++r) {
-    S* yr = y + r * C;
-    S total = 0;
-    for (std::size_t j = 0; j < C; ++j) total += yr[j];
-    const S inv = S(1) / total;  // total >= 1: the max entry contributes exp(0)
-    for (std::size_t j = 0; j < C; ++j) yr[j] *= inv;
-  }
+  kernels::softmax_forward<S>(rows.count, rows.width, a.value().data(), out.data());
 
   return make_result<S>(
       std::move(out), {a},
       [rows](Node<S>& self) {
-        const std::size_t C = rows.width;
         Array<S> dx = Array<S>::from_shape(self.value.shape());
-        const S* y = self.value.data();
-        const S* dy = self.grad.data();
-        S* g = dx.data();
-        for (std::size_t r = 0; r < rows.count; ++r) {
-          const S* yr = y + r * C;
-          const S* dyr = dy + r * C;
-          S* gr = g + r * C;
-          S dot = 0;
-          for (std::size_t j = 0; j < C; ++j) dot += dyr[j] * yr[j];
-          for (std::size_t j = 0; j < C; ++j) gr[j] = yr[j] * (dyr[j] - dot);
-        }
+        kernels::softmax_backward<S>(rows.count, rows.width, self.value.data(), self.grad.data(), dx.data());
         accumulate_grad(*self.inputs[0], std::move(dx));
       },
       "softmax");
 }
 
-// a [..., C] -> y [..., C]; dx = dy - exp(y) * rowsum(dy)
+// a [..., C] -> y [..., C]; dx = dy - exp(y) * rowsum(dy)   (the row loops: kernels::log_softmax_forward, _backward)
 template <class S>
 Var<S> log_softmax(const Var<S>& a) {
   check_input(a, "log_softmax", "a");
   const Rows rows = last_axis_rows(a.shape(), "log_softmax");
-  const std::size_t C = rows.width;
   Array<S> out = Array<S>::from_shape(a.value().shape());
-  subtract_row_max(a.value().data(), out.data(), rows);
-  // exp(x - m) is needed only for the row sums: it goes through a small scratch block of whole rows (about
-  // kScratchElems values, reused), not a second array as large as x.
-  const std::size_t block_rows = C == 0 ? 1 : std::max<std::size_t>(1, std::min(rows.count, kScratchElems / C));
-  Array<S> scratch = Array<S>::from_shape({block_rows * C});
-  S* y = out.data();
-  for (std::size_t r0 = 0; r0 < rows.count; r0 += block_rows) {
-    const std::size_t nr = std::min(block_rows, rows.count - r0), n = nr * C;
-    auto shifted = xt::adapt(y + r0 * C, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
-    auto e = xt::adapt(scratch.data(), n, xt::no_ownership(), std::array<std::size_t, 1>{n});
-    xt::noalias(e) = kernels::exp_with_floor(shifted);
-    for (std::size_t r = 0; r < nr; ++r) {
-      const S* er = scratch.data() + r * C;
-      S total = 0;
-      for (std::size_t j = 0; j < C; ++j) total += er[j];
-      const S log_total = std::log(total);  // total >= 1, so log_total >= 0 and finite
-      S* yr = y + (r0 + r) * C;
-      for (std::size_t j = 0; j < C; ++j) yr[j] -= log_total;
-    }
-  }
+  kernels::log_softmax_forward<S>(rows.count, rows.width, a.value().data(), out.data());
 
   return make_result<S>(
       std::move(out), {a},
       [rows](Node<S>& self) {
-        const std::size_t C = rows.width;
         Array<S> dx = Array<S>::from_shape(self.value.shape());
-        xt::noalias(dx) = kernels::exp_with_floor(self.value);  // softmax, recomputed instead of stored
-        const S* dy = self.grad.data();
-        S* g = dx.data();
-        for (std::size_t r = 0; r < rows.count; ++r) {
-          const S* dyr = dy + r * C;
-          S* gr = g + r * C;
-          S total = 0;
-          for (std::size_t j = 0; j < C; ++j) total += dyr[j];
-          for (std::size_t j = 0; j < C; ++j) gr[j] = dyr[j] - gr[j] * total;
-        }
+        kernels::log_softmax_backward<S>(rows.count, rows.width, self.value.data(), self.grad.data(), dx.data());
         accumulate_grad(*self.inputs[0], std::move(dx));
       },
       "log_softmax");

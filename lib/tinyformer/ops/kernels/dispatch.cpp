@@ -2,6 +2,7 @@
 // (kernels/dispatch.hpp, kernels/isa.hpp). In a native build only kernel_isa() is here.
 #include "tinyformer/ops/kernels/dispatch.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -12,22 +13,30 @@
 #define TF_KERNEL_NAMESPACE tf::kernels::isa_v2
 #include "tinyformer/ops/kernels/causal_head.hpp"
 #include "tinyformer/ops/kernels/gelu.hpp"
+#include "tinyformer/ops/kernels/norms.hpp"
 #include "tinyformer/ops/kernels/silu.hpp"
+#include "tinyformer/ops/kernels/softmax_rows.hpp"
 #undef TF_KERNEL_NAMESPACE
 #define TF_KERNEL_NAMESPACE tf::kernels::isa_v3
 #include "tinyformer/ops/kernels/causal_head.hpp"
 #include "tinyformer/ops/kernels/gelu.hpp"
+#include "tinyformer/ops/kernels/norms.hpp"
 #include "tinyformer/ops/kernels/silu.hpp"
+#include "tinyformer/ops/kernels/softmax_rows.hpp"
 #undef TF_KERNEL_NAMESPACE
 #define TF_KERNEL_NAMESPACE tf::kernels::isa_v4
 #include "tinyformer/ops/kernels/causal_head.hpp"
 #include "tinyformer/ops/kernels/gelu.hpp"
+#include "tinyformer/ops/kernels/norms.hpp"
 #include "tinyformer/ops/kernels/silu.hpp"
+#include "tinyformer/ops/kernels/softmax_rows.hpp"
 #undef TF_KERNEL_NAMESPACE
 #endif
 #include "tinyformer/ops/kernels/causal_head.hpp"
 #include "tinyformer/ops/kernels/gelu.hpp"
+#include "tinyformer/ops/kernels/norms.hpp"
 #include "tinyformer/ops/kernels/silu.hpp"
+#include "tinyformer/ops/kernels/softmax_rows.hpp"
 
 namespace tf::kernels {
 
@@ -113,6 +122,52 @@ void swiglu_backward(std::size_t R, std::size_t H, const S* x, const S* dy, S* d
   TF_DISPATCH(swiglu_backward(R, H, x, dy, dx, accumulate))
 }
 
+template <class S>
+void layer_norm_forward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* bias, S eps, S* y, S* mean,
+                        S* rstd) {
+  TF_DISPATCH(layer_norm_forward(R, C, x, weight, bias, eps, y, mean, rstd))
+}
+template <class S>
+void layer_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* mean,
+                         const S* rstd, S* dx, S* dweight, S* dbias) {
+  TF_DISPATCH(layer_norm_backward(R, C, x, weight, dy, mean, rstd, dx, dweight, dbias))
+}
+template <class S>
+void rms_norm_forward(std::size_t R, std::size_t C, const S* x, const S* weight, S eps, S* y, S* rstd) {
+  TF_DISPATCH(rms_norm_forward(R, C, x, weight, eps, y, rstd))
+}
+template <class S>
+void rms_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* rstd, S* dx,
+                       S* dweight) {
+  TF_DISPATCH(rms_norm_backward(R, C, x, weight, dy, rstd, dx, dweight))
+}
+template <class S>
+void softmax_forward(std::size_t R, std::size_t C, const S* x, S* y) {
+  TF_DISPATCH(softmax_forward(R, C, x, y))
+}
+template <class S>
+void softmax_backward(std::size_t R, std::size_t C, const S* y, const S* dy, S* dx) {
+  TF_DISPATCH(softmax_backward(R, C, y, dy, dx))
+}
+template <class S>
+void log_softmax_forward(std::size_t R, std::size_t C, const S* x, S* y) {
+  TF_DISPATCH(log_softmax_forward(R, C, x, y))
+}
+template <class S>
+void log_softmax_backward(std::size_t R, std::size_t C, const S* y, const S* dy, S* dx) {
+  TF_DISPATCH(log_softmax_backward(R, C, y, dy, dx))
+}
+template <class S>
+double cross_entropy_forward(std::size_t N, std::size_t V, const S* x, const std::int32_t* targets,
+                             std::int32_t ignore_index, S* probs) {
+  TF_DISPATCH(cross_entropy_forward(N, V, x, targets, ignore_index, probs))
+}
+template <class S>
+void cross_entropy_backward(std::size_t N, std::size_t V, const S* probs, const std::int32_t* targets,
+                            std::int32_t ignore_index, S coef, S* dx) {
+  TF_DISPATCH(cross_entropy_backward(N, V, probs, targets, ignore_index, coef, dx))
+}
+
 namespace attention_head {
 
 std::size_t scratch_size(std::size_t T, std::size_t D) { TF_DISPATCH(attention_head::scratch_size(T, D)) }
@@ -138,19 +193,31 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
 
 }  // namespace attention_head
 
-#define TF_INSTANTIATE(S)                                                                                           \
-  template void gelu_forward<S>(std::size_t, const S*, S*);                                                         \
-  template void gelu_backward<S>(std::size_t, const S*, const S*, S*, bool);                                        \
-  template void silu_forward<S>(std::size_t, const S*, S*);                                                         \
-  template void silu_backward<S>(std::size_t, const S*, const S*, S*, bool);                                        \
-  template void swiglu_forward<S>(std::size_t, std::size_t, const S*, S*);                                          \
-  template void swiglu_backward<S>(std::size_t, std::size_t, const S*, const S*, S*, bool);                         \
-  template void attention_head::softmax_row<S>(S*, std::size_t, std::size_t);                                       \
-  template void attention_head::scores_softmax<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S, S*, \
-                                                  S*);                                                              \
-  template void attention_head::weighted_sum<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S*,      \
-                                                std::size_t, S*);                                                   \
-  template void attention_head::backward<S>(const S*, const S*, const S*, std::size_t, const S*, const S*, bool, S, \
+#define TF_INSTANTIATE(S)                                                                                              \
+  template void gelu_forward<S>(std::size_t, const S*, S*);                                                            \
+  template void gelu_backward<S>(std::size_t, const S*, const S*, S*, bool);                                           \
+  template void silu_forward<S>(std::size_t, const S*, S*);                                                            \
+  template void silu_backward<S>(std::size_t, const S*, const S*, S*, bool);                                           \
+  template void swiglu_forward<S>(std::size_t, std::size_t, const S*, S*);                                             \
+  template void swiglu_backward<S>(std::size_t, std::size_t, const S*, const S*, S*, bool);                            \
+  template void layer_norm_forward<S>(std::size_t, std::size_t, const S*, const S*, const S*, S, S*, S*, S*);          \
+  template void layer_norm_backward<S>(std::size_t, std::size_t, const S*, const S*, const S*, const S*, const S*, S*, \
+                                       S*, S*);                                                                        \
+  template void rms_norm_forward<S>(std::size_t, std::size_t, const S*, const S*, S, S*, S*);                          \
+  template void rms_norm_backward<S>(std::size_t, std::size_t, const S*, const S*, const S*, const S*, S*, S*);        \
+  template void softmax_forward<S>(std::size_t, std::size_t, const S*, S*);                                            \
+  template void softmax_backward<S>(std::size_t, std::size_t, const S*, const S*, S*);                                 \
+  template void log_softmax_forward<S>(std::size_t, std::size_t, const S*, S*);                                        \
+  template void log_softmax_backward<S>(std::size_t, std::size_t, const S*, const S*, S*);                             \
+  template double cross_entropy_forward<S>(std::size_t, std::size_t, const S*, const std::int32_t*, std::int32_t, S*); \
+  template void cross_entropy_backward<S>(std::size_t, std::size_t, const S*, const std::int32_t*, std::int32_t, S,    \
+                                          S*);                                                                         \
+  template void attention_head::softmax_row<S>(S*, std::size_t, std::size_t);                                          \
+  template void attention_head::scores_softmax<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S, S*,    \
+                                                  S*);                                                                 \
+  template void attention_head::weighted_sum<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S*,         \
+                                                std::size_t, S*);                                                      \
+  template void attention_head::backward<S>(const S*, const S*, const S*, std::size_t, const S*, const S*, bool, S,    \
                                             const S*, std::size_t, std::size_t, std::size_t, S, S*, S*, S*, S*);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

@@ -1,7 +1,8 @@
 #pragma once
-// Row kernels shared by the ops that work on the last axis (layer_norm, rms_norm, softmax, log_softmax,
-// cross_entropy, attention): sums and dot products in SIMD lanes, then the lanes and the scalar tail in a
-// fixed order, so a row's result never depends on how threads share the rows. A row is n contiguous values.
+// Row kernels shared by the code that works on the last axis (kernels/norms.cpp, kernels/softmax_rows.cpp,
+// kernels/causal_head.cpp, ops/cached_attention.cpp): sums and dot products in SIMD lanes, then the lanes and the
+// scalar tail in a fixed order, so a row's result never depends on how threads share the rows. A row is n contiguous
+// values.
 #include <algorithm>
 #include <array>
 #include <cmath>

@@ -1,0 +1,33 @@
+// (No #pragma once: kernels/dispatch.cpp includes this once per ISA level, see kernels/isa.hpp.)
+// The row loops of layer norm and RMSNorm (ops/layer_norm.cpp, ops/rms_norm.cpp hold the formulas of both
+// directions). x, y, dy and dx are R contiguous rows of C; weight, bias, dweight and dbias are [C]; mean and rstd [R]
+// (kept from the forward, xhat is recomputed from x). Rows are split over the threads; the parameter gradients are
+// summed in fixed chunks of rows (kernels::rows_with_column_sums), so no result depends on the thread count.
+#include <cstddef>
+
+#include "tinyformer/ops/kernels/isa.hpp"
+
+namespace TF_KERNEL_NAMESPACE {
+
+// y = (x - mean) rstd weight + bias; mean [R] and rstd [R] are written
+template <class S>
+void layer_norm_forward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* bias, S eps, S* y, S* mean,
+                        S* rstd);
+
+// dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight (skipped when dx is null);
+// dweight = sum over rows of dy xhat, dbias = sum of dy (both skipped when dweight is null, else both overwritten)
+template <class S>
+void layer_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* mean,
+                         const S* rstd, S* dx, S* dweight, S* dbias);
+
+// y = x rstd weight, rstd = 1 / sqrt(mean(x^2) + eps); rstd [R] is written
+template <class S>
+void rms_norm_forward(std::size_t R, std::size_t C, const S* x, const S* weight, S eps, S* y, S* rstd);
+
+// dx = rstd (g - xhat mean(g xhat)), g = dy weight (skipped when dx is null);
+// dweight = sum over rows of dy xhat (skipped when dweight is null, else overwritten)
+template <class S>
+void rms_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* rstd, S* dx,
+                       S* dweight);
+
+}  // namespace TF_KERNEL_NAMESPACE

@@ -1,0 +1,161 @@
+// Softmax, log_softmax and cross-entropy row kernels: the formulas are in ops/softmax.cpp and ops/cross_entropy.cpp.
+#include "tinyformer/ops/kernels/simd.hpp"  // first: see simd.hpp
+
+#include "tinyformer/ops/kernels/softmax_rows.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <vector>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xnoalias.hpp>
+
+#include "tinyformer/ops/kernels/exp_floor.hpp"
+#include "tinyformer/ops/kernels/rows.hpp"
+
+namespace TF_KERNEL_NAMESPACE {
+
+namespace {
+
+// Size of the scratch block log_softmax computes exp() into (values): small enough to stay in L1/L2.
+constexpr std::size_t kScratchElems = 4096;
+
+// a [n] as an xtensor expression over the caller's memory
+template <class S>
+auto flat(S* a, std::size_t n) {
+  return xt::adapt(a, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
+}
+
+// out = x - rowmax(x), row by row, x and out [R, C]
+template <class S>
+void subtract_row_max(const S* x, S* out, std::size_t R, std::size_t C) {
+  for (std::size_t r = 0; r < R; ++r) shift_by_row_max(x + r * C, out + r * C, C);
+}
+
+}  // namespace
+
+// x [R, C] -> y [R, C]
+template <class S>
+void softmax_forward(std::size_t R, std::size_t C, const S* x, S* y) {
+  subtract_row_max(x, y, R, C);
+  auto e = flat(y, R * C);
+  xt::noalias(e) = exp_with_floor(e);  // contiguous, vectorised; exp(-inf) = 0
+  for (std::size_t r = 0; r < R; ++r) {
+    S* yr = y + r * C;
+    S total = 0;
+    for (std::size_t j = 0; j < C; ++j) total += yr[j];
+    const S inv = S(1) / total;  // total >= 1: the max entry contributes exp(0)
+    for (std::size_t j = 0; j < C; ++j) yr[j] *= inv;
+  }
+}
+
+// y, dy [R, C] -> dx [R, C]
+template <class S>
+void softmax_backward(std::size_t R, std::size_t C, const S* y, const S* dy, S* dx) {
+  for (std::size_t r = 0; r < R; ++r) {
+    const S* yr = y + r * C;
+    const S* dyr = dy + r * C;
+    S* gr = dx + r * C;
+    S dot = 0;
+    for (std::size_t j = 0; j < C; ++j) dot += dyr[j] * yr[j];
+    for (std::size_t j = 0; j < C; ++j) gr[j] = yr[j] * (dyr[j] - dot);
+  }
+}
+
+// x [R, C] -> y [R, C]
+template <class S>
+void log_softmax_forward(std::size_t R, std::size_t C, const S* x, S* y) {
+  subtract_row_max(x, y, R, C);
+  // exp(x - m) is needed only for the row sums: it goes through a small scratch block of whole rows (about
+  // kScratchElems values, reused), not a second array as large as x.
+  const std::size_t block_rows = C == 0 ? 1 : std::max<std::size_t>(1, std::min(R, kScratchElems / C));
+  std::vector<S, xsimd::aligned_allocator<S, 64>> scratch(block_rows * C);  // aligned as tf::Array's values
+  for (std::size_t r0 = 0; r0 < R; r0 += block_rows) {
+    const std::size_t nr = std::min(block_rows, R - r0), n = nr * C;
+    auto shifted = flat(y + r0 * C, n);
+    auto e = flat(scratch.data(), n);
+    xt::noalias(e) = exp_with_floor(shifted);
+    for (std::size_t r = 0; r < nr; ++r) {
+      const S* er = scratch.data() + r * C;
+      S total = 0;
+      for (std::size_t j = 0; j < C; ++j) total += er[j];
+      const S log_total = std::log(total);  // total >= 1, so log_total >= 0 and finite
+      S* yr = y + (r0 + r) * C;
+      for (std::size_t j = 0; j < C; ++j) yr[j] -= log_total;
+    }
+  }
+}
+
+// y, dy [R, C] -> dx [R, C]
+template <class S>
+void log_softmax_backward(std::size_t R, std::size_t C, const S* y, const S* dy, S* dx) {
+  auto g = flat(dx, R * C);
+  xt::noalias(g) = exp_with_floor(flat(y, R * C));  // softmax, recomputed instead of stored
+  for (std::size_t r = 0; r < R; ++r) {
+    const S* dyr = dy + r * C;
+    S* gr = dx + r * C;
+    S total = 0;
+    for (std::size_t j = 0; j < C; ++j) total += dyr[j];
+    for (std::size_t j = 0; j < C; ++j) gr[j] = dyr[j] - gr[j] * total;
+  }
+}
+
+// x [N, V], targets [N] -> probs [N, V], the loss summed over kept rows
+template <class S>
+double cross_entropy_forward(std::size_t N, std::size_t V, const S* x, const std::int32_t* targets,
+                             std::int32_t ignore_index, S* probs) {
+  subtract_row_max(x, probs, N, V);
+  // Loss of each kept row from the shifted logits s = x - m: loss_row = log(sum_k exp(s_k)) - s_t.
+  std::vector<S> target_shifted(N);
+  for (std::size_t r = 0; r < N; ++r)
+    if (targets[r] != ignore_index) target_shifted[r] = probs[r * V + static_cast<std::size_t>(targets[r])];
+  auto e = flat(probs, N * V);
+  xt::noalias(e) = exp_with_floor(e);  // masked (-inf) logits give 0
+  double total = 0;                    // accumulated in double: N can be large
+  for (std::size_t r = 0; r < N; ++r) {
+    S* pr = probs + r * V;
+    S sum = 0;
+    for (std::size_t j = 0; j < V; ++j) sum += pr[j];
+    const S inv = S(1) / sum;  // sum >= 1: the max entry contributes exp(0)
+    for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+    if (targets[r] != ignore_index)
+      total += static_cast<double>(std::log(sum)) - static_cast<double>(target_shifted[r]);
+  }
+  return total;
+}
+
+// probs [N, V], targets [N] -> dx [N, V]
+template <class S>
+void cross_entropy_backward(std::size_t N, std::size_t V, const S* probs, const std::int32_t* targets,
+                            std::int32_t ignore_index, S coef, S* dx) {
+  for (std::size_t r = 0; r < N; ++r) {
+    const S* pr = probs + r * V;
+    S* dr = dx + r * V;
+    if (targets[r] == ignore_index) {
+      std::fill(dr, dr + V, S(0));
+      continue;
+    }
+    for (std::size_t j = 0; j < V; ++j) dr[j] = pr[j] * coef;
+    dr[static_cast<std::size_t>(targets[r])] -= coef;
+  }
+}
+
+template void softmax_forward<float>(std::size_t, std::size_t, const float*, float*);
+template void softmax_backward<float>(std::size_t, std::size_t, const float*, const float*, float*);
+template void log_softmax_forward<float>(std::size_t, std::size_t, const float*, float*);
+template void log_softmax_backward<float>(std::size_t, std::size_t, const float*, const float*, float*);
+template double cross_entropy_forward<float>(std::size_t, std::size_t, const float*, const std::int32_t*, std::int32_t,
+                                             float*);
+template void cross_entropy_backward<float>(std::size_t, std::size_t, const float*, const std::int32_t*, std::int32_t,
+                                            float, float*);
+template void softmax_forward<double>(std::size_t, std::size_t, const double*, double*);
+template void softmax_backward<double>(std::size_t, std::size_t, const double*, const double*, double*);
+template void log_softmax_forward<double>(std::size_t, std::size_t, const double*, double*);
+template void log_softmax_backward<double>(std::size_t, std::size_t, const double*, const double*, double*);
+template double cross_entropy_forward<double>(std::size_t, std::size_t, const double*, const std::int32_t*,
+                                              std::int32_t, double*);
+template void cross_entropy_backward<double>(std::size_t, std::size_t, const double*, const std::int32_t*, std::int32_t,
+                                             double, double*);
+
+}  // namespace TF_KERNEL_NAMESPACE
