@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 
 #include "commands.hpp"
 #include "model_loading.hpp"
+#include "tinyformer/data/text_stream.hpp"
 #include "tinyformer/infer/sample.hpp"
 
 namespace tf::app {
@@ -33,34 +35,13 @@ std::size_t default_new_tokens(const LoadedModel& loaded, const std::vector<Inde
   return source->answer_length();
 }
 
-// Prints the text of a growing token sequence as it grows. A SentencePiece vocabulary decodes a token differently by
-// what precedes it (a leading space, bytes of one character split over tokens), so each new piece is the text of a
-// short window ending at the new token minus the text of the same window without it; when that is not a prefix (a
-// character still incomplete) the tokens wait for the next one. The printed bytes are those of decode(all ids).
-class TextStream {
- public:
-  explicit TextStream(const data::Vocabulary& vocab) : vocab_(vocab) {}
-
-  void show(const std::vector<Index>& ids, bool last) {
-    const std::size_t from = printed_ > kOverlap ? printed_ - kOverlap : 0;
-    const auto window = [&](std::size_t end) {
-      return vocab_.decode(
-          std::vector<Index>(ids.begin() + static_cast<long>(from), ids.begin() + static_cast<long>(end)));
-    };
-    const std::string before = window(printed_), after = window(ids.size());
-    std::size_t common = 0;
-    while (common < before.size() && common < after.size() && before[common] == after[common]) ++common;
-    if (common < before.size() && !last) return;  // a character not yet complete: wait
-    fmt::print("{}", after.substr(common));
-    std::fflush(stdout);
-    printed_ = ids.size();
-  }
-
- private:
-  static constexpr std::size_t kOverlap = 8;
-  const data::Vocabulary& vocab_;
-  std::size_t printed_ = 0;
-};
+// Prints the text of the tokens made since the last call, at once (--tokens may be large).
+void print_new_text(data::TextStream& stream, const std::vector<Index>& ids, bool last) {
+  const std::string text = stream.next(ids, last);
+  if (text.empty()) return;
+  fmt::print("{}", text);
+  std::fflush(stdout);
+}
 
 }  // namespace
 
@@ -99,9 +80,9 @@ void add_sample_command(CLI::App& app) {
       options.stop_id = loaded.vocab.bos();
       options.new_tokens = o->tokens ? *o->tokens : default_new_tokens(loaded, prompt);
       Rng rng(o->seed);
-      TextStream stream(loaded.vocab);  // the text appears as the tokens are made (--tokens may be large)
-      stream.show(prompt, false);
-      options.on_token = [&](const std::vector<Index>& ids) { stream.show(ids, false); };
+      data::TextStream stream(loaded.vocab);  // the text appears as the tokens are made
+      print_new_text(stream, prompt, false);
+      options.on_token = [&](const std::vector<Index>& ids) { print_new_text(stream, ids, false); };
       std::vector<Index> ids;
       try {
         ids = infer::generate(*loaded.model, prompt, options, rng);
@@ -109,7 +90,7 @@ void add_sample_command(CLI::App& app) {
         fmt::print("\n");
         throw std::runtime_error(fmt::format("{}: {}", o->checkpoint, e.what()));
       }
-      stream.show(ids, true);
+      print_new_text(stream, ids, true);
       fmt::print("\n");
       return 0;
     });

@@ -28,6 +28,26 @@ no_temporaries "$work/full"
 # 15 steps, then --resume for 15 more: the same losses, bit for bit (dropout on: its generator is in the checkpoint)
 mpirun_np 2 "$bin" train "$cfg" --out "$work/parts" "${common[@]}" --set training.steps=15 > "$work/p1.log" 2>&1 \
   || { cat "$work/p1.log"; fail "first part failed"; }
+# another number of processes changes the global batch (32 sequences a step here): an `exact` change like
+# training.batch_size, refused in one line naming both counts and changing nothing, accepted with --allow-changes
+before=$(fingerprint "$work/parts")
+for np in 1 4; do
+  mpirun_np "$np" "$bin" train "$cfg" --out "$work/parts" --resume "${common[@]}" --set training.steps=30 \
+    > "$work/np$np.out" 2> "$work/np$np.err" && { cat "$work/np$np.err"; fail "a resume with -np $np ran"; }
+  messages_kept=$((messages_kept + 1)); grep '^tinyformer' "$work/np$np.err" > "$messages_dir/$messages_kept.exit1.txt"
+  [ "$(grep -c '^tinyformer: error: ' "$work/np$np.err")" -eq 1 ] || { cat "$work/np$np.err"; fail "-np $np: not one error line"; }
+  procs="$np processes"; [ "$np" -eq 1 ] && procs="1 process"
+  grep -qF "tinyformer: error: --resume from $work/parts/checkpoint.safetensors: the checkpoint's steps took 32 sequences (2 processes), this run's take $((16 * np)) ($procs x grad_accum 1 x batch_size 16), which breaks exact continuation; resume with --allow-changes" \
+    "$work/np$np.err" || { cat "$work/np$np.err"; fail "-np $np: the message does not name both counts"; }
+  [ "$(fingerprint "$work/parts")" = "$before" ] || fail "a refused resume with -np $np changed the run dir"
+  no_temporaries "$work/parts"
+done
+cp -a "$work/parts" "$work/changed"
+mpirun_np 4 "$bin" train "$cfg" --out "$work/changed" --resume --allow-changes "${common[@]}" --set training.steps=16 \
+  > "$work/changed.log" 2>&1 || { cat "$work/changed.log"; fail "--allow-changes did not accept -np 4"; }
+grep -qF "tinyformer: the checkpoint's steps took 32 sequences (2 processes), this run's take 64 (4 processes x grad_accum 1 x batch_size 16): the run goes on with the new global batch" \
+  "$work/changed.log" || { cat "$work/changed.log"; fail "the accepted change of processes is not noted"; }
+[ "$(grep -c '"train_loss"' "$work/changed/metrics.jsonl")" -eq 16 ] || fail "the resumed -np 4 run did not add step 16"
 mpirun_np 2 "$bin" train "$cfg" --out "$work/parts" --resume "${common[@]}" --set training.steps=30 > "$work/p2.log" 2>&1 \
   || { cat "$work/p2.log"; fail "resume under mpirun failed"; }
 grep -q "from step 15" "$work/p2.log" || { cat "$work/p2.log"; fail "resume did not start at step 15"; }

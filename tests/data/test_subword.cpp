@@ -10,6 +10,8 @@
 #include <regex>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "tinyformer/data/data.hpp"
 
 using namespace tf;
@@ -151,6 +153,8 @@ TEST_CASE("data: a data.vocab_size the text cannot support is refused at the key
       REQUIRE(std::regex_search(message, m, std::regex("the largest that works is ([0-9]+)")));
       const std::size_t largest = std::stoul(m[1].str());
       CHECK(make_data_source(subword_spec(path, tokenizer, largest))->vocab().size() == largest);
+      CHECK_THROWS_WITH(make_data_source(subword_spec(path, tokenizer, largest + 1)),
+                        Contains(fmt::format("the largest that works is {}", largest)));  // and no larger one
     }
   }
   std::string message;

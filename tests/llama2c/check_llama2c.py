@@ -114,7 +114,11 @@ def main():
     ap.add_argument("--run-c", default=os.environ.get("LLAMA2C_RUN", ""), help="a built llama2.c run (optional)")
     args = ap.parse_args()
     if args.run_c and not os.access(args.run_c, os.X_OK):
+        print(f"note: {args.run_c} is not an executable file: run.c itself is not run")
         args.run_c = ""
+    elif not args.run_c:
+        print("note: run.c itself is not run (no llama2.c here; configure with -DTINYFORMER_LLAMA2C_RUN=path/to/run or "
+              "set LLAMA2C_RUN): the greedy text is compared with this reader's run.c generation only")
     os.makedirs(args.work_dir, exist_ok=True)
 
     tied = train(args, "tied", *LLAMA, "model.tie_weights=true", "training.steps=60")

@@ -184,6 +184,11 @@ float Vocabulary::score(Index id) const {
   return layout_ == Layout::sentencepiece ? pieces_->GetScore(static_cast<int>(id)) : 0.0f;
 }
 
+int Vocabulary::byte_of(Index id) const {
+  const std::string& t = token(id);
+  return layout_ == Layout::sentencepiece ? byte_of_piece(t) : -1;
+}
+
 Index Vocabulary::numbered_id(const std::string& token) const {
   constexpr std::size_t max_digits = 10;  // Index is 32-bit
   if (token.empty() || token.size() > max_digits || (token[0] == '0' && token.size() > 1)) return -1;

@@ -64,6 +64,9 @@ class Vocabulary {
   std::string label(Index id) const;
   // sentencepiece: the piece's score in the model (BPE: higher merges first); 0 for the other layouts.
   float score(Index id) const;
+  // The byte a byte piece <0xNN> stands for (sentencepiece, ids 3..258), or -1 for every other token. Throws
+  // std::invalid_argument when id is not in [0, V).
+  int byte_of(Index id) const;
 
   // joined: one id per character; spaced: one id per whitespace-separated word. Throws
   // std::invalid_argument listing every unknown character/word with its position (characters counted

@@ -1,8 +1,10 @@
 #include "tinyformer/train/run.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -42,6 +44,18 @@ std::optional<config::RunConfig> checkpoint_config(const std::string& path, cons
   }
 }
 
+std::string count_of_processes(std::int64_t n) { return fmt::format("{} process{}", n, n == 1 ? "" : "es"); }
+
+// "the checkpoint's steps took 32 sequences (2 processes), this run's take 16 (1 process x grad_accum 1 x batch_size
+// 16)": both global batches, with the process counts that make them.
+std::string global_batch_change(const config::RunConfig& cfg, const checkpoint::TrainingState& st, std::size_t before) {
+  return fmt::format("the checkpoint's steps took {} sequences ({}), this run's take {} ({} x grad_accum {} x "
+                     "batch_size {})",
+                     before, count_of_processes(st.processes), sequences_per_step(cfg),
+                     count_of_processes(static_cast<std::int64_t>(dist::size())), cfg.training.grad_accum,
+                     cfg.training.batch_size);
+}
+
 // What the run keeps from the checkpoint and what it may change (train/resume.hpp): the schedule's warmup and
 // decay steps, the config keys, the data. Throws on a change the options do not allow, before anything is loaded.
 void reconcile_with_checkpoint(Run& run, const checkpoint::TrainingState& st, const TrainOptions& options,
@@ -62,10 +76,9 @@ void reconcile_with_checkpoint(Run& run, const checkpoint::TrainingState& st, co
   // Another number of processes changes the global batch as training.batch_size would: an `exact` change.
   if (const std::size_t now = sequences_per_step(run.cfg); before != now && !options.allow_changes)
     throw std::runtime_error(fmt::format(
-        "--resume from {}: the checkpoint's steps took {} sequences ({} process(es)), this run's take {} ({} x "
-        "grad_accum {} x batch_size {}), which breaks exact continuation; resume with --allow-changes to accept it, "
-        "or keep the global batch",
-        ckpt, before, st.processes, now, dist::size(), run.cfg.training.grad_accum, run.cfg.training.batch_size));
+        "--resume from {}: {}, which breaks exact continuation; resume with --allow-changes to accept it, or keep the "
+        "global batch",
+        ckpt, global_batch_change(run.cfg, st, before)));
 }
 
 // Restores weights, optimizer state, generators and the data position from <out>/checkpoint.safetensors, after
@@ -87,10 +100,7 @@ std::size_t resume_from_checkpoint(Run& run, const TrainOptions& options, std::v
   model.dropout_rng().set_state(st.dropout_rng);
   run.start_step = st.step;
   if (before != now)
-    notes.push_back(fmt::format("the checkpoint's steps took {} sequences ({} process(es)), this run's take {} ({} x "
-                                "grad_accum {} x batch_size {}): the run goes on with the new global batch",
-                                before, st.processes, now, dist::size(), run.cfg.training.grad_accum,
-                                run.cfg.training.batch_size));
+    notes.push_back(global_batch_change(run.cfg, st, before) + ": the run goes on with the new global batch");
   fast_forward_data(run.cfg, *run.parts.data, static_cast<std::size_t>(st.step), before);
   return before;
 }
