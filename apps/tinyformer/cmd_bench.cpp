@@ -54,21 +54,83 @@ bool started_by_launcher() {
   return false;
 }
 
+// The options of tinyformer bench.
+struct BenchOpts {
+  std::string shape = "all";
+  int threads = 0;  // auto: the physical cores
+  std::size_t steps = 20, warmup = 3;
+  bool gemm = false;
+  bool check_gemm = false;
+  bool profile = false;
+  bool sample = false;
+  bool scaling = false;
+  std::size_t new_tokens = 256;
+};
+
+// --gemm: each library alone, then the choice per shape (auto): the best line is the machine's SGEMM peak.
+void print_sgemm_peaks() {
+  std::vector<gemm_plan::Policy> policies{gemm_plan::Policy::openblas};
+  if (xsmm::built_in()) policies.push_back(gemm_plan::Policy::libxsmm);
+  policies.push_back(gemm_plan::Policy::automatic);
+  for (int t : {1, 2})
+    for (gemm_plan::Policy p : policies) {
+      const double gflops = bench::measure_sgemm_gflops(t, p);
+      if (dist::is_root())
+        fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}, \"gemm\": \"{}\"}}\n", gflops, t, gemm_plan::name(p));
+    }
+}
+
+// --scaling outside a launcher: each T in a fresh process of this binary, so that each line's peak RSS is its own.
+void run_scaling_in_fresh_processes(const BenchOpts& o) {
+  for (const auto& s : bench::scaling_shapes()) {
+    std::vector<std::string> args{"bench",
+                                  "--shape",
+                                  s.name,
+                                  "--threads",
+                                  std::to_string(o.threads),
+                                  "--steps",
+                                  std::to_string(o.steps),
+                                  "--warmup",
+                                  std::to_string(o.warmup)};
+    if (o.profile) args.push_back("--profile");
+    if (o.sample) {
+      args.push_back("--sample");
+      args.push_back("--new-tokens");
+      args.push_back(std::to_string(o.new_tokens));
+    }
+    run_self(args);
+  }
+}
+
+// Times the shapes the options name in this process (and its MPI peers), one JSON line each; rank 0 prints.
+void run_shapes(const BenchOpts& o) {
+  std::vector<bench::BenchShape> shapes;
+  if (o.scaling)  // under mpirun: one after the other in these processes
+    shapes = bench::scaling_shapes();
+  else if (o.shape == "all")
+    shapes = bench::bench_shapes();
+  else
+    shapes.push_back(bench::bench_shape(o.shape));
+  for (const auto& s : shapes) {
+    if (o.sample) {
+      fmt::print("{}\n", bench::to_json_line(bench::bench_sampling(s, o.threads, o.new_tokens)));
+      std::fflush(stdout);
+      continue;
+    }
+    const bench::BenchResult r = bench::bench_training(s, o.threads, o.steps, o.warmup, o.profile);
+    if (!dist::is_root()) continue;
+    fmt::print("{}\n", bench::to_json_line(r));
+    if (o.profile) fmt::print("{}\n", bench::profile_table(r, o.steps));
+    if (o.check_gemm)
+      for (const std::string& line : bench::check_gemm_plan(s.name)) fmt::print("{}\n", line);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  struct Opts {
-    std::string shape = "all";
-    int threads = 0;  // auto: the physical cores
-    std::size_t steps = 20, warmup = 3;
-    bool gemm = false;
-    bool check_gemm = false;
-    bool profile = false;
-    bool sample = false;
-    bool scaling = false;
-    std::size_t new_tokens = 256;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<BenchOpts>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape; under mpirun, data-parallel");
   cmd->add_option("--shape", o->shape,
@@ -101,62 +163,12 @@ void add_bench_command(CLI::App& app) {
   cmd->callback([o] {
     select_action([o] {
       if (o->threads == 0) o->threads = physical_cores();
-      if (o->gemm) {
-        // Each library alone, then the choice per shape (auto): the best line is the machine's SGEMM peak.
-        std::vector<gemm_plan::Policy> policies{gemm_plan::Policy::openblas};
-        if (xsmm::built_in()) policies.push_back(gemm_plan::Policy::libxsmm);
-        policies.push_back(gemm_plan::Policy::automatic);
-        for (int t : {1, 2})
-          for (gemm_plan::Policy p : policies) {
-            const double gflops = bench::measure_sgemm_gflops(t, p);
-            if (dist::is_root())
-              fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}, \"gemm\": \"{}\"}}\n", gflops, t,
-                         gemm_plan::name(p));
-          }
-        return 0;
-      }
-      if (o->scaling && !started_by_launcher()) {
-        for (const auto& s : bench::scaling_shapes()) {
-          std::vector<std::string> args{"bench",
-                                        "--shape",
-                                        s.name,
-                                        "--threads",
-                                        std::to_string(o->threads),
-                                        "--steps",
-                                        std::to_string(o->steps),
-                                        "--warmup",
-                                        std::to_string(o->warmup)};
-          if (o->profile) args.push_back("--profile");
-          if (o->sample) {
-            args.push_back("--sample");
-            args.push_back("--new-tokens");
-            args.push_back(std::to_string(o->new_tokens));
-          }
-          run_self(args);
-        }
-        return 0;
-      }
-      std::vector<bench::BenchShape> shapes;
-      if (o->scaling)  // under mpirun: one after the other in these processes
-        shapes = bench::scaling_shapes();
-      else if (o->shape == "all")
-        shapes = bench::bench_shapes();
+      if (o->gemm)
+        print_sgemm_peaks();
+      else if (o->scaling && !started_by_launcher())
+        run_scaling_in_fresh_processes(*o);
       else
-        shapes.push_back(bench::bench_shape(o->shape));
-      for (const auto& s : shapes) {
-        if (o->sample) {
-          fmt::print("{}\n", bench::to_json_line(bench::bench_sampling(s, o->threads, o->new_tokens)));
-          std::fflush(stdout);
-          continue;
-        }
-        const bench::BenchResult r = bench::bench_training(s, o->threads, o->steps, o->warmup, o->profile);
-        if (!dist::is_root()) continue;
-        fmt::print("{}\n", bench::to_json_line(r));
-        if (o->profile) fmt::print("{}\n", bench::profile_table(r, o->steps));
-        if (o->check_gemm)
-          for (const std::string& line : bench::check_gemm_plan(s.name)) fmt::print("{}\n", line);
-        std::fflush(stdout);
-      }
+        run_shapes(*o);
       return 0;
     });
   });

@@ -37,7 +37,7 @@ TEST_CASE("gradcheck: reports a deliberately wrong backward", "[gradcheck]") {
   const std::string report = result.report();
   INFO(report);
   CHECK(report.find("FAIL") != std::string::npos);
-  CHECK(report.find("x") != std::string::npos);
+  CHECK(report.find('x') != std::string::npos);
 }
 
 TEST_CASE("gradcheck: reports a backward that forgets a broadcast input", "[gradcheck]") {

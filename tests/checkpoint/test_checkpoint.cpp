@@ -33,7 +33,7 @@ config::ModelConfig model_config(std::size_t d_model, std::size_t n_layer) {
 }
 
 std::string save_model(const nn::GPT<float>& model, const std::string& name) {
-  const std::string path = (fs::temp_directory_path() / ("tinyformer_ckpt_" + name + ".safetensors")).string();
+  std::string path = (fs::temp_directory_path() / ("tinyformer_ckpt_" + name + ".safetensors")).string();
   checkpoint::TrainingState st;
   st.config_yaml = "model: {}\n";
   st.vocab = "tinyformer-vocabulary 1 joined 0\n";
@@ -194,7 +194,7 @@ TEST_CASE("checkpoint: a damaged SentencePiece model in tinyformer.vocab is refu
   spec.data.vocab_size = 300;
   spec.model.context = 8;
   const data::Vocabulary vocab = data::make_data_source(spec)->vocab();
-  const std::string model_bytes = vocab.sentencepiece_model();
+  const std::string& model_bytes = vocab.sentencepiece_model();
   config::ModelConfig shape = model_config(8, 1);
   shape.vocab_size = 300;
   const nn::GPT<float> model(shape, 3);

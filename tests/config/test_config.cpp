@@ -117,9 +117,8 @@ TEST_CASE("config: an empty file gives every documented default", "[config]") {
   CHECK_NOTHROW(validate(RunConfig{}));
 }
 
-TEST_CASE("config: a full file sets every key, data.path resolved against the file's directory", "[config]") {
-  TempDir dir;
-  const std::string path = dir.write("configs/full.yaml", R"(model:
+// A config that sets every key (checked one by one below).
+constexpr const char* kFullConfig = R"(model:
   vocab_size: 96
   context: 64
   d_model: 48
@@ -169,7 +168,11 @@ logging:
   attention_interval: 0
   checkpoint_interval: 0
   probe: "To be, or not"
-)");
+)";
+
+TEST_CASE("config: a full file sets every key, data.path resolved against the file's directory", "[config]") {
+  TempDir dir;
+  const std::string path = dir.write("configs/full.yaml", kFullConfig);
   const RunConfig c = load_config(path, {});
   CHECK(c.model.vocab_size == std::optional<std::size_t>(96));
   CHECK(c.model.context == 64);

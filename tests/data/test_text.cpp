@@ -148,7 +148,7 @@ TEST_CASE("data: invalid UTF-8 in a text file is refused with the byte offset", 
       {"\xFF", 0},
   };
   for (const auto& c : cases) {
-    const std::string path = dir.write("bad.txt", good + c.bytes + good);
+    const std::string path = dir.write("bad.txt", std::string(good).append(c.bytes).append(good));
     INFO(c.offset);
     CHECK_THROWS_AS(make_data_source(text_spec(path)), std::runtime_error);
     CHECK_THROWS_WITH(make_data_source(text_spec(path)),

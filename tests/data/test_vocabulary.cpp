@@ -82,6 +82,7 @@ TEST_CASE("data: tokens that are their own id in decimal are found like any othe
 
 TEST_CASE("data: the numbered vocabulary of pre-tokenized data equals the one built token by token", "[data]") {
   std::vector<std::string> names;
+  names.reserve(1234);
   for (int v = 0; v < 1234; ++v) names.push_back(std::to_string(v));
   const Vocabulary built(names, Vocabulary::Layout::spaced);
   const Vocabulary numbered = Vocabulary::numbered(1234);

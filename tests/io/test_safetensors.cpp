@@ -168,7 +168,7 @@ TEST_CASE("io: safetensors load refuses a truncated file (data cut off)", "[io]"
 TEST_CASE("io: safetensors load reports a corrupt JSON header with the parser's message", "[io]") {
   TempDir dir;
   const std::string path = dir.file("json.safetensors");
-  write_bytes(path, raw_file(R"({"w": {"dtype": "F32", "shape": [1],)", "\0\0\0\0"));
+  write_bytes(path, raw_file(R"({"w": {"dtype": "F32", "shape": [1],)", std::string(4, '\0')));
   const std::string msg = runtime_error_of([&] { SafetensorsFile::load(path); });
   CHECK_THAT(msg, Contains(path) && Contains("not valid JSON") && Contains("parse error"));
 

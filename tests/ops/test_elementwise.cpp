@@ -87,7 +87,7 @@ TEST_CASE("gradcheck: add of one shape, including a value added to itself", "[gr
 
 TEST_CASE("ops: a constant on either side of + - * / gives the values of the same array expression", "[ops]") {
   const Var<float> x(Array<float>{{1.0f, -2.0f}, {4.0f, 0.5f}});
-  const Array<float> v = x.value();
+  const Array<float>& v = x.value();
   CHECK(xt::allclose((x * 0.5).value(), Array<float>(v * 0.5f)));
   CHECK(xt::allclose((0.5 * x).value(), Array<float>(0.5f * v)));
   CHECK(xt::allclose((1.0 - x).value(), Array<float>(1.0f - v)));

@@ -23,7 +23,7 @@ AttentionOptions heads(std::size_t H, double p = 0, std::size_t keep_limit = kDe
 
 // y and dqkv of the fused op in float32 on a fixed input, with the given keep limit.
 std::pair<Array<float>, Array<float>> run(std::size_t keep_limit, float dropout_p) {
-  Var<float> qkv(test::random_array_f({2, 37, 3 * 64}, 21, -2.0, 2.0), true);
+  Var<float> qkv(test::random_array_f({2, 37, 192}, 21, -2.0, 2.0), true);  // (B, T, 3C), C = 64
   Rng rng(8);
   Var<float> y = causal_self_attention(qkv, {4, dropout_p, true, keep_limit}, rng);
   y.backward(test::random_array_f({2, 37, 64}, 22));

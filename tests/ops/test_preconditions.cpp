@@ -41,8 +41,8 @@ struct OpCase {
 const IndexArray kIds = {{0, 1, 2}, {4, 3, 0}};  // for embedding: ids [2,3] into a table of 5 rows
 const IndexArray kTargets = {0, 2};              // for cross_entropy: logits [2,3] -> targets [2]
 
-std::vector<OpCase> op_table() {
-  static Rng rng(7);  // dropout's generator (only drawn from; the test checks no values)
+// The arithmetic ops: elementwise with scalars and tensors, products, linear layers.
+std::vector<OpCase> arithmetic_cases() {
   using P = std::pair<std::size_t, std::size_t>;
   const std::vector<P> both_2d = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
   return {
@@ -78,6 +78,12 @@ std::vector<OpCase> op_table() {
        {{2, 3}, {4, 3}},
        [](const Vars& v) { return linear(v[0], v[1], Var<double>()); },
        {{0, 1}, {1, 1}}},
+  };
+}
+
+// The ops that move, cut, join or reduce values.
+std::vector<OpCase> shape_cases() {
+  return {
       {"permute",
        {"a"},
        {{2, 3}},
@@ -111,6 +117,13 @@ std::vector<OpCase> op_table() {
       {"sum", {"a"}, {{2, 3}}, [](const Vars& v) { return sum(v[0], 1, true); }},
       {"mean", {"a"}, {{2, 3}}, [](const Vars& v) { return mean(v[0]); }},
       {"mean", {"a"}, {{2, 3}}, [](const Vars& v) { return mean(v[0], -1); }},
+  };
+}
+
+// Activations, softmax, norms, embedding, the loss, dropout and attention.
+std::vector<OpCase> layer_cases() {
+  static Rng rng(7);  // dropout's generator (only drawn from; the test checks no values)
+  return {
       {"exp", {"a"}, {{2, 3}}, [](const Vars& v) { return exp(v[0]); }},
       {"log", {"a"}, {{2, 3}}, [](const Vars& v) { return log(v[0]); }},
       {"tanh", {"a"}, {{2, 3}}, [](const Vars& v) { return tanh(v[0]); }},
@@ -143,6 +156,13 @@ std::vector<OpCase> op_table() {
        {{0, 2}}},
       {"rotary_qk", {"qkv"}, {{2, 3, 12}}, [](const Vars& v) { return rotary_qk(v[0], 2); }, {{0, 2}}},
   };
+}
+
+std::vector<OpCase> op_table() {
+  std::vector<OpCase> all = arithmetic_cases();
+  for (auto* part : {&shape_cases, &layer_cases})
+    for (OpCase& c : part()) all.push_back(std::move(c));
+  return all;
 }
 
 Vars valid_inputs(const OpCase& c) {

@@ -117,7 +117,7 @@ TEST_CASE("ops: rotary_qk matches HF LLaMA's apply_rotary_pos_emb (rotate_half) 
 
 TEST_CASE("ops: rotary_qk with pos0 turns rows like the same rows of a longer sequence", "[ops]") {
   // a KV-cache decoder rotates rows t0.. of a sequence alone: the bits must equal those of the whole sequence
-  const Array<double> qkv = random_array({2, 7, 3 * 12}, 601, -2.0, 2.0);
+  const Array<double> qkv = random_array({2, 7, 36}, 601, -2.0, 2.0);  // (B, T, 3C), C = 12
   const Array<double> whole = rotary_qk(Var<double>(qkv), 3).value();
   for (std::size_t t0 : {0u, 3u, 6u}) {
     const Array<double> tail = xt::view(qkv, xt::all(), xt::range(t0, 7), xt::all());
@@ -194,7 +194,7 @@ TEST_CASE("ops: rotary_qk values and gradients are bit-identical at 1 and 2 thre
 
 TEST_CASE("ops: rotary_qk rejects an odd head size, C not divisible by n_head and a qkv that is not [B,T,3C]",
           "[ops]") {
-  const Var<double> qkv(random_array({2, 3, 3 * 12}, 607));  // C = 12
+  const Var<double> qkv(random_array({2, 3, 36}, 607));  // (B, T, 3C), C = 12
   CHECK_THROWS_WITH(rotary_qk(qkv, 4), Catch::Contains("rotary_qk") && Catch::Contains("D = C / n_head = 12 / 4 = 3") &&
                                            Catch::Contains("even") && Catch::Contains("[2, 3, 36]"));
   CHECK_THROWS_WITH(rotary_qk(qkv, 5), Catch::Contains("rotary_qk") && Catch::Contains("[2, 3, 36]") &&
@@ -221,7 +221,7 @@ TEST_CASE("gradcheck: rotary_qk (qkv) with D / 2 = 2, 5, 13, 16 and 32", "[gradc
 }
 
 TEST_CASE("gradcheck: causal attention on rotary q and k, qkv also used directly", "[gradcheck][ops]") {
-  const auto qkv = random_array({2, 4, 3 * 8}, 612, -1.0, 1.0);
+  const auto qkv = random_array({2, 4, 24}, 612, -1.0, 1.0);  // (B, T, 3C), C = 8
   REQUIRE_GRADCHECK(gradcheck(
       [](const Inputs& in) {
         Rng rng(1);

@@ -139,7 +139,7 @@ TEST_CASE("ops: swiglu_hidden is 2 * mlp_ratio * C / 3 rounded up to a multiple 
   CHECK(swiglu_hidden(48, 2) == 64);       // 192 / 3 = 64
   CHECK(swiglu_hidden(10, 1) == 8);        // 20 / 3 = 6 -> 8
   // about the parameters of a GELU MLP: 3 H C vs 2 ratio C^2 within one multiple of 8 of H
-  for (std::size_t C : {32u, 64u, 128u, 384u}) CHECK(3 * swiglu_hidden(C, 4) * C < 2 * 4 * C * C + 3 * 8 * C);
+  for (std::size_t C : {32u, 64u, 128u, 384u}) CHECK(3 * swiglu_hidden(C, 4) * C < 2 * (4 * C * C) + 3 * (8 * C));
 }
 
 TEST_CASE("ops: silu and swiglu values and gradients are bit-identical at 1 and 2 threads", "[ops][threads]") {

@@ -54,8 +54,8 @@ TEST_CASE("tensor: gemm matches a triple loop for every transpose pair, one-row 
 
 TEST_CASE("tensor: gemm_strided reads and writes sub-matrices through their row strides", "[tensor]") {
   // A is columns 2..4 of a [4,8] array, B columns 1..3 of [3,5], C columns 0..2 of [4,6]
-  const auto big_a = values(4 * 8, 4), big_b = values(3 * 5, 5);
-  std::vector<double> big_c(4 * 6, 7.0), a(4 * 3), b(3 * 3);
+  const auto big_a = values(32, 4), big_b = values(15, 5);
+  std::vector<double> big_c(24, 7.0), a(12), b(9);
   for (std::size_t i = 0; i < 4; ++i)
     for (std::size_t j = 0; j < 3; ++j) a[i * 3 + j] = big_a[i * 8 + 2 + j];
   for (std::size_t i = 0; i < 3; ++i)

@@ -156,7 +156,7 @@ TEST_CASE("gemm plan: every malformed plan line is refused with its line number 
   lines.push_back(good + " extra");
   for (const std::string& line : lines) {
     INFO("line '" << line << "'");
-    const std::string text = good + "\n" + good + "\n" + line + "\n";
+    const std::string text = std::string(good).append("\n").append(good).append("\n").append(line).append("\n");
     CHECK_THROWS_WITH(gemm_plan::from_text(text, "plan.txt"),
                       Catch::Contains("plan.txt, line 3") && (Catch::Contains("expected NN, NT, TN or TT") ||
                                                               Catch::Contains("expected openblas or libxsmm")));

@@ -24,7 +24,7 @@ std::string write_tokens(const test::TempDir& dir) {
   IndexArray rows = IndexArray::from_shape({400, 17});
   for (std::size_t r = 0; r < 400; ++r)
     for (std::size_t c = 0; c < 17; ++c) rows(r, c) = static_cast<Index>((r * 7 + c * (1 + r % 3)) % 23);
-  const std::string path = dir.file("tokens.npy");
+  std::string path = dir.file("tokens.npy");
   io::write_npy(path, rows);
   return path;
 }

@@ -35,6 +35,7 @@ void Profiler::add_phase(const char* what, double ms) { entry(what).forward_ms +
 
 std::vector<OpTime> Profiler::report() const {
   std::vector<OpTime> out;
+  out.reserve(ops_.size());
   for (const auto& [name, t] : ops_) out.push_back(t);
   std::sort(out.begin(), out.end(), [](const OpTime& a, const OpTime& b) {
     return a.forward_ms + a.backward_ms > b.forward_ms + b.backward_ms;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -17,10 +19,11 @@ std::vector<double> next_token_probs(const Array<float>& last_logits, double tem
   for (std::size_t i = 0; i < V; ++i) z[i] = last_logits.data()[i] / temperature;
   if (top_k > 0 && top_k < V) {  // keep the k largest logits (ties at the threshold are kept)
     std::vector<double> sorted = z;
-    std::nth_element(sorted.begin(), sorted.begin() + (top_k - 1), sorted.end(), std::greater<>());
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(top_k - 1), sorted.end(),
+                     std::greater<>());
     const double threshold = sorted[top_k - 1];
     for (auto& v : z)
-      if (v < threshold) v = -INFINITY;
+      if (v < threshold) v = -std::numeric_limits<double>::infinity();
   }
   const double mx = *std::max_element(z.begin(), z.end());
   double total = 0;

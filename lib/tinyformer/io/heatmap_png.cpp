@@ -132,7 +132,7 @@ struct Canvas {
     for (int q = 0; q < quads; ++q) {
       const float* v = &vertices[static_cast<std::size_t>(q) * 16];  // 4 vertices x (x, y, z, rgba)
       float gx0 = v[0], gy0 = v[1], gx1 = v[0], gy1 = v[1];
-      for (int k = 1; k < 4; ++k) {
+      for (std::size_t k = 1; k < 4; ++k) {
         gx0 = std::min(gx0, v[k * 4]);
         gx1 = std::max(gx1, v[k * 4]);
         gy0 = std::min(gy0, v[k * 4 + 1]);
@@ -223,7 +223,7 @@ GridLayout layout_for(long s, long L, long H, long T, long longest_label, long t
   g.heat = s * T;
   g.block_w = g.band + g.heat;
   g.block_h = kCaptionBand + g.band + g.heat;
-  g.width = std::max(2 * kMargin + H * g.block_w + (H - 1) * kGap, title_w);
+  g.width = std::max(2L * kMargin + H * g.block_w + (H - 1) * kGap, title_w);
   g.height = 2 * kMargin + kTitleBand + L * g.block_h + (L - 1) * kGap;
   return g;
 }
@@ -321,7 +321,7 @@ AttentionGridImage render_attention_grid(const Array<float>& weights, const std:
   }
   const std::string title_text = printable_ascii(title, kMaxTitleChars, false);
   const bool outlines = !expected.empty();
-  const long title_w = 2 * kMargin + 2 * kCharWidth * static_cast<long>(title_text.size()) + kGap + kColorBarWidth +
+  const long title_w = 2L * kMargin + 2L * kCharWidth * static_cast<long>(title_text.size()) + kGap + kColorBarWidth +
                        (outlines ? kGap + kOutlineLegendWidth : 0);
   const GridLayout g =
       choose_layout(d, labels.empty() ? 0 : std::max(longest, 1L), !labels.empty() || outlines, title_w);

@@ -294,6 +294,7 @@ Var<S> index(const Var<S>& a, long axis, long i) {
   return reshape(slice(a, static_cast<long>(ax), at, at + 1), out_shape);
 }
 
+// NOLINTBEGIN(bugprone-macro-parentheses): S is a type, and the >> closing Var<S> inside std::vector<...> is no shift
 #define TF_INSTANTIATE(S)                                                                      \
   template Var<S> permute<S>(const Var<S>&, const std::vector<std::size_t>&);                  \
   template Var<S> transpose<S>(const Var<S>&, long, long);                                     \
@@ -302,6 +303,7 @@ Var<S> index(const Var<S>& a, long axis, long i) {
   template Var<S> concat<S>(const std::vector<Var<S>>&, long);                                 \
   template Var<S> slice<S>(const Var<S>&, long, long, long);                                   \
   template Var<S> index<S>(const Var<S>&, long, long);
+// NOLINTEND(bugprone-macro-parentheses)
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE

@@ -246,12 +246,14 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
   weights_by_rows<S, true>(ds, contiguous(q, ld, T, D, buf.rows), D, T, D, scale, dk, ld);
 }
 
+// NOLINTBEGIN(bugprone-macro-parentheses): S is a type (S*, const S*): a type in parentheses would not compile
 #define TF_INSTANTIATE(S)                                                                                        \
   template void softmax_row<S>(S*, std::size_t, std::size_t);                                                    \
   template void scores_softmax<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S, S*, S*);         \
   template void weighted_sum<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S*, std::size_t, S*); \
   template void backward<S>(const S*, const S*, const S*, std::size_t, const S*, const S*, bool, S, const S*,    \
                             std::size_t, std::size_t, std::size_t, S, S*, S*, S*, S*);
+// NOLINTEND(bugprone-macro-parentheses)
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE
