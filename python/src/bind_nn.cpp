@@ -39,6 +39,44 @@ py::list named_tensors(const nn::NamedParams<S>& params) {
   return out;
 }
 
+// logits [B,T,V] and every activation by hook name, in the forward's order (nn/hooks.hpp), as NumPy copies.
+template <class S>
+py::tuple run_with_cache(nn::GPT<S>& g, const py::object& ids) {
+  const IndexArray x = to_ids(ids);
+  nn::ActivationCache<S> cache;
+  Array<S> logits;
+  {
+    py::gil_scoped_release release;
+    logits = g.run_with_cache(x, cache).value();
+  }
+  py::dict out;
+  for (const auto& name : g.hook_names())
+    if (auto it = cache.find(name); it != cache.end()) out[py::str(name)] = to_numpy_copy(it->second);
+  return py::make_tuple(to_numpy_copy(logits), out);
+}
+
+// logits [B,T,V] of the forward with Python hooks: fn(activation, name) gets a NumPy copy of the activation and returns
+// a replacement (anything np.asarray takes) or None to keep it. The GIL is released around the forward and taken
+// again in each hook: a Python function needs it.
+template <class S>
+py::array_t<S> run_with_hooks(nn::GPT<S>& g, const py::object& ids,
+                              const std::vector<std::pair<std::string, py::function>>& fns) {
+  const IndexArray x = to_ids(ids);
+  nn::Hooks<S> hooks;
+  for (const auto& [name, fn] : fns)
+    hooks.add(name, [fn = fn](const Var<S>& activation, const std::string& hook_name) {
+      py::gil_scoped_acquire gil;
+      const py::object out = fn(to_numpy_copy(activation.value()), hook_name);
+      return out.is_none() ? activation : Var<S>(to_array<S>(out));
+    });
+  Array<S> logits;
+  {
+    py::gil_scoped_release release;
+    logits = g.forward(x, hooks).value();
+  }
+  return to_numpy_copy(logits);
+}
+
 optim::NamedVars<float> to_named_vars(const std::vector<std::pair<std::string, Tensor>>& params) {
   optim::NamedVars<float> out;
   for (const auto& [name, t] : params) out.emplace_back(name, t.as<float>());
@@ -103,6 +141,9 @@ void bind_modules(py::module_& m, const std::string& suffix) {
              py::gil_scoped_release release;
              return Tensor(g.loss(x, y));
            })
+      .def("run_with_cache", &run_with_cache<S>, py::arg("ids"))
+      .def("run_with_hooks", &run_with_hooks<S>, py::arg("ids"), py::arg("hooks"))
+      .def("hook_names", &nn::GPT<S>::hook_names)
       .def("config_json", [](const nn::GPT<S>& g) { return config::model_json(g.config()); })
       .def_property_readonly("n_layer", &nn::GPT<S>::n_layer)
       .def_property_readonly("vocab_size", &nn::GPT<S>::vocab_size)

@@ -115,9 +115,25 @@ def test_run_with_cache_has_transformerlens_names_and_shapes_and_matches_the_mod
         assert cache[f"blocks.{L - 1}.{name}"].shape == (1, T, 64)
     np.testing.assert_allclose(logits, m(np.array([m.encode(prompt)])).numpy(), rtol=1e-4, atol=1e-4)
     weights, _ = m.attention(prompt)
-    for layer in range(L):
+    for layer in range(L):  # the cache takes the composed attention, the model the fused kernel: rounding apart
         np.testing.assert_allclose(cache[f"blocks.{layer}.attn.hook_pattern"][0], weights[layer], atol=1e-6)
-    np.testing.assert_allclose(cache["blocks.0.hook_resid_post"], cache["blocks.1.hook_resid_pre"])
+    np.testing.assert_array_equal(cache["blocks.0.hook_resid_post"], cache["blocks.1.hook_resid_pre"])
+    assert list(cache) == m.hook_names()  # every hook point, in the forward's order
+    assert m.hook_names()[:3] == ["hook_embed", "hook_pos_embed", "blocks.0.hook_resid_pre"]
+
+
+def test_the_cache_of_a_composed_attention_model_is_its_attention_and_forward_bit_for_bit(tmp_path):
+    cfg = {"model": {"d_model": 16, "n_head": 2, "n_layer": 2, "attention": "composed"},
+           "data": {"task": "reverse", "length": 4}, "training": {"steps": 3, "batch_size": 8},
+           "schedule": {"warmup_steps": 1}}
+    tf.train(cfg, out=str(tmp_path / "composed"))
+    m = tf.load(tmp_path / "composed" / "checkpoint.safetensors")
+    prompt = "3141|14"
+    logits, cache = m.run_with_cache(prompt)
+    weights, _ = m.attention(prompt)
+    np.testing.assert_array_equal(cache["blocks.0.attn.hook_pattern"][0], weights[0])
+    np.testing.assert_array_equal(cache["blocks.1.attn.hook_pattern"][0], weights[1])
+    np.testing.assert_array_equal(logits, m(np.array([m.encode(prompt)])).numpy())
 
 
 def test_hooks_read_and_replace_activations(run):
@@ -125,9 +141,11 @@ def test_hooks_read_and_replace_activations(run):
     prompt = "31415926|6295"
     logits, cache = m.run_with_cache(prompt)
     seen = []
-    same = m.run_with_hooks(prompt, fwd_hooks=[("blocks.0.attn.hook_z", lambda z, hook: seen.append(hook.name))])
+    # hooks on z in every layer take the composed attention everywhere, as the cache does: the same logits
+    z_names = ["blocks.0.attn.hook_z", "blocks.1.attn.hook_z"]
+    same = m.run_with_hooks(prompt, fwd_hooks=[(n, lambda z, hook: seen.append(hook.name)) for n in z_names])
     np.testing.assert_array_equal(same, logits)
-    assert seen == ["blocks.0.attn.hook_z"]
+    assert seen == z_names
 
     def zero_head(z, hook):
         z[:, :, 1, :] = 0
@@ -139,10 +157,17 @@ def test_hooks_read_and_replace_activations(run):
     restored = m.run_with_hooks(prompt, fwd_hooks=[("blocks.1.hook_resid_pre",
                                                      lambda x, h: cache["blocks.1.hook_resid_pre"])])
     np.testing.assert_allclose(restored, logits, atol=1e-6)
-    with pytest.raises(ValueError, match="unknown hook names: blocks.9.hook_z"):
+    # hooks outside attention keep the fused kernel: the logits are the plain forward's, bit for bit
+    outside = [(n, lambda x, h: x) for n in m.hook_names() if ".attn." not in n]
+    plain = m(np.array([m.encode(prompt)])).numpy()
+    np.testing.assert_array_equal(m.run_with_hooks(prompt, fwd_hooks=outside), plain)
+    with pytest.raises(ValueError, match="unknown hook name 'blocks.9.hook_z'"):
         m.run_with_hooks(prompt, fwd_hooks=[("blocks.9.hook_z", zero_head)])
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match="hook blocks.0.hook_mlp_out returned .*2.*64.*, the activation is"):
         m.run_with_hooks(prompt, fwd_hooks=[("blocks.0.hook_mlp_out", lambda x, h: x[:, :2])])
+    with pytest.raises(ZeroDivisionError):  # an error in a hook reaches the caller as itself
+        m.run_with_hooks(prompt, fwd_hooks=[("blocks.0.hook_mlp_out", lambda x, h: 1 / 0)])
+    np.testing.assert_array_equal(m.run_with_hooks(prompt), plain)
 
 
 def test_heads_and_ablation_tables(run):

@@ -221,5 +221,36 @@ class GPT(_Wrapped):
     def loss(self, ids, targets):
         return self._impl.loss(_np.asarray(ids), _np.asarray(targets))
 
+    def hook_names(self):
+        """The names of the forward's hook points, TransformerLens' (blocks.{l}.attn.hook_pattern, ...), in the order
+        the forward reaches them (nn/hooks.hpp lists them with their shapes)."""
+        return self._impl.hook_names()
+
+    def run_with_cache(self, ids):
+        """(logits [B,T,V], cache): the library's forward (nn::GPT::run_with_cache) with every activation copied into
+        a dict of NumPy arrays under its hook name, in the forward's order."""
+        return self._impl.run_with_cache(_np.asarray(ids))
+
+    def run_with_hooks(self, ids, fwd_hooks=()):
+        """Logits [B,T,V] of the library's forward with hooks [(name, fn)]: fn(activation, hook) gets a NumPy copy
+        and hook.name, and returns a replacement of the same shape or None to keep it (activation patching, the
+        logit lens). A wrong shape or an unknown name is a ValueError naming it."""
+        hooks = [(name, _hook_call(fn)) for name, fn in fwd_hooks]
+        return self._impl.run_with_hooks(_np.asarray(ids), hooks)
+
     def __repr__(self):
         return f"GPT({self.config})"
+
+
+class HookPoint:
+    """What a hook function gets besides the activation: its name (hook.name), as in TransformerLens."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"HookPoint({self.name!r})"
+
+
+def _hook_call(fn):
+    return lambda activation, name: fn(activation, HookPoint(name))

@@ -2,7 +2,6 @@
 vocabulary), sampling, attention maps, head tables and ablation, and TransformerLens-style run_with_cache and
 forward hooks."""
 import json
-import math
 import os
 import tempfile
 import threading
@@ -134,16 +133,6 @@ def heads(checkpoint, ablate=False, prompt=None, batches=8, batch_size=64, ablat
     return out
 
 
-class HookPoint:
-    """What a hook function gets besides the activation: its name (hook.name), as in TransformerLens."""
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"HookPoint({self.name!r})"
-
-
 class Model(_nn.GPT):
     """A GPT loaded from a checkpoint (see tf.load)."""
 
@@ -220,89 +209,10 @@ class Model(_nn.GPT):
         return ids.astype(np.int64)
 
     def run_with_cache(self, prompt):
-        """(logits [B,T,V], cache): every activation by TransformerLens' hook name, as NumPy (see hook_names())."""
-        cache = {}
-        logits = _hooked_forward(self, self._batch(prompt), {}, cache)
-        return logits, cache
+        """(logits [B,T,V], cache) for a prompt (a string or ids): every activation by TransformerLens' hook name, as
+        NumPy (see hook_names()), from the library's forward."""
+        return super().run_with_cache(self._batch(prompt))
 
     def run_with_hooks(self, prompt, fwd_hooks=()):
-        """Logits [B,T,V] with forward hooks: [(name, fn)], fn(activation, hook) returning a replacement array of the
-        same shape, or None to keep it (activation patching, the logit lens)."""
-        return _hooked_forward(self, self._batch(prompt), dict(fwd_hooks), None)
-
-    def hook_names(self):
-        names = []
-        for l in range(self._impl.n_layer):
-            names += [f"blocks.{l}.{n}" for n in _BLOCK_HOOKS]
-        return ["hook_embed", "hook_pos_embed"] + names + ["ln_final.hook_normalized"]
-
-
-_BLOCK_HOOKS = ["hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores",
-                "attn.hook_pattern", "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out",
-                "hook_resid_post"]
-
-
-def _hooked_forward(model, ids, hooks, cache):
-    """The GPT's forward composed from the library's ops, with a hook point at every TransformerLens name. The
-    same maths as nn::GPT::forward (tests/test_runs.py checks the logits and the patterns against it); the composed
-    attention, not the fused kernel, so that q, k, v, the pattern and z can be read and replaced."""
-    import tinyformer as tf
-
-    unknown = [n for n in hooks if n not in model.hook_names()]
-    if unknown:
-        raise ValueError(f"unknown hook names: {', '.join(unknown)} (model.hook_names() lists them)")
-    cfg = model.model_config
-    p = dict(model._impl.named_parameters())
-    B, T = ids.shape
-    C, H = cfg["d_model"], cfg["n_head"]
-    D = C // H
-
-    def point(name, t):
-        if cache is not None:
-            cache[name] = np.array(t.numpy())
-        fn = hooks.get(name)
-        if fn is not None:
-            new = fn(np.array(t.numpy()), HookPoint(name))
-            if new is not None:
-                new = np.asarray(new, dtype=np.float32)
-                if new.shape != t.shape:
-                    raise ValueError(f"hook {name} returned shape {list(new.shape)}, the activation's is "
-                                     f"{list(t.shape)}")
-                t = tf.tensor(new)
-        return t
-
-    def norm(x, prefix):
-        w = p[prefix + ".weight"]
-        if cfg["norm"] == "rmsnorm":
-            return tf.rms_norm(x, w)
-        b = p.get(prefix + ".bias")
-        return tf.layer_norm(x, w, tf.zeros(C) if b is None else b)
-
-    def linear(x, prefix):
-        return tf.linear(x, p[prefix + ".weight"], p.get(prefix + ".bias"))
-
-    with tf.no_grad():
-        x = point("hook_embed", tf.embedding(ids, p["transformer.wte.weight"]))
-        if "transformer.wpe.weight" in p:
-            x = x + point("hook_pos_embed", tf.embedding(np.arange(T)[None, :], p["transformer.wpe.weight"]))
-        for l in range(model._impl.n_layer):
-            pre, hook = f"transformer.h.{l}.", f"blocks.{l}."
-            x = point(hook + "hook_resid_pre", x)
-            qkv = linear(norm(x, pre + "ln_1"), pre + "attn.c_attn")  # [B,T,3C]
-            q, k, v = (point(hook + "attn.hook_" + n, t.reshape(B, T, H, D))  # [B,T,H,D]
-                       for n, t in zip("qkv", tf.split(qkv, [C, C, C], dim=-1)))
-            if cfg["position"] == "rope":
-                qkv = tf.rotary_qk(tf.cat([t.reshape(B, T, C) for t in (q, k, v)], dim=-1), H)
-                q, k, v = (t.reshape(B, T, H, D) for t in tf.split(qkv, [C, C, C], dim=-1))
-            qh, kh, vh = (t.permute(0, 2, 1, 3) for t in (q, k, v))  # [B,H,T,D]
-            scores = tf.causal_mask(tf.matmul(qh, kh, transpose_b=True) * (1.0 / math.sqrt(D)))  # [B,H,T,T]
-            pattern = point(hook + "attn.hook_pattern", tf.softmax(point(hook + "attn.hook_attn_scores", scores)))
-            z = point(hook + "attn.hook_z", (pattern @ vh).permute(0, 2, 1, 3))  # [B,T,H,D]
-            attn_out = point(hook + "hook_attn_out", linear(z.reshape(B, T, C), pre + "attn.c_proj"))
-            x = point(hook + "hook_resid_mid", x + attn_out)
-            h = linear(norm(x, pre + "ln_2"), pre + "mlp.c_fc")
-            h = tf.swiglu(h) if cfg["mlp"] == "swiglu" else tf.gelu(h)
-            x = point(hook + "hook_resid_post", x + point(hook + "hook_mlp_out", linear(h, pre + "mlp.c_proj")))
-        x = point("ln_final.hook_normalized", norm(x, "transformer.ln_f"))
-        head = p["lm_head.weight"] if "lm_head.weight" in p else p["transformer.wte.weight"]  # tied
-        return np.array(tf.linear(x, head).numpy())
+        """Logits [B,T,V] of a prompt with forward hooks [(name, fn)] (tf.nn.GPT.run_with_hooks)."""
+        return super().run_with_hooks(self._batch(prompt), fwd_hooks)
