@@ -2,7 +2,7 @@
 # The portable build (cmake --preset portable) on a CPU without AVX, under Debian's qemu-user (qemu-x86_64 -cpu
 # Nehalem: SSE4.2, no AVX). Nothing may die of an illegal instruction (status 132).
 #   1. The kernel check (tests/tools/kernel_isa_check.cpp, target tinyformer_kernel_check: the dispatched kernels and
-#      the few files they call, about a dozen compiles): under qemu it must pick x86-64-v2 and print the same bits as
+#      the few files they call, about twenty compiles): under qemu it must pick x86-64-v2 and print the same bits as
 #      the same binary natively with TINYFORMER_KERNEL_ISA=x86-64-v2; natively, every level the CPU has must agree
 #      with x86-64-v2 within 1e-5 (float) and 1e-12 (double), relative to each array's largest value.
 #   2. With --app (needs the whole portable build, target tinyformer_app): `gradcheck configs/reverse.yaml --small`

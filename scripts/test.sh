@@ -19,7 +19,7 @@ step bash "$root/scripts/check_tidy.sh" --listed
 step bash "$root/scripts/build.sh" release
 step bash -c 'cd "$0/build" && ctest --output-on-failure -j "$(nproc)"' "$root"
 # The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
-# three levels' kernels and four small files (45 s of CPU from an empty cache, 40 user + 5 sys, measured on the
+# three levels' kernels and four small files (53 s of CPU from an empty cache, 47 user + 6 sys, measured on the
 # 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
 step bash "$root/scripts/build.sh" portable tinyformer_kernel_check
 step bash "$root/scripts/qemu_portable.sh"

@@ -8,10 +8,6 @@
 #include <cmath>
 #include <vector>
 
-#include <xtensor/xadapt.hpp>
-#include <xtensor/xnoalias.hpp>
-
-#include "tinyformer/ops/kernels/exp_floor.hpp"
 #include "tinyformer/ops/kernels/rows.hpp"
 
 namespace TF_KERNEL_NAMESPACE {
@@ -21,10 +17,25 @@ namespace {
 // Size of the scratch block log_softmax computes exp() into (values): small enough to stay in L1/L2.
 constexpr std::size_t kScratchElems = 4096;
 
-// a [n] as an xtensor expression over the caller's memory
+// out[i] = exp(x[i]) for i < n with kernels::exp_with_floor's clamp (exp_floor.hpp says why), computed as xtensor
+// assigns that expression, so that the bits are those of the ops before these loops moved here: SIMD batches from the
+// first element where `out` is aligned for a batch, std::exp on the elements before and after. out may be x.
 template <class S>
-auto flat(S* a, std::size_t n) {
-  return xt::adapt(a, n, xt::no_ownership(), std::array<std::size_t, 1>{n});
+void exp_with_floor_into(const S* x, S* out, std::size_t n) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  const std::size_t begin = xsimd::get_alignment_offset(out, n, W);
+  const std::size_t end = begin + ((n - begin) & ~(W - 1));
+  auto scalar = [](S v) {
+    return std::isnan(v) ? v : std::exp(v >= S(-1000) ? (v <= S(1000) ? v : S(1000)) : S(-1000));
+  };
+  for (std::size_t i = 0; i < begin; ++i) out[i] = scalar(x[i]);
+  for (std::size_t i = begin; i < end; i += W) {
+    const B v = B::load_unaligned(x + i);
+    const B clamped = xsimd::select(v >= B(S(-1000)), xsimd::select(v <= B(S(1000)), v, B(S(1000))), B(S(-1000)));
+    xsimd::select(xsimd::isnan(v), v, xsimd::exp(clamped)).store_unaligned(out + i);
+  }
+  for (std::size_t i = end; i < n; ++i) out[i] = scalar(x[i]);
 }
 
 // out = x - rowmax(x), row by row, x and out [R, C]
@@ -39,8 +50,7 @@ void subtract_row_max(const S* x, S* out, std::size_t R, std::size_t C) {
 template <class S>
 void softmax_forward(std::size_t R, std::size_t C, const S* x, S* y) {
   subtract_row_max(x, y, R, C);
-  auto e = flat(y, R * C);
-  xt::noalias(e) = exp_with_floor(e);  // contiguous, vectorised; exp(-inf) = 0
+  exp_with_floor_into(y, y, R * C);  // exp(-inf) = 0
   for (std::size_t r = 0; r < R; ++r) {
     S* yr = y + r * C;
     S total = 0;
@@ -73,9 +83,7 @@ void log_softmax_forward(std::size_t R, std::size_t C, const S* x, S* y) {
   std::vector<S, xsimd::aligned_allocator<S, 64>> scratch(block_rows * C);  // aligned as tf::Array's values
   for (std::size_t r0 = 0; r0 < R; r0 += block_rows) {
     const std::size_t nr = std::min(block_rows, R - r0), n = nr * C;
-    auto shifted = flat(y + r0 * C, n);
-    auto e = flat(scratch.data(), n);
-    xt::noalias(e) = exp_with_floor(shifted);
+    exp_with_floor_into(y + r0 * C, scratch.data(), n);
     for (std::size_t r = 0; r < nr; ++r) {
       const S* er = scratch.data() + r * C;
       S total = 0;
@@ -90,8 +98,7 @@ void log_softmax_forward(std::size_t R, std::size_t C, const S* x, S* y) {
 // y, dy [R, C] -> dx [R, C]
 template <class S>
 void log_softmax_backward(std::size_t R, std::size_t C, const S* y, const S* dy, S* dx) {
-  auto g = flat(dx, R * C);
-  xt::noalias(g) = exp_with_floor(flat(y, R * C));  // softmax, recomputed instead of stored
+  exp_with_floor_into(y, dx, R * C);  // softmax, recomputed instead of stored
   for (std::size_t r = 0; r < R; ++r) {
     const S* dyr = dy + r * C;
     S* gr = dx + r * C;
@@ -110,9 +117,8 @@ double cross_entropy_forward(std::size_t N, std::size_t V, const S* x, const std
   std::vector<S> target_shifted(N);
   for (std::size_t r = 0; r < N; ++r)
     if (targets[r] != ignore_index) target_shifted[r] = probs[r * V + static_cast<std::size_t>(targets[r])];
-  auto e = flat(probs, N * V);
-  xt::noalias(e) = exp_with_floor(e);  // masked (-inf) logits give 0
-  double total = 0;                    // accumulated in double: N can be large
+  exp_with_floor_into(probs, probs, N * V);  // masked (-inf) logits give 0
+  double total = 0;                          // accumulated in double: N can be large
   for (std::size_t r = 0; r < N; ++r) {
     S* pr = probs + r * V;
     S sum = 0;
