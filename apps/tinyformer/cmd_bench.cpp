@@ -83,20 +83,12 @@ void print_sgemm_peaks() {
 // --scaling outside a launcher: each T in a fresh process of this binary, so that each line's peak RSS is its own.
 void run_scaling_in_fresh_processes(const BenchOpts& o) {
   for (const auto& s : bench::scaling_shapes()) {
-    std::vector<std::string> args{"bench",
-                                  "--shape",
-                                  s.name,
-                                  "--threads",
-                                  std::to_string(o.threads),
-                                  "--steps",
-                                  std::to_string(o.steps),
-                                  "--warmup",
-                                  std::to_string(o.warmup)};
+    std::vector<std::string> args{"bench", "--shape", s.name, "--threads", std::to_string(o.threads)};
     if (o.profile) args.push_back("--profile");
-    if (o.sample) {
-      args.push_back("--sample");
-      args.push_back("--new-tokens");
-      args.push_back(std::to_string(o.new_tokens));
+    if (o.sample) {  // sampling takes no steps
+      args.insert(args.end(), {"--sample", "--new-tokens", std::to_string(o.new_tokens)});
+    } else {
+      args.insert(args.end(), {"--steps", std::to_string(o.steps), "--warmup", std::to_string(o.warmup)});
     }
     run_self(args);
   }
@@ -133,33 +125,50 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOpts>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Training speed (GPT + AdamW on random tokens), one JSON line per shape; under mpirun, data-parallel");
-  cmd->add_option("--shape", o->shape,
-                  "tiny | small | medium | large | all, one of --scaling's T64 ... T1024, or floor (tiny's graph with "
-                  "next to no arithmetic: the per-step overhead)")
-      ->capture_default_str();
-  cmd->add_option("--threads", o->threads,
-                  fmt::format("Kernel threads (BLAS runs single-threaded inside them); default: auto, the {} physical "
-                              "cores",
-                              physical_cores()))
-      ->check(CLI::Range(1, max_threads()));
-  cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", o->warmup, "Untimed steps first")->capture_default_str()->check(CLI::Range(0, 100000));
-  cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
-  cmd->add_flag("--gemm", o->gemm,
-                "Print the measured SGEMM GFLOP/s at 1 and 2 threads of each library (openblas, libxsmm) and of the "
-                "choice per shape (auto) instead");
-  cmd->add_flag("--check-gemm", o->check_gemm,
-                "After each shape's steps, time both libraries again on each product shape of the plan and print how "
-                "the chosen one's speed compares with the faster one's (one JSON line per product)");
-  cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
-  cmd->add_flag("--scaling", o->scaling,
-                "Time T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step, each in a fresh "
-                "process (one JSON line per T)");
+  CLI::Option* shape =
+      cmd->add_option(
+             "--shape", o->shape,
+             "tiny | small | medium | large | all, one of --scaling's T64 ... T1024, or floor (tiny's graph with "
+             "next to no arithmetic: the per-step overhead)")
+          ->capture_default_str();
+  CLI::Option* threads =
+      cmd->add_option(
+             "--threads", o->threads,
+             fmt::format("Kernel threads (BLAS runs single-threaded inside them); default: auto, the {} physical "
+                         "cores",
+                         physical_cores()))
+          ->check(CLI::Range(1, max_threads()));
+  CLI::Option* steps = cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")
+                           ->capture_default_str()
+                           ->check(CLI::Range(1, 100000));
+  CLI::Option* warmup = cmd->add_option("--warmup", o->warmup, "Untimed steps first")
+                            ->capture_default_str()
+                            ->check(CLI::Range(0, 100000));
+  CLI::Option* profile =
+      cmd->add_flag("--profile", o->profile, "Also print each op's share of a step (forward and backward ms per step)");
+  CLI::Option* gemm = cmd->add_flag(
+      "--gemm", o->gemm,
+      "Print the measured SGEMM GFLOP/s at 1 and 2 threads of each library (openblas, libxsmm) and of the "
+      "choice per shape (auto) instead");
+  CLI::Option* check_gemm = cmd->add_flag(
+      "--check-gemm", o->check_gemm,
+      "After each shape's steps, time both libraries again on each product shape of the plan and print how "
+      "the chosen one's speed compares with the faster one's (one JSON line per product)");
+  CLI::Option* sample =
+      cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
+  CLI::Option* scaling = cmd->add_flag(
+      "--scaling", o->scaling,
+      "Time T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step, each in a fresh "
+      "process (one JSON line per T)");
   cmd->add_option("--new-tokens", o->new_tokens, "Tokens to sample with --sample")
       ->capture_default_str()
-      ->check(whole_number(1, kMaxSampledTokens, "a bound on the time and memory of one sample"));
+      ->check(whole_number(1, kMaxSampledTokens, "a bound on the time and memory of one sample"))
+      ->needs(sample);
+  // A flag the chosen benchmark would ignore is a usage error: --gemm measures SGEMM alone, --sample times no step.
+  gemm->excludes(shape)->excludes(threads)->excludes(steps)->excludes(warmup)->excludes(profile)->excludes(check_gemm);
+  gemm->excludes(sample)->excludes(scaling);
+  sample->excludes(steps)->excludes(warmup)->excludes(profile)->excludes(check_gemm);
+  scaling->excludes(shape);  // --scaling's own shapes
   cmd->callback([o] {
     select_action([o] {
       if (o->threads == 0) o->threads = physical_cores();

@@ -98,6 +98,13 @@ bpe=(--set data.path="$src/configs/data/simple_english.txt" --set data.tokenizer
      --set model.context=32 --set model.norm=rmsnorm --set model.mlp=swiglu --set model.position=rope
      --set model.bias=false --set schedule.warmup_steps=0 --set logging.attention_interval=0 --set logging.probe=)
 "$bin" train "$src/configs/text.yaml" --out "$work/bpe" "${bpe[@]}" --set training.steps=2 --quiet || fail "bpe checkpoint"
+# another tokenizer or vocabulary size for a resumed run is refused like another model, and changes nothing
+bpe_run=$(fingerprint "$work/bpe")
+expect_error "--resume with another tokenizer" 1 "--resume from $work/bpe/checkpoint.safetensors: data.tokenizer bpe -> unigram differs from the checkpoint's config and cannot change in a resumed run, not even with --allow-changes" \
+  "$bin" train "$src/configs/text.yaml" --out "$work/bpe" --resume "${bpe[@]}" --set data.tokenizer=unigram --set training.steps=4 --allow-changes
+expect_error "--resume with another data.vocab_size" 1 "--resume from $work/bpe/checkpoint.safetensors: data.vocab_size 400 -> 350 differs" \
+  "$bin" train "$src/configs/text.yaml" --out "$work/bpe" --resume "${bpe[@]}" --set data.vocab_size=350 --set training.steps=4
+[ "$(fingerprint "$work/bpe")" = "$bpe_run" ] || fail "a refused resume with another tokenizer changed the run dir"
 "$bad_files" checkpoint damaged_tokenizer "$work/bpe/checkpoint.safetensors" "$work/bad_tok.safetensors" ||
   fail "bad_files checkpoint damaged_tokenizer"
 says_tok="$work/bad_tok.safetensors: corrupt 'tinyformer.vocab' metadata: line 2: the SentencePiece model"

@@ -54,6 +54,28 @@ COUNT_FLAGS = {"sample": ["--tokens", "--top-k", "--seed", "--temperature"],
                "bench": ["--steps", "--warmup", "--threads", "--new-tokens"]}
 COUNT_VALUES = ["1000000000000", "18446744073709551615", "18446744073709551616", "-1", "nan", "inf", "1e9",
                 "", "0x7fffffff", "5e-324", "2147483648", "9223372036854775807", " 3", "3 ", "+3"]
+# Issue 27's keys, drawn in the cases of the commands it added (WAVE3_COMMANDS), with the values above.
+WAVE3_KEYS = ["data.tokenizer", "data.vocab_size", "data.documents", "training.max_seconds", "model.n_kv_head"]
+# Flags that conflict or that another flag makes meaningless: each must be a usage error naming one of them.
+CONFLICTS = [
+    (["train", "cfg.yaml", "--out", "run", "--resume", "--overwrite"], ["--resume", "--overwrite"]),
+    (["train", "cfg.yaml", "--out", "run", "--resume", "--init-from", "run2/checkpoint.safetensors"],
+     ["--resume", "--init-from"]),
+    (["train", "cfg.yaml", "--out", "new", "--allow-changes"], ["--allow-changes"]),
+    (["heads", "run/checkpoint.safetensors", "--prompt", "12|", "--data"], ["--prompt", "--data"]),
+    (["heads", "run/checkpoint.safetensors", "--prompt", "12|", "--ablate"], ["--prompt", "--ablate"]),
+    (["heads", "run/checkpoint.safetensors", "--ablate-mode", "mean"], ["--ablate-mode", "--ablate"]),
+    (["export", "run/checkpoint.safetensors", "--format", "llama2c", "--format", "llama2c", "--out", "l2c"],
+     ["--format"]),
+    (["export", "lrun/checkpoint.safetensors", "--format", "gguf", "--out", "l2c"], ["--format"]),
+    (["sample", "run/checkpoint.safetensors", "--prompt", "12|", "--prompt", "21|"], ["--prompt"]),
+    (["bench", "--gemm", "--sample"], ["--gemm", "--sample"]),
+    (["bench", "--gemm", "--shape", "tiny"], ["--gemm", "--shape"]),
+    (["bench", "--shape", "tiny", "--new-tokens", "5"], ["--new-tokens", "--sample"]),
+    (["bench", "--shape", "tiny", "--sample", "--steps", "1"], ["--sample", "--steps"]),
+    (["bench", "--shape", "tiny", "--scaling"], ["--scaling", "--shape"]),
+    (["compare", "run", "--out", "cmp.html"], ["run", "compare"]),
+]
 # (seed, case) pairs that once failed, replayed in every run (see docs/robustness.md): gradcheck with
 # model.vocab_size 2^63-1 (a bare out of memory, no estimate), a newline in an --out name and in a --set value
 # (a second stderr line).
@@ -82,8 +104,30 @@ def read(path):
         return f.read()
 
 
+def can_mount_read_only():
+    """Whether this process may make a directory read-only in a mount namespace of its own (root in most containers)."""
+    try:
+        return subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind / / 2>/dev/null; true"], capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+# "ro_parent": the file's directory read-only (a read-only bind mount in a private mount namespace), drawn where
+# unshare may. (An unreadable file is not drawn: the suite runs as root, whom no permission bit stops.)
+CAN_MOUNT = can_mount_read_only()
+
+
+def read_only_parent(argv, directory):
+    """argv run with `directory` read-only, seen by it alone."""
+    return [b"unshare", b"-m", b"sh", b"-c", b'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"',
+            os.fsencode(directory)] + argv
+
+
 def apply_kind(path, kind, scratch):
-    """Replaces what is at `path` by an entry of `kind`."""
+    """Replaces what is at `path` by an entry of `kind` (ro_parent leaves it, and run_case mounts its directory)."""
+    if kind == "ro_parent":
+        return
     if os.path.lexists(path):
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path)
@@ -140,10 +184,18 @@ def apply_content(path, how, rng):
     write(path, data)
 
 
-def draw(case):
-    """Fills `case` with one command and one mutation."""
+def draw(case, wave3=False):
+    """Fills `case` with one command and one mutation. wave3: one of the commands issue 27 added (a bpe text run,
+    sample of a bpe checkpoint, export --format llama2c, bench --check-gemm) or conflicting flags, with its keys."""
     rng = case.rng
     ck = "run/checkpoint.safetensors"
+    lck = "lrun/checkpoint.safetensors"
+    if wave3 and rng.random() < 0.15:
+        argv, culprits = rng.choice(CONFLICTS)
+        case.argv, case.outputs, case.expect_file, case.culprits = list(argv), [], None, culprits
+        case.mutation, case.klass = ("none",), "flags: conflicting"
+        case.describe = f"conflicting flags: {' '.join(argv)}"
+        return case
     commands = [
         ("train", ["train", "cfg.yaml", "--out", "new"] + SMALL, ["cfg.yaml"], ["new"], "new/checkpoint.safetensors"),
         ("resume", ["train", "cfg.yaml", "--out", "run", "--resume"] +
@@ -161,17 +213,36 @@ def draw(case):
         ("gradcheck", ["gradcheck", "cfg.yaml", "--small", "--checks", "2", "--batch", "1"], ["cfg.yaml"], [], None),
         ("text", ["train", "text.yaml", "--out", "new", "--quiet"], ["text.yaml", "t.txt"], ["new"], None),
     ]
+    if wave3:
+        commands = [
+            ("bpe", ["train", "bpe.yaml", "--out", "new", "--quiet", "--set", "training.steps=2", "--set",
+                     "schedule.warmup_steps=0", "--set", "logging.attention_interval=0"],  # short whatever the file
+             ["bpe.yaml", "t.txt"], ["new"], None),
+            ("resume_bpe", ["train", "bpe.yaml", "--out", "lrun", "--resume", "--quiet", "--set", "training.steps=3",
+                            "--allow-changes"],  # data.path moved with the copy
+             [lck, "lrun/metrics.jsonl", "lrun/config.yaml", "bpe.yaml", "t.txt"], ["lrun"], None),
+            ("sample_bpe", ["sample", lck, "--prompt", "the \u2603 fox", "--tokens", "3"], [lck], [], None),
+            ("export", ["export", lck, "--format", "llama2c", "--out", "l2c"], [lck, "l2c"], ["l2c"], "l2c/model.bin"),
+            ("bench_gemm", ["bench", "--shape", "tiny", "--steps", "1", "--warmup", "0", "--check-gemm"], [], [], None),
+        ]
     name, argv, files, outputs, expect = rng.choice(commands)
     case.argv, case.outputs, case.expect_file = list(argv), outputs, expect
-    klass = rng.choice(["kind", "kind", "content", "content", "value", "flag", "path", "streams"])
+    klass = rng.choice(["kind", "kind", "content", "content", "value", "path", "streams"] if wave3 else
+                       ["kind", "kind", "content", "content", "value", "flag", "path", "streams"])
     case.klass = klass
     if klass == "kind":
-        target, kind = rng.choice(files), rng.choice(KINDS)
+        if not files:  # bench reads no file: a value instead
+            return draw_value(case, rng, name, wave3)
+        target, kind = rng.choice(files), rng.choice(KINDS + ["ro_parent"] * 3 if wave3 and CAN_MOUNT else KINDS)
         case.mutation = ("kind", target, kind)
         case.klass = f"kind: {kind}"
         case.culprits = [target] + ([os.path.dirname(target) + ":"] if "/" in target else [])  # or its run dir
+        if kind == "ro_parent":  # what cannot be written is an output (or the run dir the file is in)
+            case.culprits += outputs + ["Read-only file system"]
         case.describe = f"{name}: {target} is {kind}"
     elif klass == "content":
+        if not files:
+            return draw_value(case, rng, name, wave3)
         target = rng.choice([f for f in files if f not in ("maps", "run/attention", "cmp.html")] or files)
         how = rng.choice(CONTENTS)
         case.mutation = ("content", target, how)
@@ -179,15 +250,7 @@ def draw(case):
         case.culprits = []  # some contents are valid (a CRLF config, a flipped bit in a weight)
         case.describe = f"{name}: {target} {how}"
     elif klass == "value":
-        key, value = rng.choice(KEYS), rng.choice(WEIRD_VALUES)
-        if rng.random() < 0.5 and "cfg.yaml" in case.argv:
-            case.mutation = ("yaml", key, value)
-            case.describe = f"{name}: cfg.yaml {key}: {value!r}"
-        else:
-            case.argv += ["--set", f"{key}={value}"]
-            case.mutation = ("none",)
-            case.describe = f"{name}: --set {key}={value!r}"
-        case.culprits = [key, "cfg.yaml", "--set", "config"]
+        draw_value(case, rng, name, wave3)
     elif klass == "flag":
         command = rng.choice(sorted(COUNT_FLAGS))
         flag, value = rng.choice(COUNT_FLAGS[command]), rng.choice(COUNT_VALUES)
@@ -195,7 +258,7 @@ def draw(case):
                 "gradcheck": ["gradcheck", "cfg.yaml", "--small"],
                 "bench": ["bench", "--shape", "tiny", "--steps", "1", "--warmup", "0"]}[command]
         if command == "bench" and flag == "--new-tokens":
-            base = base + ["--sample"]
+            base = ["bench", "--shape", "tiny", "--sample"]  # --sample takes no --steps or --warmup
         case.argv, case.outputs, case.expect_file = base + [flag, value], [], None
         case.mutation = ("none",)
         case.culprits = [flag]
@@ -217,6 +280,29 @@ def draw(case):
     return case
 
 
+def draw_value(case, rng, name, wave3):
+    """A weird value for a config key, in the YAML file or with --set (bench takes neither: one of its count flags)."""
+    case.klass = "value"
+    if case.argv[0] == "bench":
+        flag, value = rng.choice(COUNT_FLAGS["bench"][:3]), rng.choice(COUNT_VALUES)
+        case.argv += [flag, value]
+        case.mutation, case.culprits, case.klass = ("none",), [flag], "flag"
+        case.describe = f"{name} {flag} {value!r}"
+        return case
+    key, value = rng.choice(KEYS + WAVE3_KEYS if wave3 else KEYS), rng.choice(WEIRD_VALUES)
+    config = "cfg.yaml" if "cfg.yaml" in case.argv else next((a for a in case.argv if a.endswith(".yaml") and wave3),
+                                                               None)
+    if rng.random() < 0.5 and config is not None:
+        case.mutation = ("yaml", key, value, config)
+        case.describe = f"{name}: {config} {key}: {value!r}"
+    else:
+        case.argv += ["--set", f"{key}={value}"]
+        case.mutation = ("none",)
+        case.describe = f"{name}: --set {key}={value!r}"
+    case.culprits = [key, config or "cfg.yaml", "--set", "config"]
+    return case
+
+
 def build_scratch(case, scratch, fixture):
     shutil.copytree(fixture, scratch, symlinks=True)
     write(os.path.join(scratch, "outside.txt"), b"outside the run dirs\n")
@@ -227,15 +313,16 @@ def build_scratch(case, scratch, fixture):
         apply_content(os.path.join(scratch, m[1]), m[2], case.rng)
     elif m[0] == "yaml":
         section, key = m[1].split(".")
-        text = read(os.path.join(scratch, "cfg.yaml")).decode()
+        config = m[3] if len(m) > 3 else "cfg.yaml"
+        text = read(os.path.join(scratch, config)).decode()
         value = m[2].encode("utf-8", "surrogateescape").decode("utf-8", "replace") if m[2] else "''"
         text = re.sub(rf"(?m)^{section}:\n", f"{section}:\n  {key}: {value}\n", text, count=1) \
             if re.search(rf"(?m)^  {key}:", text) is None else re.sub(rf"(?m)^  {key}:.*$", f"  {key}: {value}", text)
-        write(os.path.join(scratch, "cfg.yaml"), text.encode("utf-8", "surrogateescape"))
+        write(os.path.join(scratch, config), text.encode("utf-8", "surrogateescape"))
     elif m[0] == "path":
         slot, bad = m[1], m[2]
         for i, a in enumerate(case.argv):
-            if slot == "config" and a in ("cfg.yaml", "text.yaml"):
+            if slot == "config" and a in ("cfg.yaml", "text.yaml", "bpe.yaml"):
                 target = os.path.join(scratch, os.fsencode(bad).decode("utf-8", "surrogateescape"))
                 try:
                     os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -280,6 +367,8 @@ def check(case, scratch, code, err, before, after, elapsed):
     problems = []
     if code is None:
         return [f"did not end within 10 s"]
+    if getattr(case, "klass", "") == "flags: conflicting" and code != 2:
+        problems.append(f"conflicting flags ended with exit code {code}, not a usage error (2)")
     if code not in (0, 1, 2, 130):
         problems.append(f"exit code {code} (a signal or an unexpected code)")
     if not case.close_streams:  # with stderr closed there is nothing to read
@@ -303,14 +392,19 @@ def check(case, scratch, code, err, before, after, elapsed):
     return problems
 
 
-def run_case(args, fixture, seed, number):
+def run_case(args, fixture, seed, number, regression=False):
     rng = random.Random(f"{seed}:{number}")
-    case = draw(Case(number, rng))
+    # a quarter of the cases draw issue 27's commands; from a generator of their own, so that the other cases (and
+    # the regressions, drawn before these commands existed) stay the cases they were
+    wave3 = not regression and random.Random(f"{seed}:{number}:wave3").random() < 0.25
+    case = draw(Case(number, rng), wave3)
     scratch = os.path.join(args.work, f"case_{number:04d}")
     shutil.rmtree(scratch, ignore_errors=True)
     build_scratch(case, scratch, fixture)
     before = snapshot(scratch)
     argv = [os.fsencode(args.bin)] + [os.fsencode(a) for a in case.argv]
+    if case.mutation[0] == "kind" and case.mutation[2] == "ro_parent":
+        argv = read_only_parent(argv, os.path.dirname(os.path.join(scratch, case.mutation[1])))
     start = time.monotonic()
     try:
         kwargs = {}
@@ -341,9 +435,17 @@ def make_fixture(args):
     write(os.path.join(fixture, "text.yaml"),
           b"model:\n  context: 16\n  d_model: 16\n  n_head: 2\n  n_layer: 1\ndata:\n  task: text\n  path: t.txt\n"
           b"schedule:\n  warmup_steps: 0\ntraining:\n  batch_size: 4\n  steps: 2\nlogging:\n  attention_interval: 0\n")
+    # a Llama-shaped model on a bpe vocabulary, as export --format llama2c takes
+    write(os.path.join(fixture, "bpe.yaml"),
+          b"model:\n  context: 16\n  d_model: 16\n  n_head: 2\n  n_layer: 1\n  norm: rmsnorm\n  mlp: swiglu\n"
+          b"  position: rope\n  bias: false\ndata:\n  task: text\n  path: t.txt\n  tokenizer: bpe\n"
+          b"  vocab_size: 300\noptimizer:\n  lr: 1.0e-3\nschedule:\n  warmup_steps: 0\ntraining:\n  batch_size: 4\n"
+          b"  steps: 2\nlogging:\n  attention_interval: 0\n  probe: ''\n")
     for run in ("run", "run2"):
         subprocess.run([args.bin, "train", "cfg.yaml", "--out", run, "--quiet"] + SMALL, cwd=fixture, check=True,
                        stdout=subprocess.DEVNULL)
+    subprocess.run([args.bin, "train", "bpe.yaml", "--out", "lrun", "--quiet"], cwd=fixture, check=True,
+                   stdout=subprocess.DEVNULL)
     return fixture
 
 
@@ -377,7 +479,7 @@ def main():
     by_code = {}
     by_class = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_case, args, fixture, s, n): (s, n) for s, n in plan}
+        futures = {pool.submit(run_case, args, fixture, s, n, (s, n) in REGRESSIONS): (s, n) for s, n in plan}
         for f in concurrent.futures.as_completed(futures):
             seed, number = futures[f]
             case, code, err, problems = f.result()
