@@ -16,8 +16,8 @@
 # line. Most of clang-tidy's time on a source goes to the headers it includes (xtensor's are parsed and their templates
 # matched in each: 74-80% of it is the checks' matching, 20-26% parsing), so a batch of 8 costs about what one or two
 # sources cost alone. Measured with Debian's clang-tidy 14 on the 2-core machine while other builds ran (load about 10),
-# CPU seconds (user + sys): lib's batch of ops/unary.cpp and the 7 optim sources took 50 s, those sources file by file
-# 22-43 s each (adam 22, clip 24, unary 43); the whole tree took 760 CPU s in 37 translation units (1943 s wall under
+# CPU seconds (user + sys): lib's batch of ops/unary.cpp and the 7 optim sources took 50 s, three of them alone
+# 22-43 s each (adam 22, clip 24, unary 43); the whole tree took 539 CPU s in 37 translation units (971 s wall under
 # that load), where file by file it is about an hour of CPU.
 # Needs a compile database: build-tidy/ (file by file) or build-tidy-unity/ (--all), configured here each run (about a
 # second when nothing changed; nothing is compiled), so that new sources and changed flags are in it.
@@ -42,7 +42,8 @@ esac
 # unity build's.
 if [ "$mode" = all ]; then db="$root/build-tidy-unity"; unity=ON; else db="$root/build-tidy"; unity=OFF; fi
 mkdir -p "$db"
-if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTINYFORMER_UNITY=$unity > "$db/configure.log" 2>&1; then
+if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTINYFORMER_UNITY=$unity \
+     > "$db/configure.log" 2>&1; then
   cat "$db/configure.log" >&2
   exit 2
 fi
@@ -123,7 +124,8 @@ log=$(mktemp -d)
 trap 'rm -rf "$log"' EXIT
 start=$(date +%s)
 printf '%s\n' "${sources[@]}" |
-  xargs -P "$(nproc)" -I{} sh -c '"$1" --config-file="$6/.clang-tidy" -p "$2" --quiet --extra-arg=-Wno-unknown-warning-option \
+  xargs -P "$(nproc)" -I{} sh -c '"$1" --config-file="$6/.clang-tidy" -p "$2" --quiet \
+                                     --extra-arg=-Wno-unknown-warning-option \
                                      --header-filter="$3" "$4" > "$5/$(echo "$4" | tr / _).log" 2>&1 ||
                                    echo "$4" >> "$5/failed"' sh "$tidy" "$db" "$filter" {} "$log" "$root"
 elapsed=$(($(date +%s) - start))
