@@ -25,6 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!current.empty() || size == 0) args.push_back(current);
   if (args.size() > 64) return 0;
   std::vector<char*> argv;
+  argv.reserve(args.size());
   for (auto& a : args) argv.push_back(a.data());
   CLI::App app{"fuzz"};
   tf::app::add_commands(app);

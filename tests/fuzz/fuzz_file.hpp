@@ -12,7 +12,7 @@ namespace tf::fuzz {
 
 inline std::string write_input(const std::uint8_t* data, std::size_t size, const char* suffix) {
   const char* dir = std::getenv("TMPDIR");
-  const std::string path =
+  std::string path =
       std::string(dir && *dir ? dir : "/tmp") + "/tinyformer_fuzz_" + std::to_string(::getpid()) + suffix;
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) __builtin_trap();

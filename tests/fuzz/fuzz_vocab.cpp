@@ -49,7 +49,7 @@ std::string checkpoint_with(const std::string& vocab) {
   }();
   tf::checkpoint::TrainingState state;
   state.vocab = vocab;
-  const std::string path = tf::fuzz::write_input(nullptr, 0, ".safetensors");
+  std::string path = tf::fuzz::write_input(nullptr, 0, ".safetensors");
   tf::checkpoint::save_checkpoint(path, model, nullptr, state);
   return path;
 }

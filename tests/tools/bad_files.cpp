@@ -169,12 +169,25 @@ int write_bad_checkpoint(int argc, char** argv) {
   std::ofstream(argv[3], std::ios::binary) << out;
   return 0;
 }
-}  // namespace
 
-int main(int argc, char** argv) {
+// The tool itself; main turns an exception into one line on stderr and exit status 1.
+int run(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
   if (what == "npy" && argc == 4) return write_bad_npy(argv[2], argv[3]);
   if (what == "checkpoint") return write_bad_checkpoint(argc - 1, argv + 1);
   std::fprintf(stderr, "usage: bad_files npy KIND OUT | bad_files checkpoint KIND IN OUT\n");
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bad_files: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "bad_files: unknown error\n");
+  }
+  return 1;
 }

@@ -10,6 +10,7 @@
 // (nn::GPT, optim::make_optimizer).
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 
@@ -53,9 +54,8 @@ nlohmann::json describe(const config::RunConfig& cfg) {
           {"steps", cfg.training.steps}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The tool itself; main turns an exception into one line on stderr and exit status 1.
+int run(int argc, char** argv) {
   std::vector<std::string> overrides;
   for (int i = 2; i + 1 < argc && std::strcmp(argv[i], "--set") == 0; i += 2) overrides.push_back(argv[i + 1]);
   if (argc < 2 || argc != 2 + 2 * static_cast<int>(overrides.size())) {
@@ -93,4 +93,17 @@ int main(int argc, char** argv) {
   std::ofstream(dir / "config.json") << describe(cfg).dump(2) << "\n";
   fmt::print("parity_dump: wrote {}\n", dir.string());
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "parity_dump: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "parity_dump: unknown error\n");
+  }
+  return 1;
 }
