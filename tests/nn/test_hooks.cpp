@@ -93,8 +93,8 @@ TEST_CASE("nn: hooks see every name of hook_names once, in the forward's order, 
     REQUIRE(cache.size() == model->hook_names().size());
     for (const auto& [name, value] : cache) {
       INFO(name);
-      const auto ends = [&](const std::string& leaf) {
-        return name.size() >= leaf.size() && name.compare(name.size() - leaf.size(), leaf.size(), leaf) == 0;
+      const auto ends = [&hook = name](const std::string& leaf) {  // C++17 lambdas cannot capture a binding itself
+        return hook.size() >= leaf.size() && hook.compare(hook.size() - leaf.size(), leaf.size(), leaf) == 0;
       };
       Shape expected{B, T, C};
       if (ends("hook_q") || ends("hook_z")) expected = {B, T, H, D};
