@@ -50,8 +50,8 @@
 
 // data: synthetic tasks, text, token files; the vocabulary
 #include "tinyformer/data/data.hpp"
-#include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/data/text_stream.hpp"
+#include "tinyformer/data/vocabulary.hpp"
 
 // io: safetensors, .npy, PNG heatmaps, the HTML report and the comparison page, atomic files
 #include "tinyformer/io/atomic_file.hpp"
