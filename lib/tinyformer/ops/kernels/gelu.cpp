@@ -16,19 +16,21 @@ struct GeluMath {
   static constexpr S k = static_cast<S>(0.79788456080286535588);  // sqrt(2/pi)
   static constexpr S c = static_cast<S>(0.044715);
 
+  // e = exp(-2u): one exp, where tanh would cost an exp, a division and a polynomial for small |u|
+  template <class V>
+  static V exp_minus_2u(const V& x) {
+    using std::exp;
+    using xsimd::exp;
+    return exp(V(S(-2) * k) * (x + V(c) * x * x * x));
+  }
   template <class V>
   static V forward(const V& x) {
-    using std::tanh;
-    using xsimd::tanh;
-    const V t = tanh(V(k) * (x + V(c) * x * x * x));
-    return V(S(0.5)) * x * (V(S(1)) + t);
+    return x / (V(S(1)) + exp_minus_2u(x));  // x s
   }
   template <class V>
   static V derivative(const V& x) {
-    using std::tanh;
-    using xsimd::tanh;
-    const V t = tanh(V(k) * (x + V(c) * x * x * x));
-    return V(S(0.5)) * (V(S(1)) + t) + V(S(0.5)) * x * (V(S(1)) - t * t) * V(k) * (V(S(1)) + V(S(3) * c) * x * x);
+    const V s = V(S(1)) / (V(S(1)) + exp_minus_2u(x));
+    return s + V(S(2) * k) * x * s * (V(S(1)) - s) * (V(S(1)) + V(S(3) * c) * x * x);
   }
 };
 

@@ -1,9 +1,11 @@
 // (No #pragma once: kernels/dispatch.cpp includes this once per ISA level, see kernels/isa.hpp.)
 // The GELU loops (tanh approximation), shared by the gelu op and the linear op's fused GELU:
-//   u = k (x + c x^3),  t = tanh(u),  gelu(x) = 0.5 x (1 + t),    k = sqrt(2/pi), c = 0.044715
-//   gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)
-// (product rule, tanh' = 1 - tanh^2, du/dx = k (1 + 3 c x^2)). The backward recomputes t from x.
-// SIMD (xsimd's tanh), split over the threads by kernels::map_blocks.
+//   u = k (x + c x^3),  gelu(x) = 0.5 x (1 + tanh u),    k = sqrt(2/pi), c = 0.044715
+// computed as 0.5 (1 + tanh u) = s = 1 / (1 + exp(-2u)) (the logistic function at 2u), so gelu(x) = x s and
+//   gelu'(x) = s + x 2 s (1 - s) k (1 + 3 c x^2)
+// (product rule, d/du sigma(2u) = 2 s (1 - s), du/dx = k (1 + 3 c x^2); 2 s (1 - s) = 0.5 (1 - tanh^2 u), the
+// tanh form's term). One exp and one division an element. The backward recomputes s from x.
+// SIMD (xsimd's exp), split over the threads by kernels::map_blocks.
 #include <cstddef>
 
 #include "tinyformer/ops/kernels/isa.hpp"
