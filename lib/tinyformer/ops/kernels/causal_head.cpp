@@ -11,9 +11,13 @@ namespace TF_KERNEL_NAMESPACE::attention_head {
 
 namespace {
 
-// Register tiles: RI rows of the output by NC SIMD vectors of its columns (8 x 32 floats with AVX-512).
-constexpr std::size_t RI = 8;
+// Register tiles: RI rows of the output by NC SIMD vectors of its columns (8 x 32 floats with AVX-512). The
+// accumulators, the column vectors and the broadcast row value must fit the vector registers, or the compiler keeps
+// some accumulators on the stack inside the inner loop: 32 registers with AVX-512 (8 x 2 + 2 + 1), 16 without
+// (6 x 2 + 2 + 1). A tile's shape only groups rows; every sum still runs in the same order.
+constexpr std::size_t kRegisters = XSIMD_WITH_AVX512F ? 32 : 16;
 constexpr std::size_t NC = 2;
+constexpr std::size_t RI = kRegisters == 32 ? 8 : 6;
 
 template <class S>
 constexpr std::size_t block() {
@@ -104,7 +108,8 @@ void weights_tile(const S* w, const S* m, std::size_t ldm, std::size_t T, S alph
 
 template <class S, std::size_t V, bool Transposed>
 void weights_by_rows_simd(const S* w, const S* m, std::size_t ldm, std::size_t T, S alpha, S* out, std::size_t ldo) {
-  constexpr std::size_t Rows = V >= 4 ? RI / 2 : RI;  // at most 16 accumulators
+  // Rows x V accumulators, V column vectors (or loads folded into the multiply-adds) and one broadcast value
+  constexpr std::size_t Rows = kRegisters == 32 ? (V >= 4 ? 4 : 8) : (V >= 4 ? 3 : V == 2 ? 6 : 8);
   std::size_t i0 = 0;
   for (; i0 + Rows <= T; i0 += Rows) weights_tile<S, V, Rows, Transposed>(w, m, ldm, T, alpha, i0, out, ldo);
   for (; i0 < T; ++i0) weights_tile<S, V, 1, Transposed>(w, m, ldm, T, alpha, i0, out, ldo);
