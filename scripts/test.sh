@@ -39,7 +39,7 @@ step bash "$root/scripts/build.sh" sanitize
 # (the corpora themselves are replayed under them by the fuzz tests), and under them two valid 4M-id token files take
 # over its 60 s a file.
 release_only=(
-  'train: every combination of model.norm' 'train: configs/induction.yaml learns' 'train: configs/reverse.yaml learns'
+  'train: every pair of values of model.norm' 'train: configs/induction.yaml learns' 'train: configs/reverse.yaml learns'
   'train: grouped-query .* learn reverse' 'nn: a GPT with grouped-query .* learns to reverse' 'app: sort is learned'
   'app: heads finds' 'nanogpt: ' 'README: the .Moving weights' 'app: messages: ' 'app: bench prints every field'
   "app: bench's choice of library" 'app: chaos: ' 'mpi: -np 2 and -np 4 match one process'
