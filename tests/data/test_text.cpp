@@ -20,7 +20,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 // n ASCII letters from a fixed LCG: no short window repeats, so a window's place in the text is unique.
-std::string letters(std::size_t n) {
+std::string text_letters(std::size_t n) {
   std::string s;
   std::uint32_t state = 12345;
   for (std::size_t i = 0; i < n; ++i) {
@@ -70,7 +70,7 @@ TEST_CASE("data: text vocabulary is the sorted distinct characters, decoded as U
 
 TEST_CASE("data: text training windows come from the first part, every position scored", "[data]") {
   test::TempDir dir;
-  const std::string text = letters(1000);
+  const std::string text = text_letters(1000);
   auto source = make_data_source(text_spec(dir.write("t.txt", text), 16));
   const std::string train = text.substr(0, 900);  // val_fraction 0.1: the last 100 characters are held out
   Rng rng(1);
@@ -98,7 +98,7 @@ TEST_CASE("data: text training windows come from the first part, every position 
 
 TEST_CASE("data: text held-out windows are consecutive windows of the last part", "[data]") {
   test::TempDir dir;
-  const std::string text = letters(1000);
+  const std::string text = text_letters(1000);
   const std::string path = dir.write("t.txt", text);
   auto source = make_data_source(text_spec(path, 16));
   const auto& eval = source->eval_batches(4);
@@ -133,7 +133,7 @@ TEST_CASE("data: a missing, empty or directory text file is refused naming it", 
 
 TEST_CASE("data: invalid UTF-8 in a text file is refused with the byte offset", "[data]") {
   test::TempDir dir;
-  const std::string good = letters(200);
+  const std::string good = text_letters(200);
   struct Case {
     std::string bytes;
     std::size_t offset;
@@ -163,7 +163,7 @@ TEST_CASE("data: text shorter than the context needs is refused with the sizes",
   CHECK_THROWS_WITH(make_data_source(text_spec(path, 16)),
                     Contains(path) && Contains("10 characters") && Contains("model.context 16") && Contains("17"));
   // long enough overall, but the held-out 10% is not
-  const std::string path2 = dir.write("split.txt", letters(60));
+  const std::string path2 = dir.write("split.txt", text_letters(60));
   CHECK_THROWS_WITH(make_data_source(text_spec(path2, 16)), Contains(path2) && Contains("54 for training") &&
                                                                 Contains("6 for validation") &&
                                                                 Contains("17 characters"));
