@@ -4,7 +4,7 @@
 # checkpoint and report.html.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bash "$root/scripts/install_deps.sh" build
+bash "$root/scripts/install_deps.sh" train
 # Only what training needs: the library and the app (about 95 of the 213 objects; no tests, tools or fuzz targets).
 bash "$root/scripts/build.sh" release tinyformer_app
 cd "$root"
