@@ -21,6 +21,10 @@ if [ ! -f "$dir/CMakeCache.txt" ]; then
   launcher=()
   if command -v ccache > /dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
   (cd "$root" && cmake --preset "$preset" "${launcher[@]}" > /dev/null)
+elif [ /var/lib/dpkg/status -nt "$dir/CMakeCache.txt" ]; then
+  # Packages were installed since the last configure (install_deps.sh build after quickstart.sh): configure again,
+  # so that what was optional and missing then (MPI, the Python module, the test suite) is found and built.
+  (cd "$root" && cmake --preset "$preset" > /dev/null)
 fi
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

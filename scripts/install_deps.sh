@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
 # Installs the Debian bookworm packages tinyformer needs, only those that are missing (idempotent, fast
-# when everything is there). Run as root. Usage: install_deps.sh [build|test]
+# when everything is there). Run as root. Usage: install_deps.sh [train|build|test]
+#   train  what scripts/quickstart.sh needs to build the library and the app and train: compiler, CMake and the
+#          libraries the build cannot do without
+#   build  (the default) also what the build uses when it finds it: the test suite's libraries, MPI, the Python
+#          module, the subword tools' Python side and the English corpus; scripts/build.sh then configures again and
+#          builds them
+#   test   also the tools the test command runs (scripts/test.sh)
 set -euo pipefail
 want="${1:-build}"
-# libopenmpi-dev and openmpi-bin: data-parallel training under mpirun (the build works without them: one process);
-# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp); ccache: scripts/build.sh compiles through it;
-# python3-dev, pybind11-dev, python3-numpy and python3-yaml: the Python module (python/, TINYFORMER_PYTHON);
-# libsentencepiece-dev: the bpe and unigram tokenizers of text data (data/subword.cpp), python3-sentencepiece: the same
-# vocabularies read by scripts/vocabulary.py; fortunes: the English corpus of configs/fortunes_*.yaml
-# (scripts/fortunes_corpus.sh)
-packages=(cmake g++ make ccache pkg-config libxtensor-dev libxtensor-blas-dev xtl-dev libxsimd-dev libopenblas-dev
-          libfmt-dev catch2 libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libopenmpi-dev openmpi-bin
-          libxsmm-dev python3-dev pybind11-dev python3-numpy python3-yaml libsentencepiece-dev python3-sentencepiece
-          fortunes)
+case "$want" in
+  train | build | test) ;;
+  *) echo "install_deps.sh: unknown set '$want' (train, build or test)" >&2; exit 2 ;;
+esac
+# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp); libsentencepiece-dev: the bpe and unigram
+# tokenizers of text data (data/subword.cpp); ccache: scripts/build.sh compiles through it
+packages=(cmake g++ make ccache pkg-config libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev libfmt-dev
+          libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libxsmm-dev libsentencepiece-dev)
+if [ "$want" != train ]; then
+  # catch2 and libxtensor-blas-dev: the test suite (tests/); libopenmpi-dev and openmpi-bin: data-parallel training
+  # under mpirun (without them: one process); python3-dev, pybind11-dev, python3-numpy and python3-yaml: the Python
+  # module (python/, TINYFORMER_PYTHON); python3-sentencepiece: the same vocabularies read by scripts/vocabulary.py;
+  # fortunes: the English corpus of configs/fortunes_*.yaml (scripts/fortunes_corpus.sh)
+  packages+=(catch2 libxtensor-blas-dev libopenmpi-dev openmpi-bin python3-dev pybind11-dev python3-numpy python3-yaml
+             python3-sentencepiece fortunes)
+fi
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
   # clang-format for scripts/check_style.sh, clang-tidy for scripts/check_tidy.sh; pytest, and nbconvert, ipykernel
@@ -28,5 +40,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # --force-unsafe-io: dpkg unpacks without an fsync per file, which halves the install of the train set in a bare
+  # bookworm (docs/architecture.md, "Build cost"). The risk is only that of a power cut during the install, after
+  # which the packages unpacked then may need `apt-get install --reinstall`; the ones installed before are untouched
+  # unless apt upgrades them as dependencies.
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    -o Dpkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
 fi
