@@ -134,8 +134,8 @@ void add_bench_command(CLI::App& app) {
   CLI::Option* threads =
       cmd->add_option(
              "--threads", o->threads,
-             fmt::format("Kernel threads (BLAS runs single-threaded inside them); default: auto, the {} physical "
-                         "cores",
+             fmt::format("Kernel threads (BLAS runs single-threaded inside them); default: auto, OMP_NUM_THREADS "
+                         "when set, else the {} physical cores",
                          physical_cores()))
           ->check(CLI::Range(1, max_threads()));
   CLI::Option* steps = cmd->add_option("--steps", o->steps, "Timed steps (the median is reported)")
@@ -171,7 +171,7 @@ void add_bench_command(CLI::App& app) {
   scaling->excludes(shape);  // --scaling's own shapes
   cmd->callback([o] {
     select_action([o] {
-      if (o->threads == 0) o->threads = physical_cores();
+      if (o->threads == 0) o->threads = default_threads();
       if (o->gemm)
         print_sgemm_peaks();
       else if (o->scaling && !started_by_launcher())

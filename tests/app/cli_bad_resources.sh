@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# app: sizes the machine cannot hold and absurd thread counts are refused at once, before anything is allocated or
-# written: one line with the estimate, the available memory and the keys that drive it; a std::bad_alloc that
-# happens anyway (here: a smaller address-space limit than the machine's memory) names what was being allocated and
-# leaves no run directory; SIGTERM during start-up (a large text file being loaded) ends the process at once.
+# app: sizes the machine cannot hold and absurd thread counts (training.threads, OMP_NUM_THREADS) are refused at once,
+# before anything is allocated or written: one line with the estimate, the available memory and the keys that drive
+# it; a std::bad_alloc that happens anyway (here: a smaller address-space limit than the machine's memory) names what
+# was being allocated and leaves no run directory; SIGTERM during start-up (a large text file being loaded) ends the
+# process at once.
 set -uo pipefail
 bin="$1"; src="$2"; work="$3"
 rm -rf "$work"; mkdir -p "$work"
 source "$(dirname "$0")/support.sh"
 cfg="$src/configs/reverse.yaml"
 out="$work/run"
-short=(--set training.steps=2 --set schedule.warmup_steps=0 --set logging.attention_interval=0 --quiet)
+loud=(--set training.steps=2 --set schedule.warmup_steps=0 --set logging.attention_interval=0)
+short=("${loud[@]}" --quiet)
 
-# refused_fast LABEL NEEDLE ARGS...: refused_train, within 5 seconds.
+# refused_fast LABEL NEEDLE ARGS...: refused_train, within 5 seconds; a size refused names the estimate and the memory.
 refused_fast() {
   local label="$1" needle="$2"; shift 2
   local t0=$SECONDS
   refused_train "$label" "$needle" "$cfg" "$@"
   [ $((SECONDS - t0)) -le 5 ] || fail "$label: took $((SECONDS - t0)) s to refuse"
   grep -qE "needs? an estimated [0-9.]+ [KMGTPE]iB \(.*\); this machine has [0-9.]+ [KMGTPE]?i?B available" "$work/err.txt" \
-    || [ "${needle#*training.threads}" != "$needle" ] || { cat "$work/err.txt"; fail "$label: no estimate and available memory"; }
+    || [ "${needle#*training.threads}" != "$needle" ] || [ "${needle#*OMP_NUM_THREADS}" != "$needle" ] \
+    || { cat "$work/err.txt"; fail "$label: no estimate and available memory"; }
 }
 
 # --- sizes that cannot fit (the estimate is checked before the data or the model is made)
@@ -63,16 +66,34 @@ if [ "$over" -le "$bound" ]; then
     "$bin" train "$cfg" --out "$work/over" "${short[@]}" --set training.threads=$over
   [ -f "$work/over/checkpoint.safetensors" ] || fail "the run with more threads than cores did not finish"
 fi
-# auto: the header line says the physical cores
-"$bin" train "$cfg" --out "$work/auto" --set training.steps=2 --set schedule.warmup_steps=0 > "$work/auto.txt" \
-  || fail "train with threads auto"
+# auto without OMP_NUM_THREADS (the suite's presets set it to 1): the header line says the physical cores
+env -u OMP_NUM_THREADS "$bin" train "$cfg" --out "$work/auto" --set training.steps=2 --set schedule.warmup_steps=0 \
+  > "$work/auto.txt" || fail "train with threads auto"
 grep -qE "\| ~ [0-9.]+ [KMG]iB \| $cores threads? \|" "$work/auto.txt" || { cat "$work/auto.txt"; fail "the header does not say ~ memory and $cores threads"; }
 # auto under mpirun: the cores shared by the processes on the node (OpenMPI's OMPI_COMM_WORLD_LOCAL_SIZE; set alone
 # here, without OMPI_COMM_WORLD_SIZE, it starts no MPI)
 shared=$(( cores / 2 )); [ "$shared" -ge 1 ] || shared=1
-OMPI_COMM_WORLD_LOCAL_SIZE=2 "$bin" train "$cfg" --out "$work/auto2" --set training.steps=2 --set schedule.warmup_steps=0 \
-  > "$work/auto2.txt" || fail "train with threads auto and 2 local processes"
+env -u OMP_NUM_THREADS OMPI_COMM_WORLD_LOCAL_SIZE=2 "$bin" train "$cfg" --out "$work/auto2" --set training.steps=2 \
+  --set schedule.warmup_steps=0 > "$work/auto2.txt" || fail "train with threads auto and 2 local processes"
 grep -qE "\| $shared threads? \|" "$work/auto2.txt" || { cat "$work/auto2.txt"; fail "auto with 2 processes on the node is not $shared threads"; }
+# auto with OMP_NUM_THREADS: its count (the first of a list), for every process under mpirun; training.threads wins
+omp=$((cores + 1)); [ "$omp" -le "$bound" ] || omp=$bound
+OMP_NUM_THREADS=" $omp,1" OMPI_COMM_WORLD_LOCAL_SIZE=2 "$bin" train "$cfg" --out "$work/omp" "${loud[@]}" \
+  > "$work/omp.txt" 2> "$work/omp_err.txt" || fail "train with OMP_NUM_THREADS=$omp"
+grep -qE "\| $omp threads \|" "$work/omp.txt" || { cat "$work/omp.txt"; fail "OMP_NUM_THREADS=$omp did not give $omp threads"; }
+grep -qF "tinyformer: warning: OMP_NUM_THREADS $omp is more than this machine's $cores cores" "$work/omp_err.txt" \
+  || [ "$omp" -le "$cores" ] || { cat "$work/omp_err.txt"; fail "OMP_NUM_THREADS above the cores: no warning naming it"; }
+OMP_NUM_THREADS=$omp "$bin" train "$cfg" --out "$work/omp1" "${loud[@]}" --set training.threads=1 \
+  > "$work/omp1.txt" || fail "train with OMP_NUM_THREADS and training.threads=1"
+grep -qE "\| 1 thread \|" "$work/omp1.txt" || { cat "$work/omp1.txt"; fail "training.threads=1 did not win over OMP_NUM_THREADS"; }
+# an OMP_NUM_THREADS that is no count: one line naming it, for train (nothing written) and bench
+for value in 0 -2 abc 1.5 "$((bound + 1))" 99999999999999999999 ,3; do
+  OMP_NUM_THREADS="$value" refused_fast "OMP_NUM_THREADS '$value'" \
+    "tinyformer: error: OMP_NUM_THREADS '$value' is not a thread count: set it to a whole number from 1 to $bound" \
+    "${short[@]}"
+done
+OMP_NUM_THREADS=many expect_error "bench with OMP_NUM_THREADS=many" 1 "OMP_NUM_THREADS 'many' is not a thread count" \
+  "$bin" bench --shape tiny --steps 1 --warmup 0
 expect_error "bench --threads absurd" 2 "--threads: Value 100000 not in range 1 to $bound" "$bin" bench --shape tiny --threads 100000
 
 # --- std::bad_alloc that still happens: an address-space limit (ulimit -v) below what the machine has

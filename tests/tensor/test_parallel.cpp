@@ -1,9 +1,16 @@
 // The thread pool: every piece runs once, pieces cover the range without overlap, nested calls run
-// serially, and an exception in a piece reaches the caller only after every piece has ended.
+// serially, and an exception in a piece reaches the caller only after every piece has ended; the thread count of
+// `auto` from OMP_NUM_THREADS.
 #include <atomic>
+#include <cstdlib>
+#include <optional>
+#include <random>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include "support/helpers.hpp"
@@ -45,4 +52,116 @@ TEST_CASE("threads: an exception inside a parallel piece reaches the caller afte
   std::atomic<int> ran{0};
   parallel_for(2, 1, [&](std::size_t, std::size_t) { ran += 1; });
   CHECK(ran == 2);
+}
+
+namespace {
+
+// Sets OMP_NUM_THREADS for one test and puts back what the process had (the presets of the suite set it to 1).
+class OmpNumThreadsGuard {
+ public:
+  OmpNumThreadsGuard() {
+    if (const char* v = std::getenv("OMP_NUM_THREADS")) saved_ = v;
+  }
+  ~OmpNumThreadsGuard() {
+    if (saved_)
+      setenv("OMP_NUM_THREADS", saved_->c_str(), 1);
+    else
+      unsetenv("OMP_NUM_THREADS");
+  }
+  OmpNumThreadsGuard(const OmpNumThreadsGuard&) = delete;
+  OmpNumThreadsGuard& operator=(const OmpNumThreadsGuard&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+// What OMP_NUM_THREADS should give, read another way than the library reads it: the first comma-separated field,
+// parsed by a stream as one whole number with only white space around it, no sign; 0 for an empty value, nullopt for a
+// value that must be refused.
+std::optional<int> expected_threads(const std::string& value) {
+  if (value.empty()) return 0;
+  const std::string field = value.substr(0, value.find(','));
+  const auto digit = field.find_first_not_of(" \t\n\v\f\r");
+  if (digit == std::string::npos || field[digit] < '0' || field[digit] > '9') return std::nullopt;
+  std::istringstream in(field);
+  long long n = 0;
+  std::string rest;
+  if (!(in >> n) || in >> rest) return std::nullopt;
+  if (n < 1 || n > max_threads()) return std::nullopt;
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+TEST_CASE("threads: auto is OMP_NUM_THREADS when set, else the physical cores", "[threads]") {
+  OmpNumThreadsGuard guard;
+  unsetenv("OMP_NUM_THREADS");
+  CHECK(threads_from_environment() == 0);
+  CHECK(default_threads() == physical_cores());
+  setenv("OMP_NUM_THREADS", "", 1);  // empty: unset
+  CHECK(default_threads() == physical_cores());
+  setenv("OMP_NUM_THREADS", "3", 1);
+  CHECK(default_threads() == 3);
+  setenv("OMP_NUM_THREADS", " 2 ,1", 1);  // OpenMP's list of nested levels: the first is the process's
+  CHECK(default_threads() == 2);
+  setenv("OMP_NUM_THREADS", std::to_string(max_threads()).c_str(), 1);
+  CHECK(default_threads() == max_threads());
+}
+
+TEST_CASE("threads: every OMP_NUM_THREADS is either a count from 1 to the bound or refused in one line naming it",
+          "[threads]") {
+  OmpNumThreadsGuard guard;
+  const int bound = max_threads();
+  // 3000 values drawn from pieces that make whole numbers, near misses and junk, 1 to 4 pieces each (seeded).
+  const std::vector<std::string> pieces = {"",
+                                           " ",
+                                           "\t",
+                                           "+",
+                                           "-",
+                                           "0",
+                                           "00",
+                                           ",",
+                                           ".",
+                                           "1.5",
+                                           "1e3",
+                                           "x",
+                                           "\n",
+                                           "\x01",
+                                           "\xff",
+                                           "\xef\xbc\x94",
+                                           "99999999999999999999",
+                                           "-1"};
+  std::mt19937 rng(23);
+  int accepted = 0, refused = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string value;
+    const int parts = 1 + static_cast<int>(rng() % 4);
+    for (int p = 0; p < parts; ++p) {
+      if (rng() % 2 == 0)
+        value += std::to_string(rng() % static_cast<unsigned>(2 * bound + 2));
+      else
+        value += pieces[rng() % pieces.size()];
+    }
+    INFO("OMP_NUM_THREADS '" << value << "'");
+    setenv("OMP_NUM_THREADS", value.c_str(), 1);
+    const std::optional<int> expected = expected_threads(value);
+    if (expected) {
+      CHECK(threads_from_environment() == *expected);
+      ++accepted;
+    } else {
+      try {
+        threads_from_environment();
+        FAIL("accepted");
+      } catch (const std::invalid_argument& e) {
+        const std::string message = e.what();
+        CHECK_THAT(message, Catch::StartsWith("OMP_NUM_THREADS '") &&
+                                Catch::Contains(fmt::format("a whole number from 1 to {}", bound)));
+        CHECK(message.find('\n') == std::string::npos);
+        CHECK(message.size() <= 300);
+      }
+      ++refused;
+    }
+  }
+  CHECK(accepted > 200);  // both kinds are drawn often (283 and 2717 with this seed)
+  CHECK(refused > 200);
 }

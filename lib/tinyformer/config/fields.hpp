@@ -162,9 +162,10 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
   X(eval_batches, std::size_t, 8, Check::at_least(1), OnResume::free,                                                  \
     "held-out batches per evaluation, each of N x grad_accum x batch_size sequences (the step's global batch)")      \
   X(threads, std::optional<std::size_t>, std::nullopt, Check::at_least(1), OnResume::free,                             \
-    "threads for the kernels of each process (BLAS runs single-threaded inside them); `auto` = the machine's "        \
-    "physical cores (under mpirun divided by the processes on the node); at most 4 x the hardware threads (refused "  \
-    "above, a warning above the cores); losses are bit-identical for any value")                                      \
+    "threads for the kernels of each process (BLAS runs single-threaded inside them); `auto` = OMP_NUM_THREADS "       \
+    "when it is set (as PyTorch reads it), else the machine's physical cores (under mpirun divided by the processes "  \
+    "on the node); at most 4 x the hardware threads (refused above, a warning above the cores); losses are "           \
+    "bit-identical for any value")                                                                                     \
   X(seed, std::uint64_t, 1337, Check::any(), OnResume::exact,                                                          \
     "seeds data generation, initialisation and dropout")                                                               \
   X(nonfinite, NonFinitePolicy, NonFinitePolicy::stop, Check::any(), OnResume::free,                                   \

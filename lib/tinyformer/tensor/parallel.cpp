@@ -5,15 +5,19 @@
 #include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/tensor/files.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -155,6 +159,34 @@ int physical_cores() {
 }
 
 int max_threads() { return 4 * std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
+int threads_from_environment() {
+  const char* set = std::getenv("OMP_NUM_THREADS");
+  if (set == nullptr || *set == '\0') return 0;
+  const std::string value(set);
+  std::string first = value.substr(0, value.find(','));
+  first.erase(0, first.find_first_not_of(" \t\n\v\f\r"));
+  first.erase(first.find_last_not_of(" \t\n\v\f\r") + 1);
+  const int bound = max_threads();
+  int n = 0;  // held at bound + 1 once past the bound, so that no number of digits overflows it
+  bool whole = !first.empty();
+  for (const char c : first) {
+    whole = whole && c >= '0' && c <= '9';
+    if (whole) n = std::min(n * 10 + (c - '0'), bound + 1);
+  }
+  if (!whole || n < 1 || n > bound) {
+    throw std::invalid_argument(fmt::format(
+        "OMP_NUM_THREADS '{}' is not a thread count: set it to a whole number from 1 to {} (4 x this machine's {} "
+        "hardware threads), or unset it for the {} physical cores",
+        printable_message(value, 40), bound, bound / 4, physical_cores()));
+  }
+  return n;
+}
+
+int default_threads() {
+  const int from_environment = threads_from_environment();
+  return from_environment > 0 ? from_environment : physical_cores();
+}
 
 void parallel_for(std::size_t n, std::size_t min_per_piece, const std::function<void(std::size_t, std::size_t)>& body) {
   if (n == 0) return;

@@ -14,10 +14,17 @@ void set_num_threads(int n);  // n >= 1; also pins BLAS to one thread per caller
 bool in_parallel_region();    // true inside a parallel_for body (nested calls then run serially)
 
 // The machine's physical cores: distinct (physical id, core id) pairs of /proc/cpuinfo, or
-// std::thread::hardware_concurrency() where that file says nothing (at least 1). The default thread count.
+// std::thread::hardware_concurrency() where that file says nothing (at least 1).
 int physical_cores();
 // The most kernel threads a run may ask for: 4 x std::thread::hardware_concurrency() (at least 4).
 int max_threads();
+// OMP_NUM_THREADS, read as PyTorch and OpenBLAS read it: the threads of one process when nothing else says. 0 when it
+// is unset or empty; of a list ("4,2", OpenMP's nested levels) the first, white space around it ignored. A value that
+// is not a whole number from 1 to max_threads() throws std::invalid_argument, one line naming the variable, the value
+// and what would be valid.
+int threads_from_environment();
+// The thread count `auto` stands for: threads_from_environment() when set, else physical_cores().
+int default_threads();
 
 // Calls body(begin, end) on contiguous pieces of [0, n), in parallel. Each piece holds at least
 // `min_per_piece` items (so small loops stay on one thread); pieces never overlap.

@@ -54,15 +54,19 @@ auto allocating(const std::string& what, double estimate, Make&& make) {
 
 int choose_threads(const config::RunConfig& cfg) {
   const int cores = physical_cores();
-  // auto under mpirun: the cores shared by the processes on this node (OpenMPI says how many there are)
+  // auto: OMP_NUM_THREADS when set; else, under mpirun, the cores shared by the processes on this node (OpenMPI says
+  // how many there are)
+  const int from_environment = threads_from_environment();
   const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   const int per_node = local ? std::max(1, std::atoi(local)) : 1;
-  const int threads = cfg.training.threads ? static_cast<int>(*cfg.training.threads) : std::max(1, cores / per_node);
+  const int threads = cfg.training.threads ? static_cast<int>(*cfg.training.threads)
+                      : from_environment   ? from_environment
+                                           : std::max(1, cores / per_node);
   if (threads > cores && dist::is_root())
     fmt::print(stderr,
                "tinyformer: warning: {} {} is more than this machine's {} cores: the threads take turns, which is "
                "slower (results are the same)\n",
-               config::keys::training::threads, threads, cores);
+               cfg.training.threads ? config::keys::training::threads : "OMP_NUM_THREADS", threads, cores);
   return threads;
 }
 
@@ -81,6 +85,7 @@ config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::Data
 RunSetup make_run(const config::RunConfig& cfg) {
   RunSetup run;
   config::validate(cfg);
+  run.threads = choose_threads(cfg);
   // Before anything is allocated: what the config alone tells (all of it for the synthetic tasks), then, with the
   // data's T and V, the whole estimate before the model is built.
   const data::DataFootprint footprint = data::data_footprint(cfg);
@@ -100,7 +105,6 @@ RunSetup make_run(const config::RunConfig& cfg) {
                          run.memory_estimate, [&] { return std::make_unique<nn::GPT<float>>(model, init_seed); });
   run.optimizer = allocating("allocating the optimizer state", run.memory_estimate,
                              [&] { return optim::make_optimizer(cfg.optimizer, run.model->named_parameters()); });
-  run.threads = choose_threads(cfg);
   run.schedule = optim::LrSchedule::from_config(cfg);
   run.probe = make_probe(cfg, *run.data, run.model->context());
   return run;

@@ -30,7 +30,9 @@ config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::Data
 // and names what was being allocated when std::bad_alloc happens anyway.
 RunSetup make_run(const config::RunConfig& cfg);
 
-// training.threads, or the machine's physical cores for auto; warns (stderr, rank 0) above the cores.
+// training.threads, or for auto OMP_NUM_THREADS when set (tf::threads_from_environment, which refuses a bad value),
+// else the machine's physical cores (under mpirun shared by the node's processes); warns (stderr, rank 0) above the
+// cores.
 int choose_threads(const config::RunConfig& cfg);
 
 // The sequences of one optimizer step over all processes: N x grad_accum x batch_size (N = dist::size()).
