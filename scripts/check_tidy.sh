@@ -10,17 +10,21 @@
 # File by file, a changed header is checked through one source that includes it (its own .cpp when there is one), and
 # findings are reported only in the files being checked. Runs nproc clang-tidy processes at once; prints the CPU time.
 #
-# --all checks unity batches of 16 sources a translation unit (TINYFORMER_UNITY with TINYFORMER_UNITY_BATCH=16 in its
-# own configuration; the build's batches are of 8) and the sources kept out of them (main.cpp, the tools, the fuzz
-# targets, dist_mpi.cpp, self_attention.cpp), with findings reported in every file of lib/, apps/ and tests/ (each
-# once): a finding in a source included into a batch is reported at its own file and line. Most of clang-tidy's time on
-# a source goes to the headers it includes (xtensor's are parsed and their templates matched in each: 74-80% of it is
-# the checks' matching, 20-26% parsing), so a batch costs about what one or two sources cost alone. Measured with
-# Debian's clang-tidy 14 on the 2-core machine while other builds ran (load about 10), CPU seconds (user + sys): lib's
-# batch of ops/unary.cpp and the 7 optim sources took 50 s, three of them alone 22-43 s each (adam 22, clip 24, unary
-# 43); the whole tree took 464-466 CPU s in 37 translation units with batches of 8, 391 s in 27 with batches of 16
-# (load 5-8), where file by file it is about an hour of CPU. A file-local name that two sources of a batch of 16 both
-# define is a clang-diagnostic-error here even when the build's batches of 8 keep them apart: rename one.
+# --all checks unity batches of 16 sources a translation unit, 64 for the library and the subcommands (TINYFORMER_UNITY
+# with TINYFORMER_UNITY_BATCH=16 and TINYFORMER_UNITY_BATCH_LIBRARY=64 in its own configuration; the build's batches are
+# of 8 and 16) and the sources kept out of them (main.cpp, the tools, the fuzz targets, dist_mpi.cpp,
+# self_attention.cpp), with findings reported in every file of lib/, apps/ and tests/ (each once): a finding in a source
+# included into a batch is reported at its own file and line. Most of clang-tidy's time on a source goes to the headers
+# it includes (xtensor's are parsed and their templates matched in each: 74-80% of it is the checks' matching, 20-26%
+# parsing), so a batch costs about what one or two sources cost alone. Measured with Debian's clang-tidy 14 on the
+# 2-core machine while other builds ran (load about 10), CPU seconds (user + sys): lib's batch of ops/unary.cpp and the
+# 7 optim sources took 50 s, three of them alone 22-43 s each (adam 22, clip 24, unary 43); the whole tree took 464-466
+# CPU s in 37 translation units with batches of 8, 391 s in 27 with batches of 16 (load 5-8), where file by file it is
+# about an hour of CPU. On the quiet machine (27 Nov, one run each): 407 CPU s and 209 s with the library's batches of
+# 16 (28 units), 375 CPU s and 192 s with 64 (24 units). Batches of 32 for the tests as well took 340 CPU s, but put
+# tests/tensor/test_gemm_plan.cpp's <cblas.h> into one unit with xtensor-blas's own cblas declarations
+# (tests/ops/test_matmul.cpp), which conflict. A file-local name that two sources of a batch both define is a
+# clang-diagnostic-error here even when the build's smaller batches keep them apart: rename one.
 # Needs a compile database: build-tidy/ (file by file) or build-tidy-unity/ (--all), configured here each run (about a
 # second when nothing changed; nothing is compiled), so that new sources and changed flags are in it.
 set -euo pipefail
@@ -45,7 +49,7 @@ esac
 if [ "$mode" = all ]; then db="$root/build-tidy-unity"; unity=ON; else db="$root/build-tidy"; unity=OFF; fi
 mkdir -p "$db"
 if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTINYFORMER_UNITY=$unity \
-     -DTINYFORMER_UNITY_BATCH=16 > "$db/configure.log" 2>&1; then
+     -DTINYFORMER_UNITY_BATCH=16 -DTINYFORMER_UNITY_BATCH_LIBRARY=64 > "$db/configure.log" 2>&1; then
   cat "$db/configure.log" >&2
   exit 2
 fi

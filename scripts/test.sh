@@ -13,8 +13,8 @@ step() {
 step bash "$root/scripts/install_deps.sh" test
 step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 # clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in unity batches
-# of 16: about 6.5 CPU minutes (391 CPU s measured, 464-466 with the build's batches of 8; at least 200 s of wall time
-# on 2 cores), docs/architecture.md, "Build cost". Before a commit, check_tidy.sh checks what changed.
+# of 16 (64 for the library): about 6 CPU minutes (375 CPU s, 192 s of wall time on 2 cores, measured quiet; 407 with
+# the library in 16), docs/architecture.md, "Build cost". Before a commit, check_tidy.sh checks what changed.
 step bash "$root/scripts/check_tidy.sh" --all
 step bash "$root/scripts/build.sh" release
 # The presets run each test on one thread (OMP_NUM_THREADS=1, which training.threads auto and bench read), nproc tests
