@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "tinyformer/config/keys.hpp"
+#include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/train/trainer.hpp"
 
@@ -18,6 +19,14 @@ namespace tf::app {
 namespace {
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_in_steps{false};  // set by train() while the steps run
+// Rank 0 alone says why it stopped, as it alone prints everything else, and only while train() runs. When a rank of a
+// job exits with an error, mpirun sends SIGTERM to the ranks still ending (their MPI_Finalize, their exit): by then
+// rank 0 has printed the error line, and a line from them would only repeat that the job ended.
+std::atomic<bool> g_speaks{true};
+void say(const char* msg, std::size_t n) {
+  if (!g_speaks.load()) return;
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, msg, n);
+}
 // The first SIGINT/SIGTERM/SIGUSR1 asks the loop to finish the step, save and stop; a second one stops at once
 // (checkpoints are written atomically, so the last one stays whole). Outside the steps (loading the config and the
 // data, building the model, writing the report) there is nothing to save: the first one stops at once. Stopping at
@@ -32,7 +41,7 @@ extern "C" void stop_after_grace(int) {
   static const char msg[] =
       "\ntinyformer: the step, evaluation or save did not end within 10 s of the interrupt: stopping "
       "now without saving (a checkpoint written before is intact)\n";
-  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  say(msg, sizeof msg - 1);
   ::_exit(130);
 }
 
@@ -41,7 +50,7 @@ extern "C" void request_stop(int) {
     io::remove_temporaries_in_progress();
     static const char msg[] =
         "\ntinyformer: interrupted outside the training steps: stopped now (no file is left half-written)\n";
-    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+    say(msg, sizeof msg - 1);
     ::_exit(130);
   }
   if (!g_stop.exchange(true)) {
@@ -51,7 +60,7 @@ extern "C" void request_stop(int) {
   io::remove_temporaries_in_progress();
   static const char msg[] =
       "\ntinyformer: second interrupt: stopping now without saving (the last checkpoint is intact)\n";
-  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  say(msg, sizeof msg - 1);
   ::_exit(130);
 }
 }  // namespace
@@ -82,6 +91,10 @@ void add_train_command(CLI::App& app) {
       opts->progress = !*quiet;
       opts->stop = &g_stop;
       opts->in_steps = &g_in_steps;
+      g_speaks = dist::is_root();
+      struct Silence {  // train() has returned or thrown: what it printed, or the error line, tells what happened
+        ~Silence() { g_speaks = false; }
+      } silence;
       std::signal(SIGINT, request_stop);  // finish the step, checkpoint, exit 130
       std::signal(SIGTERM, request_stop);
       std::signal(SIGUSR1, request_stop);
