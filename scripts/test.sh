@@ -10,13 +10,46 @@ step() {
   "$@"
   echo "test.sh: '${*#"$root/"}' took $((SECONDS - start)) s, $SECONDS s in all" >&2
 }
+# A check that needs no result of the steps before it runs `behind` them: in the background at the lowest priority
+# (nice 19), in a process group of its own (set -m; not a session of its own, which would put it in an autogroup of
+# its own, where its nice would count for nothing against the steps in front), its output in build-logs/NAME.log. It
+# takes the cores the steps in front leave idle (a build's links and last batches, tests that sleep or wait for a
+# process), and they lose next to nothing to it. `join NAME` waits for it, prints its log's last lines and fails as it
+# failed. Leaving early (a failed step) stops what runs behind.
+background=()
+logs="$root/build-logs"
+behind() {
+  local name="$1"
+  shift
+  mkdir -p "$logs"
+  set -m
+  nice -n 19 bash -c 'start=$SECONDS; "$@"; code=$?; echo "took $((SECONDS - start)) s"; exit $code' "$name" "$@" \
+    < /dev/null > "$logs/$name.log" 2>&1 &
+  set +m
+  background+=("$!")
+  eval "pid_${name//-/_}=$!"
+}
+join() {
+  local name="$1" var="pid_${1//-/_}" start=$SECONDS code=0
+  wait "${!var}" || code=$?
+  if [ "$code" -ne 0 ]; then
+    tail -100 "$logs/$name.log" >&2
+    echo "test.sh: '$name' (in the background, log $logs/$name.log) failed with status $code" >&2
+    exit "$code"
+  fi
+  tail -3 "$logs/$name.log" >&2
+  echo "test.sh: '$name' ran in the background, waited $((SECONDS - start)) s for it, $SECONDS s in all" >&2
+}
+trap 'for pid in "${background[@]}"; do kill -TERM -- "-$pid" 2> /dev/null || true; done' EXIT
 step bash "$root/scripts/install_deps.sh" test
 step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 # clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in unity batches
 # of 16 (64 for the library): about 6 CPU minutes (375 CPU s, 192 s of wall time on 2 cores, measured quiet; 407 with
 # the library in 16), docs/architecture.md, "Build cost". Before a commit, check_tidy.sh checks what changed.
-step bash "$root/scripts/check_tidy.sh" --all
+behind tidy bash "$root/scripts/check_tidy.sh" --all
 step bash "$root/scripts/build.sh" release
+# The sanitizer build behind the release suite and the portable check
+[ "${1:-}" = "--release-only" ] || behind sanitize-build bash "$root/scripts/build.sh" sanitize
 # The presets run each test on one thread (OMP_NUM_THREADS=1, which training.threads auto and bench read), nproc tests
 # at once: two tests of two threads each on 2 cores took turns, and the release suite took 343 s (640 CPU s) where
 # one thread a test took 252 s (460 CPU s), the sanitizer suite 292 s against 260 s (docs/architecture.md). Tests of
@@ -27,8 +60,9 @@ step bash -c 'cd "$0" && ctest --preset release -j "$(nproc)"' "$root"
 # 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
 step bash "$root/scripts/build.sh" portable tinyformer_kernel_check
 step bash "$root/scripts/qemu_portable.sh"
+join tidy
 [ "${1:-}" = "--release-only" ] && exit 0
-step bash "$root/scripts/build.sh" sanitize
+join sanitize-build
 # Under the sanitizers every test runs except those whose point the sanitizers cannot change, which the release build
 # runs: tests that train for hundreds of steps to check what is learned (or, for nanogpt/README, to make checkpoints
 # for the Python round trips), speed and timing (bench), and repetitions of one property (the chaos test's 20 kills,
