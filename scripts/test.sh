@@ -44,9 +44,15 @@ trap 'for pid in "${background[@]}"; do kill -TERM -- "-$pid" 2> /dev/null || tr
 step bash "$root/scripts/install_deps.sh" test
 step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 # clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in unity batches
-# of 16 (64 for the library): about 6 CPU minutes (375 CPU s, 192 s of wall time on 2 cores, measured quiet; 407 with
-# the library in 16), docs/architecture.md, "Build cost". Before a commit, check_tidy.sh checks what changed.
+# of 16 (64 for the library): about 6.5 CPU minutes (375-401 CPU s; alone on 2 cores it took 192 s, behind the
+# release build and suite it ends about 270 s after the suite), docs/architecture.md, "Build cost". Before a commit,
+# check_tidy.sh checks what changed.
 behind tidy bash "$root/scripts/check_tidy.sh" --all
+# The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
+# three levels' kernels and four small files (53 s of CPU from an empty cache, 47 user + 6 sys, measured on the
+# 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
+behind portable bash -c 'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' \
+  "$root"
 step bash "$root/scripts/build.sh" release
 # The sanitizer build behind the release suite and the portable check
 [ "${1:-}" = "--release-only" ] || behind sanitize-build bash "$root/scripts/build.sh" sanitize
@@ -55,11 +61,7 @@ step bash "$root/scripts/build.sh" release
 # one thread a test took 252 s (460 CPU s), the sanitizer suite 292 s against 260 s (docs/architecture.md). Tests of
 # more threads ask for them.
 step bash -c 'cd "$0" && ctest --preset release -j "$(nproc)"' "$root"
-# The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
-# three levels' kernels and four small files (53 s of CPU from an empty cache, 47 user + 6 sys, measured on the
-# 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
-step bash "$root/scripts/build.sh" portable tinyformer_kernel_check
-step bash "$root/scripts/qemu_portable.sh"
+join portable
 join tidy
 [ "${1:-}" = "--release-only" ] && exit 0
 join sanitize-build
