@@ -11,41 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "support/temp_dir.hpp"
 #include "tinyformer/config/config.hpp"
 
 namespace fs = std::filesystem;
 using namespace tf::config;
 using Catch::Contains;
+using tf::test::TempDir;
 
 namespace {
-
-// A fresh directory under the system temp dir, removed with everything in it at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "tinyformer-config-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  // Writes `text` to `name` inside the directory and returns the file's path.
-  std::string write(const std::string& name, const std::string& text) const {
-    const fs::path p = path_ / name;
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // Loads `text` written as <tmp>/<name>.
 RunConfig load_text(const TempDir& dir, const std::string& text, const std::vector<std::string>& overrides = {},

@@ -35,8 +35,9 @@ class TempDir {
 
   const std::filesystem::path& path() const { return path_; }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
-  // Writes `bytes` to a file of the directory and returns its path.
+  // Writes `bytes` to a file of the directory (name may hold subdirectories, made as needed) and returns its path.
   std::string write(const std::string& name, const std::string& bytes) const {
+    std::filesystem::create_directories((path_ / name).parent_path());
     std::ofstream out(path_ / name, std::ios::binary);
     out << bytes;
     REQUIRE(out.good());
