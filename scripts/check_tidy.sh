@@ -106,7 +106,7 @@ else
         sources+=("$root/${f%.hpp}.cpp")
         continue
       fi
-      user=$(grep -lF -e "\"${f#lib/}\"" -e "\"$(basename "$f")\"" "${known[@]}" 2> /dev/null | head -1 || true)
+      user=$(grep -lF -e "\"${f#lib/}\"" -e "\"${f#tests/}\"" -e "\"$(basename "$f")\"" "${known[@]}" 2> /dev/null | head -1 || true)
       if [ -n "$user" ]; then sources+=("$user"); else echo "check_tidy: $f: no source includes it, not checked"; fi
     elif is_known "$f"; then
       sources+=("$root/$f")
