@@ -10,8 +10,8 @@
 # File by file, a changed header is checked through one source that includes it (its own .cpp when there is one), and
 # findings are reported only in the files being checked. Runs nproc clang-tidy processes at once; prints the CPU time.
 #
-# --all checks unity batches of 16 sources a translation unit, 64 for the library and the subcommands (TINYFORMER_UNITY
-# with TINYFORMER_UNITY_BATCH=16 and TINYFORMER_UNITY_BATCH_LIBRARY=64 in its own configuration; the build's batches are
+# --all checks unity batches of 32 sources a translation unit, 64 for the library and the subcommands (TINYFORMER_UNITY
+# with TINYFORMER_UNITY_BATCH=32 and TINYFORMER_UNITY_BATCH_LIBRARY=64 in its own configuration; the build's batches are
 # of 8 and 16) and the sources kept out of them (main.cpp, the tools, the fuzz targets, dist_mpi.cpp,
 # self_attention.cpp), with findings reported in every file of lib/, apps/ and tests/ (each once): a finding in a source
 # included into a batch is reported at its own file and line. Most of clang-tidy's time on a source goes to the headers
@@ -21,10 +21,11 @@
 # 7 optim sources took 50 s, three of them alone 22-43 s each (adam 22, clip 24, unary 43); the whole tree took 464-466
 # CPU s in 37 translation units with batches of 8, 391 s in 27 with batches of 16 (load 5-8), where file by file it is
 # about an hour of CPU. On the quiet machine (27 Nov, one run each): 407 CPU s and 209 s with the library's batches of
-# 16 (28 units), 375 CPU s and 192 s with 64 (24 units). Batches of 32 for the tests as well took 340 CPU s, but put
-# tests/tensor/test_gemm_plan.cpp's <cblas.h> into one unit with xtensor-blas's own cblas declarations
-# (tests/ops/test_matmul.cpp), which conflict. A file-local name that two sources of a batch both define is a
-# clang-diagnostic-error here even when the build's smaller batches keep them apart: rename one.
+# 16 (28 units), 375 CPU s and 192 s with 64 (24 units). The tests in batches of 32 instead of 16, back to back on the
+# quiet machine (28 Nov): 411 against 422 CPU s, 23 units against 25 (tests/support/openblas_product.cpp keeps
+# <cblas.h>, which conflicts with xtensor-blas's declarations, out of the batches). A file-local name that two sources
+# of a batch both define, or a name that a using-directive of one source makes ambiguous in another, is a
+# clang-diagnostic-error here even when the build's smaller batches keep them apart: rename or qualify it.
 # Needs a compile database: build-tidy/ (file by file) or build-tidy-unity/ (--all), configured here each run (about a
 # second when nothing changed; nothing is compiled), so that new sources and changed flags are in it.
 set -euo pipefail
@@ -45,11 +46,11 @@ case "${1:-}" in
 esac
 
 # The compile database: file by file (a unity build's database holds its batches, not the sources), or for --all a
-# unity build's, in batches of 16.
+# unity build's, in batches of 32.
 if [ "$mode" = all ]; then db="$root/build-tidy-unity"; unity=ON; else db="$root/build-tidy"; unity=OFF; fi
 mkdir -p "$db"
 if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTINYFORMER_UNITY=$unity \
-     -DTINYFORMER_UNITY_BATCH=16 -DTINYFORMER_UNITY_BATCH_LIBRARY=64 > "$db/configure.log" 2>&1; then
+     -DTINYFORMER_UNITY_BATCH=32 -DTINYFORMER_UNITY_BATCH_LIBRARY=64 > "$db/configure.log" 2>&1; then
   cat "$db/configure.log" >&2
   exit 2
 fi

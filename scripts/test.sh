@@ -44,7 +44,7 @@ trap 'for pid in "${background[@]}"; do kill -TERM -- "-$pid" 2> /dev/null || tr
 step bash "$root/scripts/install_deps.sh" test
 step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 # clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in unity batches
-# of 16 (64 for the library): about 6.5 CPU minutes (375-401 CPU s; alone on 2 cores it took 192 s, behind the
+# of 32 (64 for the library): about 6.5-7 CPU minutes (375-460 CPU s; alone on 2 cores it took 192-212 s, behind the
 # release build and suite it ends about 270 s after the suite), docs/architecture.md, "Build cost". Before a commit,
 # check_tidy.sh checks what changed.
 behind tidy bash "$root/scripts/check_tidy.sh" --all

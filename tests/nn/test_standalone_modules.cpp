@@ -10,7 +10,8 @@
 #include "tinyformer/nn/gpt.hpp"
 
 using namespace tf;
-using namespace tf::nn;
+using namespace tf::nn;  // Norm is written nn::Norm: a unity batch may also hold a source using tf::config
+                         // (config::Norm)
 
 namespace {
 // Built here; the generators it was built from go out of scope on return.
@@ -53,7 +54,7 @@ TEST_CASE("nn: Linear, Norm and CausalSelfAttention refuse sizes of zero, naming
   CHECK_THROWS_WITH(Linear<float>(0, 3), Contains("Linear") && Contains("in_features"));
   CHECK_THROWS_WITH(Linear<float>(3, 0), Contains("Linear") && Contains("out_features"));
   CHECK_THROWS_AS(Linear<double>(0, 0, false), std::invalid_argument);
-  CHECK_THROWS_WITH(Norm<float>(0), Contains("Norm") && Contains("dim"));
+  CHECK_THROWS_WITH(nn::Norm<float>(0), Contains("Norm") && Contains("dim"));
   CHECK_THROWS_WITH(CausalSelfAttention<float>(0, 2), Contains("d_model = 0"));
   CHECK_THROWS_WITH(CausalSelfAttention<float>(8, 0), Contains("n_head = 0"));
   CHECK_THROWS_WITH(CausalSelfAttention<float>(10, 4), Contains("d_model = 10") && Contains("n_head = 4"));
@@ -65,10 +66,10 @@ TEST_CASE("nn: Linear, Norm and CausalSelfAttention refuse sizes of zero, naming
 TEST_CASE("nn: Norm and CausalSelfAttention built from sizes equal the ones built from a model config", "[nn]") {
   config::ModelConfig cfg = test::tiny_model();  // C 8, H 2
   cfg.norm = config::Norm::rmsnorm;
-  CHECK(Norm<float>(8, {config::Norm::rmsnorm}).named_parameters().size() ==
-        Norm<float>(cfg).named_parameters().size());
-  CHECK(Norm<float>(8).named_parameters().size() == 2);  // LayerNorm with a bias by default
-  CHECK(Norm<float>(8, {config::Norm::layernorm, false}).named_parameters().size() == 1);
+  CHECK(nn::Norm<float>(8, {config::Norm::rmsnorm}).named_parameters().size() ==
+        nn::Norm<float>(cfg).named_parameters().size());
+  CHECK(nn::Norm<float>(8).named_parameters().size() == 2);  // LayerNorm with a bias by default
+  CHECK(nn::Norm<float>(8, {config::Norm::layernorm, false}).named_parameters().size() == 1);
   SelfAttentionOptions options;
   options.seed = 9;
   options.n_kv_head = 1;

@@ -6,8 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <cblas.h>
-
+#include "support/openblas_product.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
@@ -55,9 +54,7 @@ TEST_CASE("gemm plan: a forced library computes every product it can take, bit f
         const int lda = static_cast<int>(ta ? s.m : s.k);
         std::vector<float> want = c0, got = c0;
         gemm_plan::set_policy(Policy::openblas);
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, static_cast<int>(s.m),
-                    static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a.data(), lda, b.data(), static_cast<int>(s.n),
-                    beta, want.data(), static_cast<int>(s.n));
+        test::openblas_sgemm(ta, s, a.data(), b.data(), beta, want.data());
         gemm_whole<float>(ta, false, s, 1.0f, a.data(), b.data(), beta, got.data());
         CHECK(got == want);
         std::optional<gemm_plan::Choice> c = find_choice(gemm_plan::plan(), {ta, false, s.m, s.n, s.k});

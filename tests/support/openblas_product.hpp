@@ -1,0 +1,13 @@
+#pragma once
+// OpenBLAS's SGEMM called directly, for the tests that check tf::gemm against that library alone. <cblas.h> declares
+// the CBLAS enums that xtensor-blas (xflens) declares too, so the two cannot share a translation unit: the call lives
+// in openblas_product.cpp, which the unity batches leave out (tests/CMakeLists.txt).
+#include "tinyformer/tensor/gemm.hpp"
+
+namespace tf::test {
+
+// Row-major C [m,n] = op(A) B + beta C with alpha 1, op(A) = A [m,k] or A^T (A stored [k,m]), B [k,n]: one
+// cblas_sgemm call.
+void openblas_sgemm(bool trans_a, GemmShape s, const float* a, const float* b, float beta, float* c);
+
+}  // namespace tf::test
