@@ -23,6 +23,7 @@
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
+#include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::bench {
@@ -322,6 +323,79 @@ std::vector<std::string> check_gemm_plan(const std::string& shape) {
     lines.push_back(j.dump());
   }
   return lines;
+}
+
+namespace {
+// `choices` with each shape on `against`'s library ("openblas", "libxsmm", or "other": the one not chosen)
+std::vector<gemm_plan::Choice> other_plan(std::vector<gemm_plan::Choice> choices, const std::string& against) {
+  for (gemm_plan::Choice& c : choices) {
+    const bool to_libxsmm = against == "other" ? c.backend == gemm_plan::Backend::openblas : against == "libxsmm";
+    c.backend = to_libxsmm ? gemm_plan::Backend::libxsmm : gemm_plan::Backend::openblas;
+  }
+  return choices;
+}
+
+// v[i] for the fraction q of the sorted values
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1)))];
+}
+}  // namespace
+
+std::string compare_gemm_plans(const BenchShape& shape, int threads, std::size_t pairs, std::size_t warmup,
+                               const std::string& against) {
+  if (against != "openblas" && !xsmm::built_in())
+    throw std::invalid_argument(fmt::format("bench --compare-gemm {}: this build has no libxsmm", against));
+  const gemm_plan::Policy policy = gemm_plan::policy();
+  const std::vector<gemm_plan::Choice> chosen = gemm_plan::plan(), other = other_plan(chosen, against);
+  std::string in_force[2];  // each plan's libraries, read after one of its steps
+  auto use = [&](int which) {
+    gemm_plan::set_policy(gemm_plan::Policy::automatic);  // a shape missing from the plan would be measured
+    gemm_plan::replay(which == 0 ? chosen : other);
+  };
+  set_num_threads(threads);
+  nn::GPT<float> model(model_config(shape), 1);
+  optim::AdamW<float> opt(optim::make_param_groups(model.named_parameters(), 0.01), 3e-4);
+  Rng rng(2);
+  IndexArray x = IndexArray::from_shape({shape.batch, shape.context}), y = x;
+  auto step_ms = [&](int which) {
+    use(which);
+    for (auto& v : x) v = static_cast<Index>(rng.below(shape.vocab));
+    for (auto& v : y) v = static_cast<Index>(rng.below(shape.vocab));
+    const auto t0 = Clock::now();
+    opt.zero_grad();
+    model.loss(x, y).backward();
+    opt.step();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    in_force[which] = gemm_plan::summary(gemm_plan::plan());
+    return ms;
+  };
+  std::vector<double> ms[2], ratios;
+  for (std::size_t i = 0; i < warmup + pairs; ++i) {
+    const int first = static_cast<int>(i % 2);  // ABBA: each plan goes first in every other pair
+    double t[2];
+    t[first] = step_ms(first);
+    t[1 - first] = step_ms(1 - first);
+    if (i < warmup) continue;
+    ms[0].push_back(t[0]);
+    ms[1].push_back(t[1]);
+    ratios.push_back(t[1] / t[0]);
+  }
+  gemm_plan::set_policy(policy);  // back to the plan of the timed steps, for the shapes that follow
+  gemm_plan::replay(chosen);
+  auto round3 = [](double v) { return std::round(v * 1000) / 1000; };
+  const nlohmann::json j = {{"gemm_compare", shape.name},
+                            {"threads", threads},
+                            {"against", against},
+                            {"pairs", pairs},
+                            {"chosen_ms", round3(median(ms[0]))},
+                            {"against_ms", round3(median(ms[1]))},
+                            {"ratio", round3(median(ratios))},
+                            {"ratio_q1", round3(quantile(ratios, 0.25))},
+                            {"ratio_q3", round3(quantile(ratios, 0.75))},
+                            {"chosen_plan", in_force[0]},
+                            {"against_plan", in_force[1]}};
+  return j.dump();
 }
 
 }  // namespace tf::bench

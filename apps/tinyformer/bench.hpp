@@ -85,4 +85,15 @@ double measure_sgemm_gflops(int threads, gemm_plan::Policy policy);
 // fast). A check of the choice made at the first use of the shape, not a timing.
 std::vector<std::string> check_gemm_plan(const std::string& shape);
 
+// bench --compare-gemm: the plan of products that the timed steps used against another, in one process: `against` is
+// "openblas" or "libxsmm" (every product on it) or "other" (each shape on the library not chosen). A fresh model of
+// the shape trains `pairs` pairs of steps, the two plans taking turns step by step in the order ABBA, after `warmup`
+// untimed pairs. One JSON line: each plan's median ms per step, the median of the paired ratios against / chosen and
+// its quartiles, and each plan's libraries as they were in force. On a machine whose speed differs from one process
+// to the next by more than the difference sought (this project's 2-core guest: 20-30%), paired steps in one process
+// resolve what alternating processes cannot. Throws std::invalid_argument for libxsmm or other in a build without
+// libxsmm.
+std::string compare_gemm_plans(const BenchShape& shape, int threads, std::size_t pairs, std::size_t warmup,
+                               const std::string& against);
+
 }  // namespace tf::bench

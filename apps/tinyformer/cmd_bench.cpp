@@ -1,5 +1,5 @@
 // tinyformer bench [--shape tiny|small|medium|large|all] [--threads N] [--steps N] [--warmup N] [--profile] [--gemm]
-//                  [--scaling] [--check-gemm]
+//                  [--scaling] [--check-gemm] [--compare-gemm openblas|libxsmm|other]
 // Under mpirun -np N the processes train the shape data-parallel (bench.hpp); rank 0 prints.
 // --scaling runs the shapes T64 ... T1024 (bench::scaling_shapes), each in a fresh process (this binary again with
 // --shape T<n>) so that each line's peak RSS is that T's alone; under a launcher (mpirun, srun) they run one after the
@@ -61,6 +61,7 @@ struct BenchOpts {
   std::size_t steps = 20, warmup = 3;
   bool gemm = false;
   bool check_gemm = false;
+  std::string compare_gemm;  // empty: no comparison
   bool profile = false;
   bool sample = false;
   bool scaling = false;
@@ -115,6 +116,8 @@ void run_shapes(const BenchOpts& o) {
     if (o.profile) fmt::print("{}\n", bench::profile_table(r, o.steps));
     if (o.check_gemm)
       for (const std::string& line : bench::check_gemm_plan(s.name)) fmt::print("{}\n", line);
+    if (!o.compare_gemm.empty())
+      fmt::print("{}\n", bench::compare_gemm_plans(s, o.threads, o.steps, o.warmup, o.compare_gemm));
     std::fflush(stdout);
   }
 }
@@ -154,6 +157,14 @@ void add_bench_command(CLI::App& app) {
       "--check-gemm", o->check_gemm,
       "After each shape's steps, time both libraries again on each product shape of the plan and print how "
       "the chosen one's speed compares with the faster one's (one JSON line per product)");
+  CLI::Option* compare_gemm =
+      cmd->add_option("--compare-gemm", o->compare_gemm,
+                      "After each shape's steps, train it again with the plan of products those steps used and with "
+                      "another (every product on openblas or libxsmm, or each on the other library), the two taking "
+                      "turns step by step in one process, --steps pairs after --warmup: one JSON line with the "
+                      "median of the paired step-time ratios, which resolves a few percent on a machine whose "
+                      "speed differs from one process to the next")
+          ->check(CLI::IsMember({"openblas", "libxsmm", "other"}));
   CLI::Option* sample =
       cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
   CLI::Option* scaling = cmd->add_flag(
@@ -166,12 +177,15 @@ void add_bench_command(CLI::App& app) {
       ->needs(sample);
   // A flag the chosen benchmark would ignore is a usage error: --gemm measures SGEMM alone, --sample times no step.
   gemm->excludes(shape)->excludes(threads)->excludes(steps)->excludes(warmup)->excludes(profile)->excludes(check_gemm);
-  gemm->excludes(sample)->excludes(scaling);
+  gemm->excludes(sample)->excludes(scaling)->excludes(compare_gemm);
+  compare_gemm->excludes(sample)->excludes(scaling);
   sample->excludes(steps)->excludes(warmup)->excludes(profile)->excludes(check_gemm);
   scaling->excludes(shape);  // --scaling's own shapes
   cmd->callback([o] {
     select_action([o] {
       if (o->threads == 0) o->threads = default_threads();
+      if (!o->compare_gemm.empty() && dist::size() > 1)
+        throw std::invalid_argument("bench --compare-gemm times steps in one process: run it without mpirun");
       if (o->gemm)
         print_sgemm_peaks();
       else if (o->scaling && !started_by_launcher())

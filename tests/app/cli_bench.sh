@@ -74,4 +74,32 @@ for T in 64 128 256 512 1024; do
     echo "$line" | grep -q "\"$key\"" || fail "bench --scaling T$T lacks $key: $line"
   done
 done
-echo "PASS: bench, --profile, --gemm per library, thread-independent losses per library and plan, floor, --scaling"
+# --compare-gemm: the plan of the timed steps against another, paired steps in one process; each plan's libraries as
+# they were in force (every product on OpenBLAS against the plan of TINYFORMER_GEMM=libxsmm: all on libxsmm), the
+# ratio between its quartiles; a bad value, or one that --gemm or --sample would ignore, refused in one line
+against=openblas
+[ "$libs" = openblas ] || against=other
+cmp=$(TINYFORMER_GEMM=${libs##* } "$bin" bench --shape tiny --steps 4 --warmup 1 --threads 1 --compare-gemm "$against" |
+  grep '"gemm_compare"') || fail "bench --compare-gemm $against"
+echo "$cmp" | /usr/bin/python3 -c '
+import json, sys
+against, lib = sys.argv[1], sys.argv[2]
+c = json.loads(sys.stdin.read())
+assert c["gemm_compare"] == "tiny" and c["against"] == against and c["pairs"] == 4 and c["threads"] == 1, c
+assert c["chosen_ms"] > 0 and c["against_ms"] > 0 and 0 < c["ratio_q1"] <= c["ratio"] <= c["ratio_q3"], c
+other = "openblas" if lib == "libxsmm" else "libxsmm"
+assert c["chosen_plan"].startswith(f"{other} 0, ") or c["chosen_plan"].endswith(f"{other} 0"), c  # all on lib
+if against == "openblas":
+    assert c["against_plan"].startswith("libxsmm 0, "), c
+else:  # each shape on the other library: everything moved
+    assert c["against_plan"].startswith("libxsmm 0, ") or c["against_plan"].endswith("openblas 0"), c
+    assert c["against_plan"] != c["chosen_plan"], c
+' "$against" "${libs##* }" || fail "bench --compare-gemm: $cmp"
+bad=$("$bin" bench --shape tiny --compare-gemm fastest 2>&1) && fail "--compare-gemm fastest was accepted"
+[ "$(echo "$bad" | wc -l)" -eq 1 ] && echo "$bad" | grep -qF "fastest not in {openblas,libxsmm,other}" ||
+  fail "a bad --compare-gemm was not refused in one line: $bad"
+for other in --gemm --sample --scaling; do
+  bad=$("$bin" bench $other --compare-gemm openblas 2>&1) && fail "$other --compare-gemm was accepted"
+  echo "$bad" | grep -q "excludes" || fail "$other --compare-gemm was not refused as a usage error: $bad"
+done
+echo "PASS: bench, --profile, --gemm per library, thread-independent losses per library and plan, floor, --scaling, --compare-gemm"
