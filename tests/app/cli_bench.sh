@@ -6,11 +6,11 @@ bin="$1"
 fail() { echo "FAIL: $*"; exit 1; }
 out=$(TINYFORMER_GEMM=auto "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1) || fail "bench tiny"
 for key in shape context batch threads params ms_per_step tokens_per_s gflops peak_rss_mb final_loss gemm gemm_plan; do
-  echo "$out" | grep -q "\"$key\"" || fail "bench output lacks $key: $out"
+  grep -q "\"$key\"" <<< "$out" || fail "bench output lacks $key: $out"
 done
 prof=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 --profile) || fail "bench --profile"
 for op in linear causal_self_attention layer_norm gelu cross_entropy "optimizer step (AdamW)"; do
-  echo "$prof" | grep -qF "$op" || fail "profile lacks $op: $prof"
+  grep -qF "$op" <<< "$prof" || fail "profile lacks $op: $prof"
 done
 gemm=$("$bin" bench --gemm) || fail "bench --gemm"
 # each library and the choice per shape (auto), at 1 and 2 threads; libxsmm where the build has it
@@ -18,7 +18,7 @@ libs=openblas
 TINYFORMER_GEMM=libxsmm "$bin" bench --shape floor --steps 1 --warmup 0 > /dev/null 2>&1 && libs="openblas libxsmm"
 for g in $libs auto; do
   for t in 1 2; do
-    echo "$gemm" | grep -q "\"threads\": $t, \"gemm\": \"$g\"" || fail "bench --gemm lacks $g at $t threads: $gemm"
+    grep -q "\"threads\": $t, \"gemm\": \"$g\"" <<< "$gemm" || fail "bench --gemm lacks $g at $t threads: $gemm"
   done
 done
 # the same seed gives the same loss bits at 1 and 2 threads (the JSON carries the last loss exactly) under each
@@ -57,7 +57,7 @@ for value in x86-64-v2 x86-64-v4 avx2 v3 x86-64-v5 'x86-64-v3 '; do
 done
 # floor: tiny's graph at V 4, T 2, C 8, B 1 (the per-step overhead), not one of `all`'s shapes
 floor=$("$bin" bench --shape floor --steps 3 --warmup 1 --threads 2) || fail "bench --shape floor"
-echo "$floor" | grep -q '"shape":"floor","threads":2' && echo "$floor" | grep -q '"context":2,' ||
+grep -q '"shape":"floor","threads":2' <<< "$floor" && grep -q '"context":2,' <<< "$floor" ||
   fail "bench --shape floor: $floor"
 "$bin" bench --steps 1 --warmup 0 --threads 1 | grep -q '"shape":"floor"' && fail "bench --shape all ran floor"
 # --scaling: one line per T = 64 ... 1024, each from its own process, at 2048 tokens a step, with every field
@@ -67,11 +67,11 @@ i=0
 for T in 64 128 256 512 1024; do
   i=$((i + 1))
   line=$(echo "$scaling" | sed -n "${i}p")
-  echo "$line" | grep -q "\"shape\":\"T$T\"" || fail "line $i of --scaling is not T$T: $line"
-  echo "$line" | grep -q "\"context\":$T," || fail "line $i of --scaling lacks context $T: $line"
-  echo "$line" | grep -q "\"batch\":$((2048 / T))," || fail "T$T should run batch $((2048 / T)): $line"
+  grep -q "\"shape\":\"T$T\"" <<< "$line" || fail "line $i of --scaling is not T$T: $line"
+  grep -q "\"context\":$T," <<< "$line" || fail "line $i of --scaling lacks context $T: $line"
+  grep -q "\"batch\":$((2048 / T))," <<< "$line" || fail "T$T should run batch $((2048 / T)): $line"
   for key in threads params ms_per_step tokens_per_s gflops peak_rss_mb final_loss; do
-    echo "$line" | grep -q "\"$key\"" || fail "bench --scaling T$T lacks $key: $line"
+    grep -q "\"$key\"" <<< "$line" || fail "bench --scaling T$T lacks $key: $line"
   done
 done
 # --compare-gemm: the plan of the timed steps against another, paired steps in one process; each plan's libraries as
@@ -96,10 +96,10 @@ else:  # each shape on the other library: everything moved
     assert c["against_plan"] != c["chosen_plan"], c
 ' "$against" "${libs##* }" || fail "bench --compare-gemm: $cmp"
 bad=$("$bin" bench --shape tiny --compare-gemm fastest 2>&1) && fail "--compare-gemm fastest was accepted"
-[ "$(echo "$bad" | wc -l)" -eq 1 ] && echo "$bad" | grep -qF "fastest not in {openblas,libxsmm,other}" ||
+[ "$(echo "$bad" | wc -l)" -eq 1 ] && grep -qF "fastest not in {openblas,libxsmm,other}" <<< "$bad" ||
   fail "a bad --compare-gemm was not refused in one line: $bad"
 for other in --gemm --sample --scaling; do
   bad=$("$bin" bench $other --compare-gemm openblas 2>&1) && fail "$other --compare-gemm was accepted"
-  echo "$bad" | grep -q "excludes" || fail "$other --compare-gemm was not refused as a usage error: $bad"
+  grep -q "excludes" <<< "$bad" || fail "$other --compare-gemm was not refused as a usage error: $bad"
 done
 echo "PASS: bench, --profile, --gemm per library, thread-independent losses per library and plan, floor, --scaling, --compare-gemm"
