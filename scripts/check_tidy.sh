@@ -11,8 +11,8 @@
 # findings are reported only in the files being checked. Runs nproc clang-tidy processes at once; prints the CPU time.
 #
 # --all checks unity batches of 32 sources a translation unit, 64 for the library and the subcommands (TINYFORMER_UNITY
-# with TINYFORMER_UNITY_BATCH=32 and TINYFORMER_UNITY_BATCH_LIBRARY=64 in its own configuration; the build's batches are
-# of 8 and 16) and the sources kept out of them (main.cpp, the tools, the fuzz targets, dist_mpi.cpp,
+# with TINYFORMER_UNITY_BATCH=32 and TINYFORMER_UNITY_BATCH_LIBRARY=64 in its own configuration; the release build's
+# are of 32 and 16) and the sources kept out of them (main.cpp, the tools, the fuzz targets, dist_mpi.cpp,
 # self_attention.cpp), with findings reported in every file of lib/, apps/ and tests/ (each once): a finding in a source
 # included into a batch is reported at its own file and line. Most of clang-tidy's time on a source goes to the headers
 # it includes (xtensor's are parsed and their templates matched in each: 74-80% of it is the checks' matching, 20-26%
@@ -54,6 +54,19 @@ if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTINYFO
   cat "$db/configure.log" >&2
   exit 2
 fi
+# clang-tidy checks a source once per compile command of it, and tests/fuzz/standalone_main.cpp is compiled into each of
+# the seven fuzz targets with the flags of its target (it includes only standard headers): 20 CPU s for seven checks of
+# one file. The checks read a copy of the database that keeps the first command of each source ($db/first/).
+mkdir -p "$db/first"
+/usr/bin/python3 -c '
+import json, sys
+seen, first = set(), []
+for entry in json.load(open(sys.argv[1])):
+    if entry["file"] not in seen:
+        seen.add(entry["file"])
+        first.append(entry)
+json.dump(first, open(sys.argv[2], "w"), indent=1)
+' "$db/compile_commands.json" "$db/first/compile_commands.json"
 # The translation units of the database under lib/, apps/, tests/, and for --all the unity batches of their targets
 # (not the generated header checks of tests/package, not the build's other generated files), as absolute paths.
 mapfile -t known < <(/usr/bin/python3 -c '
@@ -134,7 +147,7 @@ printf '%s\n' "${sources[@]}" |
   xargs -P "$(nproc)" -I{} sh -c '"$1" --config-file="$6/.clang-tidy" -p "$2" --quiet \
                                      --extra-arg=-Wno-unknown-warning-option \
                                      --header-filter="$3" "$4" > "$5/$(echo "$4" | tr / _).log" 2>&1 ||
-                                   echo "$4" >> "$5/failed"' sh "$tidy" "$db" "$filter" {} "$log" "$root"
+                                   echo "$4" >> "$5/failed"' sh "$tidy" "$db/first" "$filter" {} "$log" "$root"
 elapsed=$(($(date +%s) - start))
 # CPU seconds (user + sys) of this script's finished children: the clang-tidy processes.
 cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.0f", ($16 + $17) / hz}' /proc/$$/stat)
