@@ -57,16 +57,44 @@ fi
 # clang-tidy checks a source once per compile command of it, and tests/fuzz/standalone_main.cpp is compiled into each of
 # the seven fuzz targets with the flags of its target (it includes only standard headers): 20 CPU s for seven checks of
 # one file. The checks read a copy of the database that keeps the first command of each source ($db/first/).
+# For --all, the seven fuzz targets and standalone_main.cpp are also one translation unit, as the unity batches are
+# (each target apart took 6-12 CPU s, nearly all of it in the headers they share): a file that includes them in turn,
+# each target's entry point renamed by a macro around its #include (an extern "C" function, which no check treats
+# apart), compiled with fuzz_cli's flags (its include directories are the others' and the app's).
 mkdir -p "$db/first"
 /usr/bin/python3 -c '
-import json, sys
+import json, os, sys
+db, mode = sys.argv[2], sys.argv[3]
 seen, first = set(), []
 for entry in json.load(open(sys.argv[1])):
     if entry["file"] not in seen:
         seen.add(entry["file"])
         first.append(entry)
-json.dump(first, open(sys.argv[2], "w"), indent=1)
-' "$db/compile_commands.json" "$db/first/compile_commands.json"
+fuzz = sorted(e for e in seen if os.path.basename(os.path.dirname(e)) == "fuzz" and e.endswith(".cpp")
+              and os.path.dirname(os.path.dirname(e)).endswith("/tests") and not e.startswith(db + "/"))
+cli = [e for e in first if e["file"] in fuzz and e["file"].endswith("/fuzz_cli.cpp")]
+if mode == "all" and cli:
+    batch = os.path.join(db, "tests/fuzz/Unity/unity_fuzz_targets.cxx")
+    os.makedirs(os.path.dirname(batch), exist_ok=True)
+    lines = ["// check_tidy.sh --all: the fuzz targets of tests/fuzz as one translation unit, for clang-tidy only"]
+    for f in fuzz:
+        name = os.path.splitext(os.path.basename(f))[0]
+        main = name == "standalone_main"
+        if not main:
+            lines.append("#define LLVMFuzzerTestOneInput LLVMFuzzerTestOneInput_" + name)
+        lines.append("#include \"" + f + "\"")
+        if not main:
+            lines.append("#undef LLVMFuzzerTestOneInput")
+    text = "\n".join(lines) + "\n"
+    if not os.path.exists(batch) or open(batch).read() != text:
+        open(batch, "w").write(text)
+    entry = dict(cli[0])
+    entry["command"] = entry["command"].replace(entry["file"], batch)
+    entry["file"] = batch
+    entry.pop("output", None)
+    first = [e for e in first if e["file"] not in fuzz] + [entry]
+json.dump(first, open(sys.argv[4], "w"), indent=1)
+' "$db/compile_commands.json" "$db" "$mode" "$db/first/compile_commands.json"
 # The translation units of the database under lib/, apps/, tests/, and for --all the unity batches of their targets
 # (not the generated header checks of tests/package, not the build's other generated files), as absolute paths.
 mapfile -t known < <(/usr/bin/python3 -c '
@@ -78,7 +106,7 @@ for entry in json.load(open(sys.argv[1])):
     batch = os.path.relpath(path, db).split("/")[0] in ("lib", "apps", "tests") and "/Unity/unity_" in path
     if batch or (rel.split("/")[0] in ("lib", "apps", "tests") and not rel.startswith("tests/package/")):
         print(path)
-' "$db/compile_commands.json" "$root" "$db" | sort -u)
+' "$db/first/compile_commands.json" "$root" "$db" | sort -u)
 
 sources=()
 headers=()
