@@ -24,18 +24,23 @@ background=()
 logs="$root/build-logs"
 mkdir -p "$logs"
 launch() {
-  local name="$1"
-  shift
+  local priority="$1" name="$2"
+  shift 2
+  local prefix=()
+  case "$priority" in
+    behind) prefix=(nice -n 19) ;;
+    idle) prefix=(chrt --idle 0) ;;
+  esac
   set -m
-  "$@" bash -c 'start=$SECONDS; "$@"; code=$?; echo "took $((SECONDS - start)) s"; exit $code' "$name" \
+  "${prefix[@]}" bash -c 'start=$SECONDS; "$@"; code=$?; echo "took $((SECONDS - start)) s"; exit $code' "$name" "$@" \
     < /dev/null > "$logs/$name.log" 2>&1 &
   set +m
   background+=("$!")
   eval "pid_${name//-/_}=$!"
 }
-alongside() { local name="$1"; shift; launch "$name" env "$@"; }
-behind() { local name="$1"; shift; launch "$name" nice -n 19 "$@"; }
-idle() { local name="$1"; shift; launch "$name" chrt --idle 0 "$@"; }
+alongside() { launch alongside "$@"; }
+behind() { launch behind "$@"; }
+idle() { launch idle "$@"; }
 join() {
   local name="$1" var="pid_${1//-/_}" start=$SECONDS code=0
   wait "${!var}" || code=$?
