@@ -7,6 +7,13 @@
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# Each test's own session directory for mpirun, beside its work directory. By default every mpirun of the machine
+# shares /tmp/ompi.HOST.UID and the last to leave removes it; one starting just then fails ("A call to mkdir was
+# unable to create the desired directory ... File exists", orte_init failed), which CTest's parallel runs of small MPI
+# jobs hit (open-mpi/ompi#8510, OpenMPI 4.0-4.1). Seen once here, in a fresh bookworm chroot: the equivalence test's
+# first mpirun while the resume test's ran.
+export OMPI_MCA_orte_tmpdir_base="${work:?mpi_support.sh: set work first}.ompi"
+mkdir -p "$OMPI_MCA_orte_tmpdir_base"
 mpirun_np() {  # mpirun_np N CMD...
   local n="$1"; shift
   mpirun --oversubscribe --bind-to none -np "$n" "$@"
