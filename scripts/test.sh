@@ -12,8 +12,7 @@ step() {
 }
 # Work that needs no result of the steps before it runs in the background, in a process group of its own (set -m; not
 # a session of its own, which would put it in an autogroup of its own, where its priority would count for nothing
-# against the steps in front), its output in build-logs/NAME.log, at one of three priorities:
-#   alongside NAME CMD...  as the steps in front (the test tools' packages, installed while the release build runs);
+# against the steps in front), its output in build-logs/NAME.log, at one of two priorities:
 #   behind NAME CMD...     nice 19: it takes the cores the steps in front leave idle (a build's links and last batches,
 #                          tests that sleep or wait for a process), and they lose next to nothing to it;
 #   idle NAME CMD...       SCHED_IDLE (chrt --idle), below even nice 19: clang-tidy, which nothing waits for until the
@@ -38,7 +37,6 @@ launch() {
   background+=("$!")
   eval "pid_${name//-/_}=$!"
 }
-alongside() { launch alongside "$@"; }
 behind() { launch behind "$@"; }
 idle() { launch idle "$@"; }
 join() {
@@ -53,31 +51,20 @@ join() {
   echo "test.sh: '$name' ran in the background, waited $((SECONDS - start)) s for it, $SECONDS s in all" >&2
 }
 trap 'for pid in "${background[@]}"; do kill -TERM -- "-$pid" 2> /dev/null || true; done' EXIT
-# The packages in two parts. What the release build's configure looks for (the libraries, MPI, Python and pybind11:
-# install_deps.sh build) comes first. The tools only the checks and tests run (PyTorch, Chromium, clang, clang-format,
-# clang-tidy, qemu-user, the notebooks' packages: the rest of install_deps.sh test) install alongside the release
-# build: dpkg unpacks mostly on one core and waits on the disk, and the build takes what it leaves. Whatever needs
-# them waits for deps.done (written when that install ends, whether or not it succeeded; `join deps` says which).
-ready="$logs/deps.done"
-rm -f "$ready"
-step bash "$root/scripts/install_deps.sh" build
-alongside deps bash -c 'trap "touch \"$1\"" EXIT; bash "$0/scripts/install_deps.sh" test' "$root" "$ready"
-after_deps="until [ -e '$ready' ]; do sleep 1; done"
+step bash "$root/scripts/install_deps.sh" test
+step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 # clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in unity batches of
 # 32 (64 for the library): about 6 CPU minutes (342-460 CPU s; alone on 2 cores 192-212 s), docs/architecture.md,
 # "Build cost". It is joined last. Before a commit, check_tidy.sh checks what changed.
-idle tidy bash -c "$after_deps"' && bash "$0/scripts/check_tidy.sh" --all' "$root"
+idle tidy bash "$root/scripts/check_tidy.sh" --all
 # The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
 # three levels' kernels and four small files (53 s of CPU from an empty cache, 47 user + 6 sys, measured on the
 # 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
-behind portable bash -c 'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && '"$after_deps"' &&
-                         bash "$0/scripts/qemu_portable.sh"' "$root"
+behind portable bash -c 'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' \
+  "$root"
 step bash "$root/scripts/build.sh" release
 # The sanitizer build (clang) behind the release suite and the portable check, ahead of clang-tidy
-[ "${1:-}" = "--release-only" ] ||
-  behind sanitize-build bash -c "$after_deps"' && bash "$0/scripts/build.sh" sanitize' "$root"
-join deps
-step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
+[ "${1:-}" = "--release-only" ] || behind sanitize-build bash "$root/scripts/build.sh" sanitize
 # The presets run each test on one thread (OMP_NUM_THREADS=1, which training.threads auto and bench read), nproc tests
 # at once: two tests of two threads each on 2 cores took turns, and the release suite took 343 s (640 CPU s) where
 # one thread a test took 252 s (460 CPU s), the sanitizer suite 292 s against 260 s (docs/architecture.md). Tests of
