@@ -97,8 +97,8 @@ release_only=(
 )
 skip="^($(IFS='|'; echo "${release_only[*]}"))"
 step bash -c 'cd "$0" && ctest --preset sanitize -j "$(nproc)" -E "$1"' "$root" "$skip"
-# 20 s a target, as many at once as there are cores (on 2 cores four rounds, about 1.5 minutes with the corpora's
-# replay), keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by CTest in both builds, and
+# 20 s of a core a target, as many fuzzers at once as there are cores (on 2 cores three rounds of two targets, then the
+# seventh as two processes of 10 s: about 75 s with the corpora's replay), keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by CTest in both builds, and
 # `bash scripts/fuzz.sh 600` fuzzes longer by hand.
 step bash "$root/scripts/fuzz.sh" "${TINYFORMER_FUZZ_SECONDS:-20}"
 join tidy
