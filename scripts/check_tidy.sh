@@ -12,7 +12,7 @@
 #
 # --all checks unity batches of 32 sources a translation unit, 64 for the library and the subcommands (TINYFORMER_UNITY
 # with TINYFORMER_UNITY_BATCH=32 and TINYFORMER_UNITY_BATCH_LIBRARY=64 in its own configuration; the release build's
-# are of 32 and 16) and the sources kept out of them (main.cpp, the tools, the fuzz targets, dist_mpi.cpp,
+# are of 32 and 16) and the sources kept out of them (main.cpp, the fuzz targets, dist_mpi.cpp,
 # self_attention.cpp), with findings reported in every file of lib/, apps/ and tests/ (each once): a finding in a source
 # included into a batch is reported at its own file and line. Most of clang-tidy's time on a source goes to the headers
 # it includes (xtensor's are parsed and their templates matched in each: 74-80% of it is the checks' matching, 20-26%

@@ -31,6 +31,7 @@
 
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/npy.hpp"
+#include "tools/test_tools.hpp"
 
 namespace {
 
@@ -170,8 +171,8 @@ int write_bad_checkpoint(int argc, char** argv) {
   return 0;
 }
 
-// The tool itself; main turns an exception into one line on stderr and exit status 1.
-int run(int argc, char** argv) {
+// The tool itself; its entry point (below) turns an exception into one line on stderr and exit status 1.
+int run_bad_files(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
   if (what == "npy" && argc == 4) return write_bad_npy(argv[2], argv[3]);
   if (what == "checkpoint") return write_bad_checkpoint(argc - 1, argv + 1);
@@ -181,9 +182,9 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int tf::test_tools::bad_files(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    return run_bad_files(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bad_files: %s\n", e.what());
   } catch (...) {

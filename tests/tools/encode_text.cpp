@@ -13,10 +13,11 @@
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/tensor/files.hpp"
+#include "tools/test_tools.hpp"
 
 using namespace tf;
 
-int main(int argc, char** argv) {
+int tf::test_tools::encode_text(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: encode_text CHECKPOINT.safetensors TEXT_FILE\n");
     return 2;

@@ -16,10 +16,11 @@
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/ops/ops.hpp"
+#include "tools/test_tools.hpp"
 
 using namespace tf;
 
-int main(int argc, char** argv) {
+int tf::test_tools::logits_dump(int argc, char** argv) {
   if (argc != 4 && argc != 5) {
     std::fprintf(stderr, "usage: logits_dump CHECKPOINT.safetensors IDS.npy OUT.npy [LOSS_TARGETS.npy]\n");
     return 2;

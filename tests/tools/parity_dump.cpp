@@ -22,6 +22,7 @@
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/optim/make_optimizer.hpp"
+#include "tools/test_tools.hpp"
 
 using namespace tf;
 
@@ -54,8 +55,8 @@ nlohmann::json describe(const config::RunConfig& cfg) {
           {"steps", cfg.training.steps}};
 }
 
-// The tool itself; main turns an exception into one line on stderr and exit status 1.
-int run(int argc, char** argv) {
+// The tool itself; its entry point (below) turns an exception into one line on stderr and exit status 1.
+int run_parity_dump(int argc, char** argv) {
   std::vector<std::string> overrides;
   for (int i = 2; i + 1 < argc && std::strcmp(argv[i], "--set") == 0; i += 2) overrides.push_back(argv[i + 1]);
   if (argc < 2 || argc != 2 + 2 * static_cast<int>(overrides.size())) {
@@ -97,9 +98,9 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int tf::test_tools::parity_dump(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    return run_parity_dump(argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "parity_dump: %s\n", e.what());
   } catch (...) {
