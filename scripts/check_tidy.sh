@@ -137,7 +137,8 @@ else
                            git ls-files --others --exclude-standard -- 'lib/*' 'apps/*' 'tests/*'; } |
                          grep -E '\.(cpp|hpp)$' | grep -v '^tests/package/' | sort -u || true)
   fi
-  is_known() { printf '%s\n' "${known[@]}" | grep -qxF "$root/$1"; }
+  # A here-string, not a pipe: under pipefail, grep -q leaving at an early match could end printf by SIGPIPE.
+  is_known() { grep -qxF "$root/$1" <<< "$(printf '%s\n' "${known[@]}")"; }
   # Each file to a source that compiles it; a header through a source that includes it.
   for f in "${files[@]}"; do
     [ -f "$f" ] || { echo "check_tidy: no such file: $f" >&2; exit 2; }

@@ -20,11 +20,14 @@ start() {
   for _ in $(seq 1 600); do [ -s "$work/$1/metrics.jsonl" ] && break; sleep 0.05; done
   [ -s "$work/$1/metrics.jsonl" ] || { kill -9 "$pid"; cat "$work/$1.log"; fail "$1: training did not start"; }
 }
-# rank_pid NAME R: the pid of rank R of run NAME (its command line names the out dir; its environment the rank)
+# rank_pid NAME R: the pid of rank R of run NAME (its command line names the out dir; its environment the rank). grep
+# reads the environment itself (-z: entries end in NUL): behind a pipe under pipefail, grep -q leaving at the match
+# while tr still wrote an environment longer than one buffer ended tr by SIGPIPE, and the pipe counted as no match
+# (seen once, in a fresh chroot: "rank 1 not found among mpirun's children").
 rank_pid() {
   local p
   for p in $(pgrep -f -- "--out $work/$1 "); do
-    tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "$p"; return; }
+    grep -qxz "OMPI_COMM_WORLD_RANK=$2" "/proc/$p/environ" 2> /dev/null && { echo "$p"; return; }
   done
 }
 # resumes NAME: the run's checkpoint loads: mpirun -np 2 --resume trains 2 more steps from it; prints its step
