@@ -123,7 +123,7 @@ random.seed(7)
 words = ['the', 'cat', 'sat', 'on', 'a', 'mat', 'and', 'dog', 'ran', 'far']
 with open('$work/big.txt', 'w') as f:
     for _ in range(400):
-        f.write(' '.join(random.choice(words) for _ in range(20000)) + '\n')
+        f.write(' '.join(random.choices(words, k=20000)) + '\n')
 "
 "$bin" train "$src/configs/text.yaml" --out "$out" --set data.path="$work/big.txt" --set training.steps=2 \
   --set schedule.warmup_steps=0 --quiet > /dev/null 2> "$work/term.txt" &
@@ -147,6 +147,9 @@ pid=$!
 for _ in $(seq 1 100); do [ -f "$work/eval/config.yaml" ] && break; sleep 0.1; done
 sleep 1
 [ -s "$work/eval/metrics.jsonl" ] && fail "the first evaluation ended within a second; it should take minutes"
+# It waits out the grace at nice 19, every thread of it: what is measured is the 10 s of the clock, not what the
+# evaluation computes meanwhile, and in a suite running beside a build it should not take a core from them.
+renice -n 19 -p $(ls "/proc/$pid/task") > /dev/null || fail "renice of the evaluating process"
 t0=$(date +%s.%N)
 kill -TERM $pid
 wait $pid; code=$?
