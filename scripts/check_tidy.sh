@@ -12,7 +12,7 @@
 #
 # --all checks unity batches of 32 sources a translation unit, 64 for the library and the subcommands (TINYFORMER_UNITY
 # with TINYFORMER_UNITY_BATCH=32 and TINYFORMER_UNITY_BATCH_LIBRARY=64 in its own configuration; the release build's
-# are of 32 and 16) and the sources kept out of them (main.cpp, the fuzz targets, dist_mpi.cpp,
+# are of 32 and 16) and the sources kept out of them (main.cpp, dist_mpi.cpp,
 # self_attention.cpp), with findings reported in every file of lib/, apps/ and tests/ (each once): a finding in a source
 # included into a batch is reported at its own file and line. Most of clang-tidy's time on a source goes to the headers
 # it includes (xtensor's are parsed and their templates matched in each: 74-80% of it is the checks' matching, 20-26%
@@ -54,47 +54,19 @@ if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTINYFO
   cat "$db/configure.log" >&2
   exit 2
 fi
-# clang-tidy checks a source once per compile command of it, and tests/fuzz/standalone_main.cpp is compiled into each of
-# the seven fuzz targets with the flags of its target (it includes only standard headers): 20 CPU s for seven checks of
-# one file. The checks read a copy of the database that keeps the first command of each source ($db/first/).
-# For --all, the seven fuzz targets and standalone_main.cpp are also one translation unit, as the unity batches are
-# (each target apart took 6-12 CPU s, nearly all of it in the headers they share): a file that includes them in turn,
-# each target's entry point renamed by a macro around its #include (an extern "C" function, which no check treats
-# apart), compiled with fuzz_cli's flags (its include directories are the others' and the app's).
+# clang-tidy checks a source once per compile command of it: the checks read a copy of the database that keeps the
+# first command of each source ($db/first/). (tests/fuzz/standalone_main.cpp was compiled into each of the seven fuzz
+# targets, 20 CPU s for seven checks of one file; the seven are one executable since, and one unity batch.)
 mkdir -p "$db/first"
 /usr/bin/python3 -c '
-import json, os, sys
-db, mode = sys.argv[2], sys.argv[3]
+import json, sys
 seen, first = set(), []
 for entry in json.load(open(sys.argv[1])):
     if entry["file"] not in seen:
         seen.add(entry["file"])
         first.append(entry)
-fuzz = sorted(e for e in seen if os.path.basename(os.path.dirname(e)) == "fuzz" and e.endswith(".cpp")
-              and os.path.dirname(os.path.dirname(e)).endswith("/tests") and not e.startswith(db + "/"))
-cli = [e for e in first if e["file"] in fuzz and e["file"].endswith("/fuzz_cli.cpp")]
-if mode == "all" and cli:
-    batch = os.path.join(db, "tests/fuzz/Unity/unity_fuzz_targets.cxx")
-    os.makedirs(os.path.dirname(batch), exist_ok=True)
-    lines = ["// check_tidy.sh --all: the fuzz targets of tests/fuzz as one translation unit, for clang-tidy only"]
-    for f in fuzz:
-        name = os.path.splitext(os.path.basename(f))[0]
-        main = name == "standalone_main"
-        if not main:
-            lines.append("#define LLVMFuzzerTestOneInput LLVMFuzzerTestOneInput_" + name)
-        lines.append("#include \"" + f + "\"")
-        if not main:
-            lines.append("#undef LLVMFuzzerTestOneInput")
-    text = "\n".join(lines) + "\n"
-    if not os.path.exists(batch) or open(batch).read() != text:
-        open(batch, "w").write(text)
-    entry = dict(cli[0])
-    entry["command"] = entry["command"].replace(entry["file"], batch)
-    entry["file"] = batch
-    entry.pop("output", None)
-    first = [e for e in first if e["file"] not in fuzz] + [entry]
-json.dump(first, open(sys.argv[4], "w"), indent=1)
-' "$db/compile_commands.json" "$db" "$mode" "$db/first/compile_commands.json"
+json.dump(first, open(sys.argv[2], "w"), indent=1)
+' "$db/compile_commands.json" "$db/first/compile_commands.json"
 # The translation units of the database under lib/, apps/, tests/, and for --all the unity batches of their targets
 # (not the generated header checks of tests/package, not the build's other generated files), as absolute paths.
 mapfile -t known < <(/usr/bin/python3 -c '

@@ -10,8 +10,9 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "fuzz_target.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+TINYFORMER_FUZZ_TARGET(cli) {
   std::vector<std::string> args{"tinyformer"};
   std::string current;
   for (std::size_t i = 0; i < size; ++i) {

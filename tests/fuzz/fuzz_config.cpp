@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "fuzz_target.hpp"
 #include "tinyformer/config/config.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+TINYFORMER_FUZZ_TARGET(config) {
   const std::string input(reinterpret_cast<const char*>(data), size);
   const std::size_t nul = input.find('\0');
   const std::string yaml = input.substr(0, nul);

@@ -6,9 +6,10 @@
 #include <string>
 
 #include "fuzz_file.hpp"
+#include "fuzz_target.hpp"
 #include "tinyformer/io/npy.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+TINYFORMER_FUZZ_TARGET(npy) {
   const std::string path = tf::fuzz::write_input(data, size, ".npy");
   const auto refused_well = [&](const std::runtime_error& e) {
     if (std::string(e.what()).find(path) == std::string::npos) __builtin_trap();  // the message names the file

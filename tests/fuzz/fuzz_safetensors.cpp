@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fuzz_file.hpp"
+#include "fuzz_target.hpp"
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/safetensors.hpp"
@@ -19,7 +20,7 @@
 #include "tinyformer/optim/param_groups.hpp"
 #include "tinyformer/optim/sgd.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+TINYFORMER_FUZZ_TARGET(safetensors) {
   const std::string path = tf::fuzz::write_input(data, size, ".safetensors");
   std::optional<tf::io::SafetensorsFile> file;
   try {

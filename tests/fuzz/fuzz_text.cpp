@@ -7,9 +7,10 @@
 #include <stdexcept>
 
 #include "fuzz_file.hpp"
+#include "fuzz_target.hpp"
 #include "tinyformer/data/data.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+TINYFORMER_FUZZ_TARGET(text) {
   tf::config::RunConfig cfg;
   cfg.data.task = tf::config::Task::text;
   cfg.data.path = tf::fuzz::write_input(data, size, ".txt");

@@ -6,9 +6,10 @@
 #include <stdexcept>
 
 #include "fuzz_file.hpp"
+#include "fuzz_target.hpp"
 #include "tinyformer/data/data.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+TINYFORMER_FUZZ_TARGET(tokens) {
   for (bool shuffle : {false, true}) {
     tf::config::RunConfig cfg;
     cfg.data.task = tf::config::Task::tokens;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "fuzz_file.hpp"
+#include "fuzz_target.hpp"
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/nn/gpt.hpp"
@@ -56,7 +57,7 @@ std::string checkpoint_with(const std::string& vocab) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+TINYFORMER_FUZZ_TARGET(vocab) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   std::optional<tf::data::Vocabulary> from_text, from_model;
   try {
