@@ -12,6 +12,10 @@ class Validator;
 
 namespace tf::app {
 
+// The tinyformer executable's program (program.cpp): parses the command line, runs the chosen subcommand and turns
+// every error into one line on stderr; returns the exit code. main.cpp calls it.
+int run_program(int argc, char** argv) noexcept;
+
 // Every subcommand below, and the app's own options (--version, one subcommand required).
 void add_commands(CLI::App& app);
 

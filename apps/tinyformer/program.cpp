@@ -1,0 +1,131 @@
+// The whole program of the tinyformer executable, subcommands train | sample | attention | gradcheck | bench | config |
+// heads | compare | export: main.cpp calls run_program. Every error reaches the user as one line on stderr and a
+// non-zero exit. Started by mpirun or srun, the process joins the MPI job first (dist::init); rank 0 alone prints what
+// every rank would print. It sits in the subcommands' unity batch, which parses CLI11's header anyway (as a source of
+// its own it took 14 CPU s to compile, 15 under the sanitizers, 26 in clang-tidy); it is noexcept, so
+// bugprone-exception-escape checks it as it checks main.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <new>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "tinyformer/config/config.hpp"
+#include "tinyformer/dist/dist.hpp"
+#include "tinyformer/ops/kernels/dispatch.hpp"
+#include "tinyformer/tensor/files.hpp"
+#include "tinyformer/tensor/gemm_plan.hpp"
+#include "tinyformer/tensor/memory.hpp"
+
+namespace {
+
+// The error boundary: what any exception becomes before the user sees it. A library's own wording (libstdc++'s
+// "filesystem error: ...", nlohmann's "[json.exception.type_error.302] ...", a bare std::bad_alloc) and the
+// "Class::method: " a low layer prefixes its message with are internals, not something a user can act on.
+std::string user_message(const std::exception& e) {
+  std::string text;
+  if (const auto* fs_error = dynamic_cast<const std::filesystem::filesystem_error*>(&e)) {
+    text = fs_error->code().message();
+    if (!fs_error->path1().empty()) text = fmt::format("{}: {}", fs_error->path1().string(), text);
+  } else if (dynamic_cast<const std::bad_alloc*>(&e)) {
+    text = "out of memory (this command's sizes need more memory than the machine has; use smaller sizes)";
+  } else if (dynamic_cast<const nlohmann::json::exception*>(&e)) {
+    text = std::string("a JSON value is not what tinyformer expects: ") + e.what();
+  } else {
+    text = e.what();
+  }
+  // fmt::print's std::system_error when stdout cannot be written (the other prints go to stderr, which is this line)
+  if (text.rfind("cannot write to file: ", 0) == 0) text = "cannot write to stdout: " + text.substr(22);
+  static const std::regex json_prefix(R"(\[json\.exception\.[a-z_]+\.[0-9]+\] )");  // also when wrapped
+  text = std::regex_replace(text, json_prefix, "");
+  static const std::regex internal_prefix(R"(\b[A-Z][A-Za-z_]*(<[a-z]+>)?::[a-z_]+: )");
+  text = std::regex_replace(text, internal_prefix, "");
+  return tf::printable_message(text, 990);  // with "tinyformer: error: " and " [...]", at most 1 KB
+}
+
+void print_error(const std::string& message) { fmt::print(stderr, "tinyformer: error: {}\n", message); }
+
+// As coreutils' close_stdout: output that could not be written (`> /dev/full`, a closed pipe) is an error.
+int finish(int code) {
+  const bool flushed = std::fflush(stdout) == 0 && !std::ferror(stdout);
+  const int err = errno;
+  tf::dist::finalize();
+  if (!flushed && code == 0) {  // a command that failed has said so already, in one line
+    print_error(fmt::format("cannot write to stdout: {}", std::strerror(err)));
+    return 1;
+  }
+  return code;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"tinyformer: train tiny transformers with reverse-mode autodiff, and look at their attention"};
+  tf::app::add_commands(app);
+  std::string usage_error;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return tf::dist::is_root() ? app.exit(e) : 0;  // --help, --version
+    // A usage mistake: one line that says what is wrong and where to look, exit code 2 (as getopt tools do).
+    std::string command;
+    for (const CLI::App* sub : app.get_subcommands()) command = " " + sub->get_name();
+    usage_error = fmt::format("{} (see tinyformer{} --help)", e.what(), command);
+    if (command.empty() && argc > 1 && argv[1][0] != '-' && argv[1][0] != '\0') {  // `tinyformer trian cfg.yaml`
+      std::vector<std::string> names;
+      for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+      const std::string guess = tf::config::closest_name(argv[1], names);
+      usage_error = fmt::format("unknown command '{}'; valid: {}{}", argv[1], fmt::join(names, ", "),
+                                guess.empty() ? "" : fmt::format(" (did you mean {}?)", guess));
+    }
+  }
+  // Under a launcher the ranks may have different command lines (MPMD): all learn of any rank's mistake together.
+  try {
+    tf::dist::check_no_errors(usage_error);
+  } catch (const tf::dist::CollectiveError& e) {
+    if (tf::dist::is_root()) print_error(user_message(e));
+    return 2;
+  }
+  try {
+    tf::gemm_plan::policy();    // TINYFORMER_GEMM and TINYFORMER_GEMM_PLAN checked before any work
+    tf::kernels::kernel_isa();  // and TINYFORMER_KERNEL_ISA
+    return tf::app::run_selected(app);
+  } catch (const tf::dist::CollectiveError& e) {  // every rank has it: rank 0 tells, all finish MPI normally
+    std::fflush(stdout);
+    if (tf::dist::is_root()) print_error(user_message(e));
+    return 1;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    if (tf::dist::size() == 1) {
+      print_error(user_message(e));
+      return 1;
+    }
+    // One rank failed while the others wait in a collective: this rank tells, and the job ends.
+    print_error(
+        fmt::format("rank {}: {}; ending all {} processes", tf::dist::rank(), user_message(e), tf::dist::size()));
+    tf::dist::abort(1);
+  }
+}
+
+}  // namespace
+
+int tf::app::run_program(int argc, char** argv) noexcept {
+  tf::reopen_closed_standard_streams();
+  tf::keep_freed_memory_in_process();
+  try {
+    tf::dist::init(&argc, &argv);
+  } catch (const std::exception& e) {
+    print_error(user_message(e));
+    return 1;
+  }
+  return finish(run(argc, argv));
+}
