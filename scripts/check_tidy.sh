@@ -12,22 +12,24 @@
 #
 # --all checks unity batches of 40 sources a translation unit, 128 for the library and the subcommands (TINYFORMER_UNITY
 # with TINYFORMER_UNITY_BATCH=40 and TINYFORMER_UNITY_BATCH_LIBRARY=128 in its own configuration, so the 68 unit-test
-# sources are two units and the library's 69 hot sources one; the release build's batches are of 32 and 16) and the
-# sources kept out of them (main.cpp, dist_mpi.cpp, self_attention.cpp), with findings reported in every file of lib/,
-# apps/ and tests/ (each once): a finding in a source included into a batch is reported at its own file and line. Most
-# of clang-tidy's time on a source goes to the headers it includes (xtensor's are parsed and their templates matched in
-# each: 74-80% of it is the checks' matching, 20-26% parsing), so a batch costs about what one or two sources cost
-# alone. Measured with Debian's clang-tidy 14 on the 2-core machine while other builds ran (load about 10), CPU seconds
-# (user + sys): lib's batch of ops/unary.cpp and the 7 optim sources took 50 s, three of them alone 22-43 s each (adam
-# 22, clip 24, unary 43); the whole tree took 464-466 CPU s in 37 translation units with batches of 8, 391 s in 27 with
-# batches of 16 (load 5-8), where file by file it is about an hour of CPU. On the quiet machine (27 Nov, one run each):
-# 407 CPU s and 209 s with the library's batches of 16 (28 units), 375 CPU s and 192 s with 64 (24 units). The tests in
-# batches of 32 instead of 16, back to back on the quiet machine (28 Nov): 411 against 422 CPU s, 23 units against 25
-# (tests/support/openblas_product.cpp keeps <cblas.h>, which conflicts with xtensor-blas's declarations, out of the
-# batches). The tests in 40 and the library in 128, each unit alone, two at once (28 Nov): the tests 54.0 CPU s in 2
-# units against 62.8 in 3, the library's hot code 40.0 in 1 against 58.9 in 2. A file-local name that two sources of a
-# batch both define, or a name that a using-directive of one source makes ambiguous in another, is a
-# clang-diagnostic-error here even when the build's smaller batches keep them apart: rename or qualify it.
+# sources are two units and the library one: TINYFORMER_COLD_O1=OFF puts its cold sources with the others, and
+# TINYFORMER_PYTHON=OFF keeps the options that take self_attention.cpp out of a batch in Python builds, whose bindings
+# are not checked here; the release build's batches are of 32 and 16) and the sources kept out of them (main.cpp,
+# dist_mpi.cpp), with findings reported in every file of lib/, apps/ and tests/ (each once): a finding in a source
+# included into a batch is reported at its own file and line. Most of clang-tidy's time on a source goes to the headers
+# it includes (xtensor's are parsed and their templates matched in each: 74-80% of it is the checks' matching, 20-26%
+# parsing), so a batch costs about what one or two sources cost alone. Measured with Debian's clang-tidy 14 on the
+# 2-core machine while other builds ran (load about 10), CPU seconds (user + sys): lib's batch of ops/unary.cpp and the
+# 7 optim sources took 50 s, three of them alone 22-43 s each (adam 22, clip 24, unary 43); the whole tree took 464-466
+# CPU s in 37 translation units with batches of 8, 391 s in 27 with batches of 16 (load 5-8), where file by file it is
+# about an hour of CPU. On the quiet machine (27 Nov, one run each): 407 CPU s and 209 s with the library's batches of
+# 16 (28 units), 375 CPU s and 192 s with 64 (24 units). The tests in batches of 32 instead of 16, back to back on the
+# quiet machine (28 Nov): 411 against 422 CPU s, 23 units against 25 (tests/support/openblas_product.cpp keeps
+# <cblas.h>, which conflicts with xtensor-blas's declarations, out of the batches). The tests in 40 and the library in
+# 128, each unit alone, two at once (28 Nov): the tests 54.0 CPU s in 2 units against 62.8 in 3, the library's hot code
+# 40.0 in 1 against 58.9 in 2. A file-local name that two sources of a batch both define, or a name that a
+# using-directive of one source makes ambiguous in another, is a clang-diagnostic-error here even when the build's
+# smaller batches keep them apart: rename or qualify it.
 # Needs a compile database: build-tidy/ (file by file) or build-tidy-unity/ (--all), configured here each run (about a
 # second when nothing changed; nothing is compiled), so that new sources and changed flags are in it.
 set -euo pipefail
@@ -52,7 +54,8 @@ esac
 if [ "$mode" = all ]; then db="$root/build-tidy-unity"; unity=ON; else db="$root/build-tidy"; unity=OFF; fi
 mkdir -p "$db"
 if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTINYFORMER_UNITY=$unity \
-     -DTINYFORMER_UNITY_BATCH=40 -DTINYFORMER_UNITY_BATCH_LIBRARY=128 > "$db/configure.log" 2>&1; then
+     -DTINYFORMER_UNITY_BATCH=40 -DTINYFORMER_UNITY_BATCH_LIBRARY=128 -DTINYFORMER_COLD_O1=OFF \
+     -DTINYFORMER_PYTHON=OFF > "$db/configure.log" 2>&1; then
   cat "$db/configure.log" >&2
   exit 2
 fi
