@@ -78,6 +78,23 @@ CLI::Validator non_negative_number() {
 
 void select_action(std::function<int()> action) { selected() = std::move(action); }
 
+bool parses(const std::vector<std::string>& args) {
+  std::vector<std::string> copies = args;
+  std::vector<char*> argv;
+  argv.reserve(copies.size());
+  for (auto& a : copies) argv.push_back(a.data());
+  CLI::App app{"tinyformer"};
+  add_commands(app);
+  bool parsed = true;
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError&) {
+    parsed = false;
+  }
+  select_action({});
+  return parsed;
+}
+
 int run_selected(CLI::App& app) {
   if (!selected()) {
     std::fputs(app.help().c_str(), stderr);

@@ -1,9 +1,10 @@
 #pragma once
 // Subcommand registration: each add_*_command adds its options to the CLI and, when chosen, sets the
 // action that run_selected() executes after parsing.
-#include <functional>
-
 #include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -18,6 +19,11 @@ int run_program(int argc, char** argv) noexcept;
 
 // Every subcommand below, and the app's own options (--version, one subcommand required).
 void add_commands(CLI::App& app);
+
+// Parses the arguments (argv[0] is the program) as run_program does, every option check included, and runs nothing:
+// false when the parser refuses them. Anything it throws is a bug. The command line's fuzz target calls it, so that
+// it does not compile CLI11's headers a second time.
+bool parses(const std::vector<std::string>& args);
 
 void add_train_command(CLI::App& app);
 void add_sample_command(CLI::App& app);

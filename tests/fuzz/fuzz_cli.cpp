@@ -1,13 +1,12 @@
 // libFuzzer target: the command line. Input: arguments separated by NUL bytes (argv[1..]). Every input must parse or
 // be refused with a CLI11 ParseError (the app prints it in one line and exits 2); the chosen command is not run, so
-// only the parsing and the option checks (whole numbers, numbers >= 0, paths, readable files) are exercised.
-// Anything else (a crash, a sanitizer report, another exception) is a bug.
+// only the parsing and the option checks (whole numbers, numbers >= 0, paths, readable files) are exercised, through
+// tf::app::parses (apps/tinyformer/commands.hpp). Anything else (a crash, a sanitizer report, another exception) is a
+// bug.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "fuzz_target.hpp"
@@ -25,15 +24,6 @@ TINYFORMER_FUZZ_TARGET(cli) {
   }
   if (!current.empty() || size == 0) args.push_back(current);
   if (args.size() > 64) return 0;
-  std::vector<char*> argv;
-  argv.reserve(args.size());
-  for (auto& a : args) argv.push_back(a.data());
-  CLI::App app{"fuzz"};
-  tf::app::add_commands(app);
-  try {
-    app.parse(static_cast<int>(argv.size()), argv.data());
-  } catch (const CLI::ParseError&) {
-  }
-  tf::app::select_action({});
+  tf::app::parses(args);
   return 0;
 }
