@@ -53,9 +53,10 @@ join() {
 trap 'for pid in "${background[@]}"; do kill -TERM -- "-$pid" 2> /dev/null || true; done' EXIT
 step bash "$root/scripts/install_deps.sh" test
 step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
-# clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in unity batches of
-# 32 (64 for the library): about 6 CPU minutes (342-460 CPU s; alone on 2 cores 192-212 s), docs/architecture.md,
-# "Build cost". It is joined last. Before a commit, check_tidy.sh checks what changed.
+# clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in 9 units (the
+# library in one, the tests in batches of 40): about 3 CPU minutes (184 CPU s alone on the quiet 2-core machine, 226-246
+# in the runs of scripts/test.sh), docs/architecture.md, "Build cost". It is joined last. Before a commit,
+# check_tidy.sh checks what changed.
 idle tidy bash "$root/scripts/check_tidy.sh" --all
 # The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
 # three levels' kernels and four small files (53 s of CPU from an empty cache, 47 user + 6 sys, measured on the
