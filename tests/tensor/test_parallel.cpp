@@ -1,13 +1,19 @@
 // The thread pool: every piece runs once, pieces cover the range without overlap, nested calls run
-// serially, and an exception in a piece reaches the caller only after every piece has ended; the thread count of
-// `auto` from OMP_NUM_THREADS.
+// serially, a worker that cannot run leaves its piece to the caller, and an exception in a piece reaches the caller
+// only after every piece has ended; the thread count of `auto` from OMP_NUM_THREADS.
+#include <pthread.h>
+#include <signal.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <future>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -52,6 +58,61 @@ TEST_CASE("threads: an exception inside a parallel piece reaches the caller afte
   std::atomic<int> ran{0};
   parallel_for(2, 1, [&](std::size_t, std::size_t) { ran += 1; });
   CHECK(ran == 2);
+}
+
+namespace {
+
+// A worker thread held in a signal handler stands for a worker whose core is taken (by another process, or by the
+// host of a virtual machine): it cannot claim anything until released.
+std::atomic<bool> g_held{false};
+std::atomic<bool> g_release{false};
+void hold_here(int) {
+  g_held = true;
+  while (!g_release) {
+  }
+}
+
+}  // namespace
+
+TEST_CASE("threads: a worker that cannot run leaves its piece to the calling thread instead of holding up the call",
+          "[threads]") {
+  test::ThreadsGuard guard;
+  set_num_threads(2);
+  // find the pool's worker: the thread that runs a piece and is not this one
+  const pthread_t caller = pthread_self();
+  std::atomic<bool> found{false};
+  pthread_t worker{};
+  for (int attempt = 0; attempt < 1000 && !found; ++attempt) {
+    parallel_for(2, 1, [&](std::size_t, std::size_t) {
+      if (pthread_equal(pthread_self(), caller) == 0 && !found.exchange(true)) worker = pthread_self();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // time for the worker to claim the other piece
+    });
+  }
+  REQUIRE(found);
+
+  struct sigaction action {};
+  struct sigaction saved {};
+  action.sa_handler = hold_here;
+  sigemptyset(&action.sa_mask);
+  REQUIRE(sigaction(SIGUSR2, &action, &saved) == 0);
+  g_held = false;
+  g_release = false;
+  REQUIRE(pthread_kill(worker, SIGUSR2) == 0);
+  while (!g_held) std::this_thread::yield();
+
+  // the pool's one caller is this other thread; the worker stays held until after the wait below
+  std::vector<std::thread::id> ran_on(2);
+  auto call = std::async(std::launch::async, [&] {
+    parallel_for(2, 1, [&](std::size_t begin, std::size_t) { ran_on[begin] = std::this_thread::get_id(); });
+    return std::this_thread::get_id();
+  });
+  const bool returned = call.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  g_release = true;  // let the worker go whatever happened, so that the pool can be joined
+  const std::thread::id calling = call.get();
+  sigaction(SIGUSR2, &saved, nullptr);
+  CHECK(returned);  // without claiming, the call waits for the held worker and returns only after the release
+  CHECK(ran_on[0] == calling);
+  CHECK(ran_on[1] == calling);
 }
 
 namespace {

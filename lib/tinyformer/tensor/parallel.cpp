@@ -1,4 +1,7 @@
-// A small fixed pool: the calling thread runs piece 0 of a parallel_for and worker k runs piece k.
+// A small fixed pool. A parallel_for's pieces are claimed, not assigned: the calling thread and the workers each take
+// the next unclaimed piece until none is left, so a worker that is late (asleep, or its core taken by another process
+// or, in a virtual machine, by the host) leaves its piece to whoever is free instead of holding up the step. Which
+// thread runs a piece never changes what the piece computes, so results keep their bits.
 // Idle workers spin for a short while (back-to-back kernels of a training step follow each other within
 // microseconds) and then sleep on a condition variable, so a busy machine is not burned by spinning
 // threads waiting for a time slice.
@@ -11,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <memory>
@@ -37,37 +41,41 @@ struct RegionFlag {  // marks the current thread as inside a parallel body
   ~RegionFlag() { t_in_region = saved; }
 };
 
+// A run is published as one 64-bit ticket: the run's number (bits 32-63), its piece count (16-31) and the next
+// unclaimed piece (0-15). A piece is claimed by raising the last field with a compare-and-swap, so a thread that wakes
+// after its run has ended cannot claim a piece of the next one by mistake: the run number would differ.
 class Pool {
  public:
   explicit Pool(int workers) {
-    for (int k = 1; k <= workers; ++k) threads_.emplace_back([this, k] { work(k); });
+    for (int k = 1; k <= workers; ++k) threads_.emplace_back([this] { work(); });
   }
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
-      generation_.fetch_add(1);
+      ticket_.store(next_run(0), std::memory_order_release);
     }
     wake_.notify_all();
     for (auto& t : threads_) t.join();
   }
   int workers() const { return static_cast<int>(threads_.size()); }
+  static constexpr std::size_t max_pieces = 0xffff;
 
-  // Runs task(0..pieces-1): piece 0 here, piece k on worker k. pieces <= workers() + 1.
+  // Runs task(0..pieces-1) on this thread and the workers, each piece once. pieces <= max_pieces.
   void run(std::size_t pieces, const std::function<void(std::size_t)>& task) {
     task_ = &task;
-    pieces_ = pieces;
-    remaining_.store(workers());
+    finished_.store(0, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      generation_.fetch_add(1);
+      ticket_.store(next_run(pieces), std::memory_order_release);
     }
     wake_.notify_all();
-    run_piece(task, 0);
-    // wait for every worker even when a piece failed: they still use `task`
-    if (!spin_until([this] { return remaining_.load() == 0; })) {
+    run_claimed();
+    // a claimed piece may still run on a worker: wait for it, as it uses `task`
+    const auto all_done = [&] { return finished_.load(std::memory_order_acquire) == pieces; };
+    if (!spin_until(all_done)) {
       std::unique_lock<std::mutex> lock(mutex_);
-      done_.wait(lock, [this] { return remaining_.load() == 0; });
+      done_.wait(lock, all_done);
     }
     if (error_) {
       std::exception_ptr e = std::move(error_);
@@ -77,12 +85,38 @@ class Pool {
   }
 
  private:
+  static std::uint64_t run_of(std::uint64_t ticket) { return ticket >> 32; }
+  static std::uint64_t pieces_of(std::uint64_t ticket) { return (ticket >> 16) & 0xffff; }
+  static std::uint64_t claimed_of(std::uint64_t ticket) { return ticket & 0xffff; }
+  // the ticket of the run after the current one, with no piece claimed
+  std::uint64_t next_run(std::size_t pieces) const {
+    return ((run_of(ticket_.load(std::memory_order_relaxed)) + 1) << 32) | (static_cast<std::uint64_t>(pieces) << 16);
+  }
+
   template <class Pred>
   static bool spin_until(Pred ready) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
     for (int i = 0;; ++i) {
       if (ready()) return true;
       if ((i & 255) == 255 && std::chrono::steady_clock::now() > deadline) return false;
+    }
+  }
+
+  // Claims and runs pieces of the published run until none is left unclaimed.
+  void run_claimed() {
+    std::uint64_t ticket = ticket_.load(std::memory_order_acquire);
+    for (;;) {
+      const std::uint64_t piece = claimed_of(ticket);
+      if (piece >= pieces_of(ticket)) return;
+      if (!ticket_.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+        continue;  // `ticket` now holds the current value: another thread claimed first, or a new run began
+      // the run cannot end before this piece is counted, so task_ is still this run's task
+      run_piece(*task_, piece);
+      if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == pieces_of(ticket)) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_one();
+      }
+      ticket = ticket_.load(std::memory_order_acquire);
     }
   }
 
@@ -97,31 +131,28 @@ class Pool {
     }
   }
 
-  void work(int k) {
-    std::uint64_t seen = 0;
+  void work() {
+    std::uint64_t seen = 0;  // the last run this worker looked at
     for (;;) {
-      if (!spin_until([&] { return generation_.load() != seen; })) {
+      const auto new_run = [&] { return run_of(ticket_.load(std::memory_order_acquire)) != seen; };
+      if (!spin_until(new_run)) {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_.load() != seen; });
+        wake_.wait(lock, new_run);
+        if (stop_) return;
       }
-      seen = generation_.load();
+      seen = run_of(ticket_.load(std::memory_order_acquire));
       if (stop_) return;
-      if (static_cast<std::size_t>(k) < pieces_) run_piece(*task_, static_cast<std::size_t>(k));
-      if (remaining_.fetch_sub(1) == 1) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_.notify_one();
-      }
+      run_claimed();
     }
   }
 
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
-  std::atomic<std::uint64_t> generation_{0};
-  std::atomic<int> remaining_{0};
+  std::atomic<std::uint64_t> ticket_{0};
+  std::atomic<std::size_t> finished_{0};  // pieces of the current run that have ended
   const std::function<void(std::size_t)>* task_ = nullptr;
-  std::size_t pieces_ = 0;
-  bool stop_ = false;
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;  // guarded by mutex_
 };
 
@@ -191,7 +222,7 @@ int default_threads() {
 void parallel_for(std::size_t n, std::size_t min_per_piece, const std::function<void(std::size_t, std::size_t)>& body) {
   if (n == 0) return;
   const std::size_t by_size = std::max<std::size_t>(1, n / std::max<std::size_t>(1, min_per_piece));
-  const std::size_t pieces = std::min<std::size_t>(static_cast<std::size_t>(g_threads), by_size);
+  const std::size_t pieces = std::min({static_cast<std::size_t>(g_threads), by_size, Pool::max_pieces});
   if (pieces <= 1 || t_in_region) {
     body(0, n);
     return;
