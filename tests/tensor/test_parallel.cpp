@@ -4,10 +4,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -62,57 +64,82 @@ TEST_CASE("threads: an exception inside a parallel piece reaches the caller afte
 
 namespace {
 
-// A worker thread held in a signal handler stands for a worker whose core is taken (by another process, or by the
-// host of a virtual machine): it cannot claim anything until released.
-std::atomic<bool> g_held{false};
+// Worker threads held in a signal handler stand for workers whose cores are taken (by another process, or by the
+// host of a virtual machine): they cannot claim anything until released.
+std::atomic<int> g_held{0};
 std::atomic<bool> g_release{false};
 void hold_here(int) {
-  g_held = true;
+  g_held += 1;
   while (!g_release) {
   }
 }
 
-}  // namespace
-
-TEST_CASE("threads: a worker that cannot run leaves its piece to the calling thread instead of holding up the call",
-          "[threads]") {
-  test::ThreadsGuard guard;
-  set_num_threads(2);
-  // find the pool's worker: the thread that runs a piece and is not this one
+// The pool's workers: the threads other than this one that run pieces (each has run one within `attempts` calls).
+std::vector<pthread_t> pool_workers(int threads) {
   const pthread_t caller = pthread_self();
-  std::atomic<bool> found{false};
-  pthread_t worker{};
-  for (int attempt = 0; attempt < 1000 && !found; ++attempt) {
-    parallel_for(2, 1, [&](std::size_t, std::size_t) {
-      if (pthread_equal(pthread_self(), caller) == 0 && !found.exchange(true)) worker = pthread_self();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // time for the worker to claim the other piece
+  std::mutex mutex;
+  std::vector<pthread_t> found;
+  for (int attempt = 0; attempt < 2000 && static_cast<int>(found.size()) < threads - 1; ++attempt) {
+    parallel_for(static_cast<std::size_t>(threads), 1, [&](std::size_t, std::size_t) {
+      const pthread_t self = pthread_self();
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        const bool known = std::any_of(found.begin(), found.end(), [&](pthread_t t) { return pthread_equal(t, self); });
+        if (pthread_equal(self, caller) == 0 && !known) found.push_back(self);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // time for the other threads to claim a piece
     });
   }
-  REQUIRE(found);
+  return found;
+}
 
+}  // namespace
+
+TEST_CASE("threads: workers that cannot run leave their pieces to the others instead of holding up the call",
+          "[threads]") {
+  test::ThreadsGuard guard;
   struct sigaction action {};
   struct sigaction saved {};
   action.sa_handler = hold_here;
   sigemptyset(&action.sa_mask);
   REQUIRE(sigaction(SIGUSR2, &action, &saved) == 0);
-  g_held = false;
-  g_release = false;
-  REQUIRE(pthread_kill(worker, SIGUSR2) == 0);
-  while (!g_held) std::this_thread::yield();
+  std::mt19937 rng(24);
+  // generated cases: thread counts 2-4, a random nonempty subset of the workers held, ranges of 1-300 items
+  for (int trial = 0; trial < 12; ++trial) {
+    const int threads = 2 + trial % 3;
+    set_num_threads(threads);
+    const std::vector<pthread_t> workers = pool_workers(threads);
+    REQUIRE(static_cast<int>(workers.size()) == threads - 1);
+    std::vector<pthread_t> held;
+    for (const pthread_t w : workers)
+      if (held.empty() || rng() % 2 == 0) held.push_back(w);
+    const std::size_t n = 1 + rng() % 300;
+    INFO("threads " << threads << ", workers held " << held.size() << ", items " << n);
+    g_held = 0;
+    g_release = false;
+    for (const pthread_t w : held) REQUIRE(pthread_kill(w, SIGUSR2) == 0);
+    while (g_held < static_cast<int>(held.size())) std::this_thread::yield();
 
-  // the pool's one caller is this other thread; the worker stays held until after the wait below
-  std::vector<std::thread::id> ran_on(2);
-  auto call = std::async(std::launch::async, [&] {
-    parallel_for(2, 1, [&](std::size_t begin, std::size_t) { ran_on[begin] = std::this_thread::get_id(); });
-    return std::this_thread::get_id();
-  });
-  const bool returned = call.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
-  g_release = true;  // let the worker go whatever happened, so that the pool can be joined
-  const std::thread::id calling = call.get();
+    // the pool's one caller is another thread here; the held workers stay held until after the wait below
+    std::vector<std::atomic<int>> hits(n);
+    std::mutex mutex;
+    std::vector<pthread_t> ran_on;
+    auto call = std::async(std::launch::async, [&] {
+      parallel_for(n, 1, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) hits[i] += 1;
+        std::lock_guard<std::mutex> lock(mutex);
+        ran_on.push_back(pthread_self());
+      });
+    });
+    const bool returned = call.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+    g_release = true;  // let the workers go whatever happened, so that the pool can be joined
+    call.get();
+    CHECK(returned);  // with pieces assigned to threads, the call waits for the held workers: false
+    for (const auto& h : hits) CHECK(h == 1);
+    for (const pthread_t t : ran_on)
+      for (const pthread_t w : held) CHECK(pthread_equal(t, w) == 0);  // no held worker ran a piece
+  }
   sigaction(SIGUSR2, &saved, nullptr);
-  CHECK(returned);  // without claiming, the call waits for the held worker and returns only after the release
-  CHECK(ran_on[0] == calling);
-  CHECK(ran_on[1] == calling);
 }
 
 namespace {

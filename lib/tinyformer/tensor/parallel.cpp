@@ -58,7 +58,6 @@ class Pool {
     wake_.notify_all();
     for (auto& t : threads_) t.join();
   }
-  int workers() const { return static_cast<int>(threads_.size()); }
   static constexpr std::size_t max_pieces = 0xffff;
 
   // Runs task(0..pieces-1) on this thread and the workers, each piece once. pieces <= max_pieces.
