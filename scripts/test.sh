@@ -63,7 +63,7 @@ idle tidy bash "$root/scripts/check_tidy.sh" --all
 # 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
 behind portable bash -c 'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' \
   "$root"
-step bash "$root/scripts/build.sh" release
+step bash "$root/scripts/build.sh" dev
 # The sanitizer build (clang) behind the release suite and the portable check, ahead of clang-tidy
 [ "${1:-}" = "--release-only" ] || behind sanitize-build bash "$root/scripts/build.sh" sanitize
 # The presets run each test on one thread (OMP_NUM_THREADS=1, which training.threads auto and bench read), nproc tests

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A parent project that takes tinyformer's source tree with add_subdirectory (as FetchContent does) and links the
 # README snippet to tinyformer::tinyformer: it configures and generates; tinyformer's tests and app stay out of it,
-# its -march flag does not reach the parent's target, and the parent's build type is left alone. (Configure only:
+# its -march flag does not reach the parent's target, nothing
+# is compiled with -Werror, and the parent's build type is left alone. (Configure only:
 # building the library again would take minutes; the examples build against the installed package.)
 # usage: add_subdirectory.sh SOURCE_DIR WORK_DIR [cmake arguments...]
 set -euo pipefail
@@ -34,4 +35,10 @@ case "$snippet" in *"$source/lib"*) ;; *) fail "the parent's target does not inc
 case "$snippet" in *XTENSOR_USE_XSIMD*) ;; *) fail "the parent's target lacks -DXTENSOR_USE_XSIMD: $snippet" ;; esac
 grep -F '"command"' "$commands" | grep -F '/lib/tinyformer/' | grep -- '-march=native' > /dev/null ||
   fail "the library itself is not compiled with -march=native"
+# A parent project's build never fails on a warning: -Wall -Wextra, and no -Werror anywhere.
+grep -F '"command"' "$commands" | grep -F '/lib/tinyformer/' | grep -- '-Wall -Wextra' > /dev/null ||
+  fail "the library is not compiled with -Wall -Wextra"
+if grep -F '"command"' "$commands" | grep -- '-Werror' > /dev/null; then
+  fail "a compile command of the parent's build has -Werror: $(grep -F '"command"' "$commands" | grep -m1 -- -Werror)"
+fi
 echo "configured: $(grep -c '"command"' "$commands") compile commands; the snippet's: $snippet"
