@@ -17,7 +17,7 @@ of --repeats loops of --calls calls. Python minus C++ is the Python call overhea
 
 Prints one JSON object per line, then a summary line.
 
-usage: PYTHONPATH=build/python /usr/bin/python3 scripts/bench_python.py [--shape small] [--threads 1] [--steps 20]
+usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_python.py [--shape small] [--threads 1] [--steps 20]
        [--warmup 3] [--tinyformer build/bin/tinyformer] [--runs 3] [--calls 20000] [--repeats 7] [--per-op-only]
 """
 import argparse
