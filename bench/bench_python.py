@@ -5,7 +5,7 @@ driven four ways, each the median ms/step over the timed steps, in one process a
   cli        `tinyformer bench --shape S` (the C++ trainer's step, run as a subprocess)
   module     tf.nn.GPT from Python: forward + loss, backward, tf.optim.AdamW step (one Python call each)
   ops        the same GPT written in Python from tinyformer ops (tf.nn.Module subclass, ~40 ops a layer per step)
-  pytorch    scripts/torch_gpt.py's GPT with torch.optim.AdamW (a Python training loop in PyTorch)
+  pytorch    tools/torch_gpt.py's GPT with torch.optim.AdamW (a Python training loop in PyTorch)
 
 and tf.train against `tinyformer train` on configs/reverse.yaml (wall seconds of the whole run, median of --runs).
 The ratio ops / cli is what driving the library op by op from Python costs a training step.

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 from read_safetensors import read_safetensors  # noqa: E402
 
 CORPUS = os.path.join(SOURCE_DIR, "configs", "data", "simple_english.txt")
