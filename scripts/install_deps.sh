@@ -20,8 +20,8 @@ packages=(cmake g++ make ccache pkg-config libxtensor-dev xtl-dev libxsimd-dev l
 if [ "$want" != train ]; then
   # catch2 and libxtensor-blas-dev: the test suite (tests/); libopenmpi-dev and openmpi-bin: data-parallel training
   # under mpirun (without them: one process); python3-dev, pybind11-dev, python3-numpy and python3-yaml: the Python
-  # module (python/, TINYFORMER_PYTHON); python3-sentencepiece: the same vocabularies read by scripts/vocabulary.py;
-  # fortunes: the English corpus of configs/fortunes_*.yaml (scripts/fortunes_corpus.sh)
+  # module (python/, TINYFORMER_PYTHON); python3-sentencepiece: tests that encode with a checkpoint's model in Python;
+  # fortunes: the English corpus of configs/fortunes_*.yaml (configs/data/fortunes_corpus.sh)
   packages+=(catch2 libxtensor-blas-dev libopenmpi-dev openmpi-bin python3-dev pybind11-dev python3-numpy python3-yaml
              python3-sentencepiece fortunes)
 fi

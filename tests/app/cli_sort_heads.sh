@@ -11,7 +11,7 @@ py=/usr/bin/python3
 "$bin" train "$src/configs/sort.yaml" --out "$work/sort" --set logging.attention_interval=0 --quiet || fail "training sort"
 ckpt="$work/sort/checkpoint.safetensors"
 "$bin" heads "$ckpt" --ablate --json > "$work/heads.json" || fail "heads --ablate"
-"$py" "$src/scripts/task_attention.py" "$bin" "$ckpt" --task sort --json > "$work/mass.json" || fail "task_attention.py"
+"$py" "$src/tools/task_attention.py" "$bin" "$ckpt" --task sort --json > "$work/mass.json" || fail "task_attention.py"
 "$py" - "$work/heads.json" "$work/mass.json" <<'PY' || fail "sort's heads are not what the README says"
 import json, sys
 h = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))

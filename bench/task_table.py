@@ -4,9 +4,9 @@ a scratch directory) and prints one Markdown row per config: steps, wall time of
 snapshots and the report included), held-out exact match (or validation loss for text) and the head with the
 largest expected-pattern score (heads.json).
 
-    python3 scripts/task_table.py [--bin build/bin/tinyformer] [--configs copy,reverse,sort,induction,add,text]
+    python3 bench/task_table.py [--bin build/bin/tinyformer] [--configs copy,reverse,sort,induction,add,text]
                                   [--keep DIR]   (the runs stay in DIR/<config>, for `tinyformer heads` and
-                                                  scripts/task_attention.py)
+                                                  tools/task_attention.py)
 """
 import argparse
 import json
