@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Char vs bpe 512 vs bpe 2048 on the fortunes, each with the same training budget in time: the README's table.
+"""Char vs bpe 512 vs bpe 2048 on the fortunes, each with the same training budget in time: the table of docs/experiments.md.
 
 Trains configs/fortunes_char.yaml, fortunes_bpe512.yaml and fortunes_bpe2048.yaml (the same model, only the
 tokenizer differs) one after the other, each until `training.max_seconds` of steps have passed, at a constant

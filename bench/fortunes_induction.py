@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Does an induction head form on real text? The README's answer, re-measured.
+"""Does an induction head form on real text? docs/experiments.md's answer, re-measured.
 
 Trains configs/fortunes_bpe512.yaml (two layers, four heads, bpe 512 on the fortunes) for a time budget
 (`training.max_seconds`, default 600 s) at a constant learning rate after the warmup, evaluating every

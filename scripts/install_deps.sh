@@ -35,7 +35,7 @@ if [ "$want" = test ]; then
   # name it reads: python3-munkres for matplotlib's fonttools ("python3-scipy | python3-munkres"; SciPy brings Pythran
   # and Boost's 15,500 headers) and dbus-x11 for Chromium's dconf ("default-dbus-session-bus | dbus-session-bus", which
   # dbus-user-session provides and brings systemd with). Nothing here uses SciPy or a session bus. 22 packages and 217
-  # MB fewer, 13 s less of install for the SciPy part alone (docs/architecture.md, "Build cost").
+  # MB fewer, 13 s less of install for the SciPy part alone (docs/build.md, "Build cost").
   packages+=(python3-munkres dbus-x11)
 fi
 missing=()
@@ -47,7 +47,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
   # --force-unsafe-io: dpkg unpacks without an fsync per file, which halves the install of the train set in a bare
-  # bookworm (docs/architecture.md, "Build cost"). The risk is only that of a power cut during the install, after
+  # bookworm (docs/build.md, "Build cost"). The risk is only that of a power cut during the install, after
   # which the packages unpacked then may need `apt-get install --reinstall`; the ones installed before are untouched
   # unless apt upgrades them as dependencies.
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \

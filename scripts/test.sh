@@ -55,7 +55,7 @@ step bash "$root/scripts/install_deps.sh" test
 step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 # clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in 9 units (the
 # library in one, the tests in batches of 40): about 3 CPU minutes (184 CPU s alone on the quiet 2-core machine, 226-246
-# in the runs of scripts/test.sh), docs/architecture.md, "Build cost". It is joined last. Before a commit,
+# in the runs of scripts/test.sh), docs/build.md, "Build cost". It is joined last. Before a commit,
 # check_tidy.sh checks what changed.
 idle tidy bash "$root/scripts/check_tidy.sh" --all
 # The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
@@ -68,14 +68,14 @@ step bash "$root/scripts/build.sh" dev
 [ "${1:-}" = "--release-only" ] || behind sanitize-build bash "$root/scripts/build.sh" sanitize
 # The presets run each test on one thread (OMP_NUM_THREADS=1, which training.threads auto and bench read), nproc tests
 # at once: two tests of two threads each on 2 cores took turns, and the release suite took 343 s (640 CPU s) where
-# one thread a test took 252 s (460 CPU s), the sanitizer suite 292 s against 260 s (docs/architecture.md). Tests of
+# one thread a test took 252 s (460 CPU s), the sanitizer suite 292 s against 260 s (docs/build.md). Tests of
 # more threads ask for them.
 step bash -c 'cd "$0" && ctest --preset release -j "$(nproc)"' "$root"
 join portable
 [ "${1:-}" = "--release-only" ] && { join tidy; exit 0; }
 join sanitize-build
 # Under the sanitizers every test runs except those whose point the sanitizers cannot change, which the release build
-# runs: tests that train for hundreds of steps to check what is learned (or, for nanogpt/README, to make checkpoints
+# runs: tests that train for hundreds of steps to check what is learned (or, for nanogpt/ and docs/interop.md's recipe, to make checkpoints
 # for the Python round trips), speed and timing (bench), and repetitions of one property (the chaos test's 20 kills,
 # MPI's 50 steps at 2 and 4 processes). The code they run runs under the sanitizers in shorter tests: the trainer in
 # the resume, time-budget and run-dir tests, MPI in its resume and kill tests, signals in the SIGINT, SIGTERM and
@@ -92,7 +92,7 @@ release_only=(
   'train: every pair of values of model.norm' 'train: configs/induction.yaml learns'
   'train: configs/reverse.yaml learns' 'train: grouped-query .* learn reverse'
   'nn: a GPT with grouped-query .* learns to reverse' 'app: sort is learned' 'app: heads finds' 'nanogpt: '
-  'README: the .Moving weights' 'app: messages: ' 'app: bench prints every field' "app: bench's choice of library"
+  'docs: the .Moving weights' 'app: messages: ' 'app: bench prints every field' "app: bench's choice of library"
   'app: chaos: ' 'mpi: -np 2 and -np 4 match one process' 'package: custom_op builds with pkg-config'
   'package: MPI is only the component mpi' 'package: a parent project configures'
 )

@@ -53,7 +53,7 @@ CHECKPOINTS = {
     "gqa": ("reverse.yaml", INITIAL + ["model.tie_weights=true", "model.n_kv_head=1"]),
 }
 EXPORTABLE = ["reverse_tied", "reverse_tied_nobias", "text_tied"]
-# the README recipe's run: `tinyformer train configs/reverse.yaml` as scripts/quickstart.sh does it
+# the docs/interop.md recipe's run: `tinyformer train configs/reverse.yaml` as scripts/quickstart.sh does it
 README_RUN = os.path.join("readme", "runs", "reverse")
 
 
