@@ -61,8 +61,16 @@ idle tidy bash "$root/scripts/check_tidy.sh" --all
 # The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
 # three levels' kernels and four small files (53 s of CPU from an empty cache, 47 user + 6 sys, measured on the
 # 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
-behind portable bash -c 'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' \
-  "$root"
+x86_64=0
+[ "$(uname -m)" = x86_64 ] && x86_64=1
+[ $x86_64 -eq 0 ] || behind portable bash -c \
+  'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' "$root"
+# The compile matrix (x86-64 only; docs/platforms.md): for 8 x86-64 CPUs with GCC and the 4 AVX-512 ones with clang,
+# warnings as errors, compile only, the library's unity batch that holds the dispatched SIMD kernels (ops/kernels/, where
+# GCC 12's AVX-512 warning was) and the ops around them: about 29 CPU s a build from an empty cache, 12 builds. The whole
+# library (about 180 CPU s a build) is `scripts/check_matrix.py` without --containing. Every target's line, its
+# warnings and CPU time are printed at its join.
+[ $x86_64 -eq 0 ] || behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --containing /ops/kernels/
 step bash "$root/scripts/build.sh" dev
 # The sanitizer build (clang) behind the release suite and the portable check, ahead of clang-tidy
 [ "${1:-}" = "--release-only" ] || behind sanitize-build bash "$root/scripts/build.sh" sanitize
@@ -71,8 +79,13 @@ step bash "$root/scripts/build.sh" dev
 # one thread a test took 252 s (460 CPU s), the sanitizer suite 292 s against 260 s (docs/build.md). Tests of
 # more threads ask for them.
 step bash -c 'cd "$0" && ctest --preset release -j "$(nproc)"' "$root"
-join portable
-[ "${1:-}" = "--release-only" ] && { join tidy; exit 0; }
+[ $x86_64 -eq 0 ] || join portable
+platforms() {  # the matrix's lines
+  [ $x86_64 -eq 1 ] || return 0
+  join matrix
+  grep '^compile matrix' "$logs/matrix.log" >&2
+}
+[ "${1:-}" = "--release-only" ] && { platforms; join tidy; exit 0; }
 join sanitize-build
 # Under the sanitizers every test runs except those whose point the sanitizers cannot change, which the release build
 # runs: tests that train for hundreds of steps to check what is learned (or, for nanogpt/ and docs/interop.md's recipe, to make checkpoints
@@ -102,4 +115,5 @@ step bash -c 'cd "$0" && ctest --preset sanitize -j "$(nproc)" -E "$1"' "$root" 
 # seventh as two processes of 10 s: about 75 s with the corpora's replay), keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by CTest in both builds, and
 # `bash scripts/fuzz.sh 600` fuzzes longer by hand.
 step bash "$root/scripts/fuzz.sh" "${TINYFORMER_FUZZ_SECONDS:-20}"
+platforms
 join tidy
