@@ -64,6 +64,9 @@ class Module:
         if "_parameters" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__} is used before it is built: its __init__ must call "
                                  f"super().__init__() first (looking up {name})")
+        prop = getattr(type(self), name, None)
+        if isinstance(prop, property):  # a property that raised AttributeError: let its own message through
+            return prop.fget(self)
         if name in self.__dict__["_modules"]:
             return self.__dict__["_modules"][name]
         own = dict(self._own_parameters())
