@@ -160,7 +160,8 @@ class RunReport(_HtmlView):
         if not self.snapshots:
             raise ValueError(f"{self.out}: the run has no attention snapshot (logging.attention_interval: 0?)")
         s = self.snapshots[index]
-        return AttentionMap(s["weights"], s["tokens"] or None, title=f"{self.title}, step {s['step']}",
+        # the title the trainer gives its snapshots (train::write_attention_snapshot), so save_png writes their PNG
+        return AttentionMap(s["weights"], s["tokens"] or None, title=f"attention at step {s['step']}",
                             expected=s["expected"] or None, scores=s["scores"] or None, roles=self.roles or None,
                             expected_pattern=self.expected_pattern, step=s["step"])
 
