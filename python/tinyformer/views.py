@@ -58,7 +58,7 @@ class AttentionMap(tuple, _HtmlView):
                 title: str = "attention", expected: Optional[Sequence[int]] = None,
                 scores: Optional[Sequence[Sequence[float]]] = None, roles: Optional[Sequence[Sequence[str]]] = None,
                 expected_pattern: str = "", step: int = 0) -> "AttentionMap":
-        w = np.asarray(weights, dtype=np.float32)
+        w = np.asarray(weights).astype(np.float32)  # a tensor converts through __array__
         if w.ndim in (2, 3):
             w = w.reshape((1,) * (4 - w.ndim) + w.shape)
         if w.ndim != 4 or w.shape[-1] != w.shape[-2] or 0 in w.shape:
