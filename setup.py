@@ -1,11 +1,12 @@
 """Builds the tinyformer Python package with the project's CMake: `pip install --no-build-isolation --no-index .`
 from the repository's root (Debian's setuptools and wheel; the C++ packages of scripts/install_deps.sh build).
 
-The extension tinyformer._core is the target tinyformer_python of a Release build of this tree (the library is
-compiled for this CPU, -march=native, as the quickstart's build; TINYFORMER_CMAKE_ARGS="-DTINYFORMER_PORTABLE=ON"
-for any x86-64-v2 CPU). The CMake build directory is build-pip-<python ABI> under the source tree, so a second install
-compiles only what changed (and ccache, when installed, serves objects other builds made). TINYFORMER_BUILD_DIR
-chooses another; one that is configured already (build/ of scripts/build.sh) is built as it is, its module copied. The version is the project's, read from CMakeLists.txt's project() line.
+The extension tinyformer._core is the target tinyformer_python of a Release build of this tree: the library
+compiled for this CPU (-march=native), as the quickstart's build; TINYFORMER_CMAKE_ARGS adds CMake options. The
+CMake build directory is build-pip-<python ABI> under the source tree, so a second install compiles only what
+changed (and ccache, when installed, serves objects other builds made). TINYFORMER_BUILD_DIR chooses another; one
+configured already (build/ of scripts/build.sh) is built as it is and its module copied. The version is the
+project's, read from CMakeLists.txt's project() line.
 """
 import os
 import re

@@ -73,9 +73,10 @@ def embedding(input: Any, weight: Any) -> Any:
     return _core.embedding(np.asarray(input), weight)
 
 
-def _constant(value: float, shape: Sequence[int], like: Any) -> Any:
-    make = _core._tensor_f64 if like.dtype == "float64" else _core._tensor_f32
-    return make(np.full(tuple(shape), value, dtype=like.dtype), False)
+def _full(value: float, shape: Sequence[int], dtype: str) -> Any:
+    """A constant tensor (no gradient) of `value`, float32 or float64."""
+    make = _core._tensor_f64 if dtype == "float64" else _core._tensor_f32
+    return make(np.full(tuple(shape), value, dtype=dtype), False)
 
 
 def _width(input: Any, normalized_shape: Union[int, Sequence[int]]) -> int:
@@ -90,8 +91,8 @@ def layer_norm(input: Any, normalized_shape: Union[int, Sequence[int]], weight: 
                bias: Optional[Any] = None, eps: float = 1e-5) -> Any:
     """(x - mean) / sqrt(var + eps) * weight + bias over the last axis (weight ones and bias zeros when None)."""
     C = _width(input, normalized_shape)
-    weight = _constant(1.0, (C,), input) if weight is None else weight
-    bias = _constant(0.0, (C,), input) if bias is None else bias
+    weight = _full(1.0, (C,), input.dtype) if weight is None else weight
+    bias = _full(0.0, (C,), input.dtype) if bias is None else bias
     return _core.layer_norm(input, weight, bias, eps)
 
 
@@ -99,7 +100,7 @@ def rms_norm(input: Any, normalized_shape: Union[int, Sequence[int]], weight: Op
              eps: Optional[float] = None) -> Any:
     """x / sqrt(mean(x^2) + eps) * weight over the last axis (weight ones when None; eps 1e-5 when None)."""
     C = _width(input, normalized_shape)
-    weight = _constant(1.0, (C,), input) if weight is None else weight
+    weight = _full(1.0, (C,), input.dtype) if weight is None else weight
     return _core.rms_norm(input, weight, _core._norm_eps if eps is None else eps)
 
 

@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 
 from . import _core
+from .functional import _full
 
 __all__ = ["HookedTransformerConfig", "ActivationCache", "get_act_name", "HookedTransformer", "AttentionWeights",
            "MLPWeights"]
@@ -117,8 +118,7 @@ class HookedTransformerConfig:
 
 def _zeros(shape: Sequence[int], dtype: str) -> Any:
     """A constant tensor of zeros (a bias the model does not have, as TransformerLens' zero biases)."""
-    make = _core._tensor_f64 if dtype == "float64" else _core._tensor_f32
-    return make(np.zeros(tuple(shape), dtype=dtype), False)
+    return _full(0.0, shape, dtype)
 
 
 def _stack(tensors: Sequence[Any]) -> Any:

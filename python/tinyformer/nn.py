@@ -623,7 +623,7 @@ class LayerNorm(_Wrapped):
         return "RMSNorm" if self.norm == "rmsnorm" else "LayerNorm"
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps:g}, elementwise_affine=True".replace("1e-05", "1e-05")
+        return f"{self.normalized_shape}, eps={self.eps:g}, elementwise_affine=True"
 
 
 class RMSNorm(LayerNorm):
