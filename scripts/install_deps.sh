@@ -21,9 +21,10 @@ if [ "$want" != train ]; then
   # catch2 and libxtensor-blas-dev: the test suite (tests/); libopenmpi-dev and openmpi-bin: data-parallel training
   # under mpirun (without them: one process); python3-dev, pybind11-dev, python3-numpy and python3-yaml: the Python
   # module (python/, TINYFORMER_PYTHON); python3-sentencepiece: tests that encode with a checkpoint's model in Python;
-  # fortunes: the English corpus of configs/fortunes_*.yaml (configs/data/fortunes_corpus.sh)
+  # fortunes: the English corpus of configs/fortunes_*.yaml (configs/data/fortunes_corpus.sh); python3-venv, python3-pip,
+  # python3-setuptools and python3-wheel: `pip install --no-build-isolation --no-index .` into a venv (docs/python.md)
   packages+=(catch2 libxtensor-blas-dev libopenmpi-dev openmpi-bin python3-dev pybind11-dev python3-numpy python3-yaml
-             python3-sentencepiece fortunes)
+             python3-sentencepiece fortunes python3-venv python3-pip python3-setuptools python3-wheel)
 fi
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
