@@ -20,6 +20,7 @@
 // weighted_sum:   y = pd v
 // backward:       from dy: dv = pd^T dy; dpd = dy v^T; dp = dpd * pd / p (dropout's mask and 1/(1-p) = `keep_scale`);
 //                 ds = p * (dp - rowsum(dp * p)); dq = scale ds k; dk = scale ds^T q. dq, dk and dv are overwritten.
+// NOLINTBEGIN(bugprone-macro-parentheses): S is a type, KERNEL a macro's name
 #define TF_CAUSAL_HEAD_KERNELS(KERNEL, S)                                                                            \
   KERNEL(std::size_t, scratch_size, (std::size_t T, std::size_t D), (T, D))                                          \
   KERNEL(void, softmax_row, (S * row, std::size_t n, std::size_t T), (row, n, T))                                    \
@@ -33,6 +34,7 @@
          (const S* q, const S* k, const S* v, std::size_t ld, const S* p, const S* pd, bool dropout, S keep_scale,   \
           const S* dy, std::size_t ldy, std::size_t T, std::size_t D, S scale, S* dq, S* dk, S* dv, S* scratch),     \
          (q, k, v, ld, p, pd, dropout, keep_scale, dy, ldy, T, D, scale, dq, dk, dv, scratch))
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace TF_KERNEL_NAMESPACE::attention_head {
 TF_CAUSAL_HEAD_KERNELS(TF_KERNEL_DECLARE, S)

@@ -15,6 +15,7 @@
 // rms_norm_forward:    y = x rstd weight, rstd = 1 / sqrt(mean(x^2) + eps); rstd [R] is written
 // rms_norm_backward:   dx = rstd (g - xhat mean(g xhat)), g = dy weight (skipped when dx is null);
 //                      dweight = sum over rows of dy xhat (skipped when dweight is null, else overwritten)
+// NOLINTBEGIN(bugprone-macro-parentheses): S is a type, KERNEL a macro's name
 #define TF_NORM_KERNELS(KERNEL, S)                                                                                     \
   KERNEL(void, layer_norm_forward,                                                                                     \
          (std::size_t R, std::size_t C, const S* x, const S* weight, const S* bias, S eps, S* y, S* mean, S* rstd),    \
@@ -28,6 +29,7 @@
   KERNEL(void, rms_norm_backward,                                                                                      \
          (std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* rstd, S* dx, S* dweight),   \
          (R, C, x, weight, dy, rstd, dx, dweight))
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace TF_KERNEL_NAMESPACE {
 TF_NORM_KERNELS(TF_KERNEL_DECLARE, S)

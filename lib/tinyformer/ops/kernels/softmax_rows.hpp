@@ -19,6 +19,7 @@
 //                         rows kept). Targets are checked by the caller (in 0..V-1 or ignore_index); they are
 //                         tf::Index values.
 // cross_entropy_backward: dx = coef (probs - onehot(target)) on rows whose target is not ignore_index, 0 on the others
+// NOLINTBEGIN(bugprone-macro-parentheses): S is a type, KERNEL a macro's name
 #define TF_SOFTMAX_KERNELS(KERNEL, S)                                                                                  \
   KERNEL(void, softmax_forward, (std::size_t R, std::size_t C, const S* x, S* y), (R, C, x, y))                        \
   KERNEL(void, softmax_backward, (std::size_t R, std::size_t C, const S* y, const S* dy, S* dx), (R, C, y, dy, dx))    \
@@ -32,6 +33,7 @@
          (std::size_t N, std::size_t V, const S* probs, const std::int32_t* targets, std::int32_t ignore_index,        \
           S coef, S* dx),                                                                                              \
          (N, V, probs, targets, ignore_index, coef, dx))
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace TF_KERNEL_NAMESPACE {
 TF_SOFTMAX_KERNELS(TF_KERNEL_DECLARE, S)
