@@ -12,7 +12,7 @@
 #include "tinyformer/config/keys.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
-#include "tinyformer/train/trainer.hpp"
+#include "tinyformer/runs/training.hpp"
 
 namespace tf::app {
 
@@ -99,7 +99,7 @@ void add_train_command(CLI::App& app) {
       std::signal(SIGTERM, request_stop);
       std::signal(SIGUSR1, request_stop);
       std::signal(SIGALRM, stop_after_grace);
-      const train::TrainResult r = train::train(*opts);
+      const train::TrainResult r = runs::train(*opts);
       return r.interrupted ? 130 : 0;
     });
   });

@@ -124,4 +124,4 @@ Tensor.__pow__ = _pow
 Tensor.__repr__ = _repr
 
 from . import nn, optim  # noqa: E402  (they use the names above)
-from .runs import train, load, heads  # noqa: E402
+from .runs import train, load, heads, config_yaml, Stop  # noqa: E402

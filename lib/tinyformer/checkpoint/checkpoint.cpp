@@ -232,6 +232,7 @@ void save(const std::string& path, const nn::GPT<float>& model, const data::Voca
 LoadedGPT load_gpt(const std::string& path) {
   const auto file = io::SafetensorsFile::load(path);
   LoadedGPT loaded;
+  loaded.path = path;
   loaded.config = checkpoint::read_model_config(file);
   loaded.model = std::make_unique<nn::GPT<float>>(loaded.config, 0);  // the seed does not matter: weights are loaded
   checkpoint::load_model_weights(file, *loaded.model);

@@ -75,6 +75,7 @@ void save(const std::string& path, const nn::GPT<float>& model, const data::Voca
           const SaveOptions& options = {});
 
 struct LoadedGPT {
+  std::string path;                       // the checkpoint it was read from
   std::unique_ptr<nn::GPT<float>> model;  // built from `config` with the file's weights, in eval mode
   config::ModelConfig config;
   data::Vocabulary vocab;

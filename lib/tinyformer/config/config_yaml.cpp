@@ -286,10 +286,11 @@ class Loader {
   void read_file() {
     if (file_.empty()) throw ConfigError("the config file name is empty; give a YAML file (configs/*.yaml)");
     std::string text;
-    try {
-      text = read_regular_file(file_);
-    } catch (const FileError& e) {  // is a directory, no such file, ...
-      fail_file("cannot read the config file: " + e.why());
+    try {  // the size is checked before the file is read: a config of many GiB is not read to be refused
+      text = read_regular_file(file_, kMaxConfigBytes, "a config");
+    } catch (const FileError& e) {  // is a directory, no such file, too large, ...
+      if (e.why().find(" bytes; a config is at most ") != std::string::npos) fail_file(e.why() + " (1 MiB)");
+      throw FileError(file_, "cannot read the config file: " + e.why());
     }
     // An empty file (or comments only) is most likely a mistake (a truncated file, the wrong name): `{}` takes every
     // default on purpose. load_config_text("") stays all defaults (a config built in code).

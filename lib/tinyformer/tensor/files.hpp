@@ -42,9 +42,9 @@ std::string output_target_problem(const std::string& path);
 // go in is missing, not a directory, or not writable. Called before a command writes anything (a plan of its
 // outputs), and by every writer again when it opens the file.
 void check_output_path(const std::string& path);
-// For a directory a command will create (if missing) and write `files` into: throws FileError naming `dir`, or the
-// first part of it that exists and is not a directory (a file, a dangling link), or one of the files refused by
-// check_output_path. Called before the command reads its inputs.
+// For a directory a command will create (if missing) and write `files` into: throws FileError naming `dir` (and the
+// first part of it that exists and is not a writable directory: a file, a dangling link, a read-only directory), or
+// one of the files refused by check_output_path. Called before the command reads its inputs.
 void check_output_dir(const std::string& dir, const std::vector<std::string>& files);
 
 // Whether `text` nests [ ] and { } deeper than `max_depth` (strings skipped). Checked before parsing text that came

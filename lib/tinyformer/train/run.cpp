@@ -1,6 +1,10 @@
 #include "tinyformer/train/run.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -9,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "tinyformer/checkpoint/checkpoint.hpp"
+#include "tinyformer/checkpoint/data_fingerprint.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/tensor/files.hpp"
@@ -22,6 +27,10 @@ namespace fs = std::filesystem;
 namespace tf::train {
 
 namespace {
+
+// The files a run writes directly in its out dir (besides attention/).
+constexpr const char* kRunFiles[] = {"config.yaml", "metrics.jsonl", "checkpoint.safetensors", "report.html",
+                                     "heads.json",  "gemm_plan.txt", "tinyformer.lock"};
 
 // --overwrite: the files of the earlier run that this one would not replace (its attention snapshots).
 void remove_run_files(const std::string& out) {
@@ -71,8 +80,8 @@ void reconcile_with_checkpoint(Run& run, const checkpoint::TrainingState& st, co
     if (run.cfg.schedule.decay_steps) resolved.schedule.decay_steps = config::effective_decay_steps(*saved);
     check_config_changes(resolved, run.cfg, options.allow_changes, before == sequences_per_step(run.cfg), ckpt, notes);
   }
-  check_same_data(st.data_fingerprint, st.vocab, run.data_fingerprint, run.parts.data->vocab().serialize(),
-                  options.allow_changes, ckpt, notes);
+  checkpoint::check_same_data(st.data_fingerprint, st.vocab, run.data_fingerprint, run.parts.data->vocab().serialize(),
+                              options.allow_changes, ckpt, notes);
   // Another number of processes changes the global batch as training.batch_size would: an `exact` change.
   if (const std::size_t now = sequences_per_step(run.cfg); before != now && !options.allow_changes)
     throw std::runtime_error(fmt::format(
@@ -121,7 +130,7 @@ void plan_run_outputs(const std::string& out_dir) {
   if (kind == fs::file_type::not_found) return;  // created later; nothing in it yet
   if (kind != fs::file_type::directory)
     throw std::runtime_error(fmt::format("the out dir {} is not a directory; choose another --out", out_dir));
-  for (const char* name : {"config.yaml", "metrics.jsonl", "checkpoint.safetensors", "report.html", "heads.json"})
+  for (const char* name : kRunFiles)
     if (const std::string problem = output_target_problem((fs::path(out_dir) / name).string()); !problem.empty())
       throw FileError((fs::path(out_dir) / name).string(), problem + "; remove it or choose another --out");
   const fs::path attention = fs::path(out_dir) / "attention";
@@ -129,27 +138,80 @@ void plan_run_outputs(const std::string& out_dir) {
   if (attention_kind != fs::file_type::not_found && attention_kind != fs::file_type::directory)
     throw FileError(attention.string(), "is not a directory (the run writes its attention snapshots there); remove it "
                                         "or choose another --out");
+  // the snapshots step_NNNNNN.{npy,json,png}: whatever stands there that is not a regular file is refused now, not
+  // when its step comes (after the steps before it were written)
+  if (attention_kind == fs::file_type::directory)
+    for (fs::directory_iterator it(attention, ec), end; !ec && it != end; it.increment(ec))
+      if (const std::string problem = output_target_problem(it->path().string()); !problem.empty())
+        throw FileError(it->path().string(), problem + "; remove it or choose another --out");
+}
+
+// The run's inputs (the config file, --init-from, data.path) must not be among the files it writes: a run never
+// rewrites what it reads. The config file may be the run dir's config.yaml when the run writes it back unchanged.
+void check_inputs_are_not_outputs(const Run& run, const TrainOptions& options) {
+  std::error_code ec;
+  const fs::path out(run.out_dir);
+  const auto is_output = [&](const std::string& input) -> std::string {
+    if (input.empty() || !fs::exists(input, ec)) return "";
+    for (const char* name : kRunFiles)
+      if (fs::equivalent(input, out / name, ec)) return (out / name).string();
+    const fs::path dir = fs::path(input).parent_path().empty() ? fs::path(".") : fs::path(input).parent_path();
+    if (fs::path(input).filename().string().rfind("step_", 0) == 0 && fs::equivalent(dir, out / "attention", ec))
+      return (out / "attention" / fs::path(input).filename()).string();  // a snapshot file this run writes anew
+    return "";
+  };
+  if (options.config_text.empty())
+    if (const std::string target = is_output(options.config_path); !target.empty()) {
+      const bool same = target == (out / "config.yaml").string() &&
+                        read_regular_file(options.config_path, 1 << 20, "a config") == run.config_yaml;
+      if (!same)
+        throw FileError(options.config_path,
+                        fmt::format("is the run's own {}, which train rewrites with the resolved config; copy it out "
+                                    "of the run dir and train from the copy",
+                                    target));
+    }
+  if (const std::string target = is_output(options.init_from); !target.empty())
+    throw FileError(options.init_from, fmt::format("(--init-from) is {}, which this run writes; copy it out of the run "
+                                                   "dir and start from the copy",
+                                                   target));
+  if (run.cfg.data.task == config::Task::text || run.cfg.data.task == config::Task::tokens)
+    if (const std::string target = is_output(run.cfg.data.path); !target.empty())
+      throw config::error_at(run.cfg, config::keys::data::path,
+                             fmt::format("'{}' is {}, which this run writes; train on a file outside the run dir",
+                                         run.cfg.data.path, target));
 }
 
 // The out dir with attention/, config.yaml and metrics.jsonl (appended to on resume), after taking the run's lock.
 void create_run_files(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   std::error_code ec;
   run.created_out_dir = !fs::exists(run.out_dir);
-  fs::create_directories(fs::path(run.out_dir) / "attention", ec);
+  fs::create_directories(run.out_dir, ec);  // the lock first: nothing in a run dir in use is touched
   if (ec)
     throw std::runtime_error(
         fmt::format("cannot create the out dir {}: {}; choose another --out", run.out_dir, ec.message()));
+  if (::access(run.out_dir.c_str(), W_OK) != 0) {
+    const int err = errno;
+    throw std::runtime_error(
+        fmt::format("cannot write in the out dir {}: {}; choose another --out", run.out_dir, std::strerror(err)));
+  }
   try {
     run.lock = io::LockFile((fs::path(run.out_dir) / "tinyformer.lock").string());
     if (!run.lock.note().empty()) notes.push_back(run.lock.note());
+    fs::create_directories(fs::path(run.out_dir) / "attention", ec);
+    if (ec)
+      throw std::runtime_error(fmt::format("cannot create {}: {}; choose another --out",
+                                           (fs::path(run.out_dir) / "attention").string(), ec.message()));
   } catch (...) {
+    run.lock = io::LockFile();
     if (run.created_out_dir) fs::remove_all(run.out_dir, ec);
     throw;
   }
   if (options.overwrite && !options.resume) remove_run_files(run.out_dir);
   remove_stale_temporaries(run, notes);
-  io::write_file_atomic((fs::path(run.out_dir) / "config.yaml").string(), run.config_yaml.data(),
-                        run.config_yaml.size());
+  const std::string config_path = (fs::path(run.out_dir) / "config.yaml").string();
+  std::error_code same_ec;
+  if (!(options.config_text.empty() && fs::equivalent(options.config_path, config_path, same_ec)))  // else unchanged
+    io::write_file_atomic(config_path, run.config_yaml.data(), run.config_yaml.size());
   const std::string metrics_path = (fs::path(run.out_dir) / "metrics.jsonl").string();
   if (run.kept_metrics) io::write_file_atomic(metrics_path, run.kept_metrics->data(), run.kept_metrics->size());
   run.metrics = io::AppendFile(metrics_path, !options.resume);
@@ -184,7 +246,7 @@ namespace {
 // batch of the resumed checkpoint's steps (0 without --resume).
 std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   const bool root = dist::is_root();
-  run.cfg = config::load_config(options.config_path, options.overrides);
+  run.cfg = load_run_config(options);
   if (options.out_dir) run.cfg.logging.out_dir = *options.out_dir;
   run.out_dir = run.cfg.logging.out_dir;
   run.checkpoint_path = (fs::path(run.out_dir) / "checkpoint.safetensors").string();
@@ -201,7 +263,7 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
   run.parts = make_run(run.cfg);  // data, model, optimizer, schedule, generators, all from the seed
   run.cfg.model.context = run.parts.model->context();  // config.yaml records the resolved value of 'auto'
   set_num_threads(run.parts.threads);
-  if (root) run.data_fingerprint = data_fingerprint(run.cfg, *run.parts.data);
+  if (root) run.data_fingerprint = checkpoint::data_fingerprint(run.cfg, *run.parts.data);
   std::size_t resumed_sequences = 0;
   if (options.resume && root) {
     resumed_sequences = resume_from_checkpoint(run, options, notes);
@@ -228,6 +290,11 @@ void on_every_rank(Body&& body) {
 
 }  // namespace
 
+config::RunConfig load_run_config(const TrainOptions& options) {
+  if (options.config_text.empty()) return config::load_config(options.config_path, options.overrides);
+  return config::load_config_text(options.config_text, options.config_path, options.overrides);
+}
+
 Run open_run(const TrainOptions& options, std::vector<std::string>& notes) {
   Run run;
   std::size_t resumed_sequences = 0;
@@ -239,6 +306,7 @@ Run open_run(const TrainOptions& options, std::vector<std::string>& notes) {
   run.nothing_to_do = options.resume && run.start_step >= run.total_steps();
   on_every_rank([&] {
     if (!dist::is_root()) return;
+    check_inputs_are_not_outputs(run, options);
     if (run.nothing_to_do)
       remove_stale_temporaries(run, notes);
     else

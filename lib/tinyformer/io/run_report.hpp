@@ -1,0 +1,20 @@
+#pragma once
+// A run directory read back: its metrics and config, and the HTML report built from its files.
+#include <string>
+#include <vector>
+
+#include "tinyformer/config/config.hpp"
+#include "tinyformer/io/html_report.hpp"
+
+namespace tf::io {
+
+// The rows of <out>/metrics.jsonl (lines that are not JSON objects with a step are passed over; a line the run did
+// not write is refused with FileError naming the file and the line).
+std::vector<MetricsRow> read_run_metrics(const std::string& out);
+// <out>/config.yaml as a config; FileError "<out>: not a run directory" when there is none.
+config::RunConfig read_run_config(const std::string& out);
+// <out>/report.html from <out>/config.yaml, <out>/metrics.jsonl, every <out>/attention/step_*.npy/json and
+// <out>/heads.json (the head detector's verdicts) when present.
+void write_run_report(const std::string& out);
+
+}  // namespace tf::io
