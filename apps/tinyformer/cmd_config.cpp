@@ -29,7 +29,7 @@ void add_config_command(CLI::App& app) {
         return 0;
       }
       if (o->config.empty()) throw std::invalid_argument("config: give a config file (or --docs)");
-      train::TrainOptions options;
+      runs::TrainOptions options;
       options.config_path = o->config;
       options.overrides = o->overrides;
       fmt::print("{}", runs::resolved_config(options));

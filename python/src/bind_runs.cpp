@@ -47,7 +47,7 @@ py::dict eval_dict(const infer::EvalResult& e) {
   return d;
 }
 
-py::dict result_dict(const train::TrainResult& r) {
+py::dict result_dict(const runs::TrainResult& r) {
   py::dict d;
   d["out_dir"] = r.out_dir;
   d["interrupted"] = r.interrupted;
@@ -95,7 +95,7 @@ void bind_runs(py::module_& m) {
       [](const std::string& config_name, const std::string& config_text, const std::vector<std::string>& overrides,
          std::optional<std::string> out, bool resume, bool overwrite, bool allow_changes, const std::string& init_from,
          bool progress, const std::atomic<bool>* stop, const py::function& on_step) {
-        train::TrainOptions o;
+        runs::TrainOptions o;
         o.config_path = config_name;
         o.config_text = config_text;
         o.overrides = overrides;
@@ -106,12 +106,12 @@ void bind_runs(py::module_& m) {
         o.init_from = init_from;
         o.progress = progress;
         o.stop = stop;
-        o.on_step = [&on_step](const train::StepInfo& s) {
+        o.on_step = [&on_step](const runs::StepInfo& s) {
           py::gil_scoped_acquire gil;
           check_signals();
           on_step(s.step, s.total, s.skipped, s.row.empty() ? py::object(py::none()) : py::object(utf8_str(s.row)));
         };
-        train::TrainResult r;
+        runs::TrainResult r;
         {
           py::gil_scoped_release release;
           r = runs::train(o);
@@ -125,7 +125,7 @@ void bind_runs(py::module_& m) {
   m.def(
       "_config_yaml",
       [](const std::string& config_name, const std::string& config_text, const std::vector<std::string>& overrides) {
-        train::TrainOptions o;
+        runs::TrainOptions o;
         o.config_path = config_name;
         o.config_text = config_text;
         o.overrides = overrides;

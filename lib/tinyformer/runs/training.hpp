@@ -14,6 +14,11 @@
 
 namespace tf::runs {
 
+// The trainer's options, result and per-step report, as the front ends name them.
+using TrainOptions = train::TrainOptions;
+using TrainResult = train::TrainResult;
+using StepInfo = train::StepInfo;
+
 // train::train at the error boundary (runs::Error), with options.on_step's exception rethrown as it was after the
 // run has ended cleanly.
 train::TrainResult train(const train::TrainOptions& options);
