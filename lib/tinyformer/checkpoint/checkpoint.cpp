@@ -112,6 +112,16 @@ TrainingState read_training_state(const io::SafetensorsFile& file) {
   st.vocab = metadata_or_throw(file, "tinyformer.vocab");
   st.data_rng = metadata_or_throw(file, "tinyformer.rng.data");
   st.dropout_rng = metadata_or_throw(file, "tinyformer.rng.dropout");
+  for (const auto& [key, state] :
+       {std::pair{"tinyformer.rng.data", &st.data_rng}, std::pair{"tinyformer.rng.dropout", &st.dropout_rng}}) {
+    if (state->empty()) continue;  // tf::save records none (a model saved by a program, not a run)
+    try {
+      Rng().set_state(*state);  // a resumed run restores it: checked now, named with its key
+    } catch (const std::invalid_argument&) {
+      throw std::runtime_error(
+          fmt::format("{}: corrupt '{}' metadata: not the state of a random generator (mt19937_64)", file.path(), key));
+    }
+  }
   const auto& md = file.metadata();
   if (auto it = md.find("tinyformer.sequences_per_step"); it != md.end())
     st.sequences_per_step = count_metadata(file, it->first, it->second);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -179,6 +180,12 @@ double parse_number(const YAML::Node& n) {
   // ERANGE with a finite result is an underflow: a subnormal is kept (it is finite); one below even those became 0
   if (errno == ERANGE && v == 0.0 && s.find_first_of("123456789") < s.find_first_of("eE"))
     throw BadValue{fmt::format("is closer to 0 than the smallest number a double holds (4.9e-324), got '{}'", s)};
+  // Training computes in float32: a value below its smallest normal number (a learning rate of 5e-324) would be 0
+  // there, or keep only a few bits. Finite, but not a value a run can use.
+  if (v != 0.0 && std::fabs(v) < static_cast<double>(std::numeric_limits<float>::min()))
+    throw BadValue{fmt::format("{} is below the smallest normal float32 number (1.2e-38), where training computes; "
+                               "give 0 or a value of at least 1.2e-38",
+                               s)};
   return v;
 }
 

@@ -61,13 +61,13 @@ void check_counts(const LoadedGPT& model, std::size_t batches, std::size_t batch
                 fmt::format("{}batch{}size: must be from 1 to {} (a bound on the memory of one batch's attention), "
                             "got {}",
                             flag_prefix, flag_prefix.empty() ? "_" : "-", kMaxBatchSize, batch_size));
-  const double need = batch_bytes(model, batch_size), available = train::available_memory();
+  const double need = batch_bytes(model, batch_size), available = tf::available_memory();
   if (available > 0 && need > available)
     throw Error(ErrorKind::memory,
                 fmt::format("{}batch{}size {}: one batch's attention and logits need an estimated {}; this machine has "
                             "{} available; use a smaller batch size",
-                            flag_prefix, flag_prefix.empty() ? "_" : "-", batch_size, train::format_bytes(need),
-                            train::format_bytes(available)));
+                            flag_prefix, flag_prefix.empty() ? "_" : "-", batch_size, tf::format_bytes(need),
+                            tf::format_bytes(available)));
 }
 
 }  // namespace

@@ -98,6 +98,10 @@ std::size_t resume_from_checkpoint(Run& run, const TrainOptions& options, std::v
         fmt::format("--resume: no checkpoint at {} (train without --resume first)", run.checkpoint_path));
   const auto file = io::SafetensorsFile::load(run.checkpoint_path);
   const checkpoint::TrainingState st = checkpoint::read_training_state(file);
+  if (st.data_rng.empty() || st.dropout_rng.empty())
+    throw std::runtime_error(fmt::format("--resume: {} holds a model saved by a program, not a run (no generator "
+                                         "states): start a new run from its weights with --init-from",
+                                         run.checkpoint_path));
   const std::size_t now = sequences_per_step(run.cfg);
   const auto before = st.sequences_per_step > 0 ? static_cast<std::size_t>(st.sequences_per_step) : now;
   reconcile_with_checkpoint(run, st, options, before, notes);
