@@ -28,9 +28,11 @@ fi
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
   # clang-format for scripts/check_style.sh, clang-tidy for scripts/check_tidy.sh; pytest, and nbconvert, ipykernel
-  # and matplotlib to run the notebooks; qemu-user for scripts/qemu_portable.sh (the portable build on a CPU without AVX)
+  # and matplotlib to run the notebooks; qemu-user for scripts/qemu_portable.sh (the portable build on a CPU without AVX);
+  # hypothesis for the generative tester's Python and C++ front ends (tests/app/fronts.py)
   packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format
-             clang-tidy python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib qemu-user)
+             clang-tidy python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib qemu-user
+             python3-hypothesis)
   # Two small packages that settle a choice in the dependencies above, which apt would otherwise settle with the first
   # name it reads: python3-munkres for matplotlib's fonttools ("python3-scipy | python3-munkres"; SciPy brings Pythran
   # and Boost's 15,500 headers) and dbus-x11 for Chromium's dconf ("default-dbus-session-bus | dbus-session-bus", which

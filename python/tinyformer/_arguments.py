@@ -44,14 +44,15 @@ def _fits(value, typ):
     """Whether pybind11 could convert `value` to `typ` (as far as can be told from the type's name); None: unknown."""
     if typ.startswith("Optional["):
         return value is None or _fits(value, typ[9:-1]) is not False
-    if typ in ("int", "SupportsInt"):
-        return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool)
+    if typ in ("int", "SupportsInt"):  # pybind11 converts what fits 64 bits (signed or not: the name does not say)
+        return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) and \
+            -2**63 <= int(value) < 2**64
     if typ in ("float", "SupportsFloat"):
         return isinstance(value, (numbers.Real, np.number)) and not isinstance(value, bool)
     if typ == "bool":
         return isinstance(value, (bool, np.bool_))
-    if typ == "str":
-        return isinstance(value, str)
+    if typ == "str":  # a str with lone surrogates (bytes that are not UTF-8) does not convert
+        return isinstance(value, (str, bytes)) and (not isinstance(value, str) or _encodes(value))
     if typ.startswith(("List[", "Sequence[")):
         if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
             return False
@@ -61,10 +62,18 @@ def _fits(value, typ):
         return isinstance(value, tuple)
     if typ.startswith("Callable["):
         return callable(value)
-    if typ.startswith("tinyformer._core."):
+    if typ.startswith("tinyformer._core."):  # None stands for a null pointer
         cls = typ.rsplit(".", 1)[1]
-        return type(value).__name__ == cls or any(k.__name__ == cls for k in type(value).__mro__)
+        return value is None or any(k.__name__ == cls for k in type(value).__mro__)
     return None
+
+
+def _encodes(text):
+    try:
+        text.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
 
 
 def _describe(typ):
@@ -109,6 +118,14 @@ def one_line_message(message, args, kwargs, skip_self):
         for pname, typ, _ in params:
             if pname in bound and _fits(bound[pname], typ) is False:
                 return f"{name}(): argument '{pname}' must be {_describe(typ)}, got {_shown(bound[pname])}"
+    for params in overloads:  # a negative count, which the C++ side holds unsigned
+        bound = dict(zip([p[0] for p in params], args))
+        bound.update(kwargs)
+        for pname, typ, _ in params:
+            value = bound.get(pname)
+            if "int" in typ and isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, bool) \
+                    and value < 0:
+                return f"{name}(): argument '{pname}' must be a whole number >= 0, got {value}"
     if len(overloads) == 1:
         params = overloads[0]
         if len(args) > len(params):

@@ -66,7 +66,9 @@ def _config_json(config):
                 stack.append((item, f"{where}[{key!r}]", depth + 1))
         elif isinstance(value, (list, tuple)):
             stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
-    return json.dumps(config, default=lambda value: _jsonable(value, "config"))
+    # one key a line (a message's line number points at it), UTF-8 as it is (YAML reads no surrogate pairs)
+    text = json.dumps(config, default=lambda value: _jsonable(value, "config"), indent=1, ensure_ascii=False)
+    return text.encode("utf-8", "surrogateescape")
 
 
 def _config_source(config):
@@ -74,7 +76,7 @@ def _config_source(config):
     if isinstance(config, dict):
         return "<config dict>", _config_json(config)
     if isinstance(config, (str, bytes, os.PathLike)):
-        return os.fsdecode(config), ""
+        return os.fsencode(config), ""
     raise TypeError(f"config must be a YAML file's path or a dict of sections, got {type(config).__name__}")
 
 
@@ -95,11 +97,12 @@ def _override_list(overrides):
 
 
 def _path(value, name):
+    """A path as the library takes it: its bytes (a name that is not UTF-8 reaches the library's message as such)."""
     if value is None:
         return None
     if not isinstance(value, (str, bytes, os.PathLike)):
         raise TypeError(f"{name} must be a path, got {type(value).__name__}")
-    return os.fsdecode(value)
+    return os.fsencode(value)
 
 
 def train(config, overrides=None, out=None, callback=None, resume=False, overwrite=False, allow_changes=False,

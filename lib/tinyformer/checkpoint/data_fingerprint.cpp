@@ -118,13 +118,14 @@ void check_same_data(const std::string& saved_fingerprint, const std::string& sa
   const std::vector<std::string> what = data_changes(saved, now, saved_vocab != vocab);
   if (what.empty()) return;
   if (!allow_changes && who != "--resume")
-    throw std::runtime_error(fmt::format("{}: the data differs from the one its run trained on: {}; restore the run's "
-                                         "data (its scores would be of other data)",
-                                         who, fmt::join(what, "; ")));
+    throw std::invalid_argument(
+        fmt::format("{}: the data differs from the one its run trained on: {}; restore the run's "
+                    "data (its scores would be of other data)",
+                    who, fmt::join(what, "; ")));
   if (!allow_changes)
-    throw std::runtime_error(fmt::format("--resume: the data differs from the checkpoint's: {}; resume with "
-                                         "--allow-changes to train on it anyway",
-                                         fmt::join(what, "; ")));
+    throw std::invalid_argument(fmt::format("--resume: the data differs from the checkpoint's: {}; resume with "
+                                            "--allow-changes to train on it anyway",
+                                            fmt::join(what, "; ")));
   notes.push_back(
       fmt::format("the data differs from the checkpoint's: {} (accepted: --allow-changes)", fmt::join(what, "; ")));
 }

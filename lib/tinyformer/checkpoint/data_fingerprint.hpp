@@ -20,7 +20,7 @@ std::string data_fingerprint(const config::RunConfig& cfg, const data::DataSourc
 
 // The data's side of a resume: `saved_fingerprint` ("" in checkpoints written before it was stored: a note, and only
 // the vocabularies are compared) against `fingerprint` (data_fingerprint now), and the checkpoint's serialized
-// vocabulary against the data's. A difference throws std::runtime_error naming what changed (the vocabulary, the
+// vocabulary against the data's. A difference throws std::invalid_argument naming what changed (the vocabulary, the
 // file's size or its content) unless `allow_changes`, which turns it into a note. `who` starts the message: "--resume"
 // (whose remedy is --allow-changes), or the checkpoint of a command that reads its run's data (heads, attention).
 // A saved fingerprint that is not one (not JSON, or fields of the wrong type) throws naming the checkpoint's

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -165,6 +166,11 @@ void reopen_closed_standard_streams() noexcept {
       ::close(null_fd);
     }
   }
+}
+
+std::string exception_text(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of memory";
+  return e.what();
 }
 
 std::string printable_message(const std::string& text, std::size_t max_line) {

@@ -7,6 +7,7 @@
 // opens a file (tests/app/cli_file_gate.sh checks that with grep).
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -74,6 +75,10 @@ inline bool json_too_deep(const std::string& text, std::size_t max_depth = 64) {
 // fds 0, 1 and 2 that are closed at start-up are opened on /dev/null, so that the first file opened does not take
 // the number of stdout or stderr (progress lines would go into metrics.jsonl). Call first thing in main.
 void reopen_closed_standard_streams() noexcept;
+
+// The text of `e` inside another message: e.what(), except "out of memory" for std::bad_alloc, whose what() is the name
+// of its C++ class.
+std::string exception_text(const std::exception& e);
 
 // One line a user sees: control bytes and bytes that are not UTF-8 shown as \xNN, an indented listing joined
 // ("2 problems:\n  a\n  b" -> "2 problems: a; b"), the line cut to `max_line` bytes.

@@ -83,13 +83,13 @@ void check_config_changes(const config::RunConfig& saved, const config::RunConfi
     all.push_back(c.on_resume == config::OnResume::exact && !batch_split ? change + " (--allow-changes)" : change);
   }
   if (!fixed.empty())
-    throw std::runtime_error(fmt::format(
+    throw std::invalid_argument(fmt::format(
         "--resume from {}: {} differ{} from the checkpoint's config and cannot change in a resumed run, not even with "
         "--allow-changes (the weights or the optimizer state are shaped by it); start a new run with another --out "
         "or --overwrite",
         checkpoint, join(fixed, ", "), fixed.size() == 1 ? "s" : ""));
   if (!exact.empty() && !allow_changes)
-    throw std::runtime_error(fmt::format(
+    throw std::invalid_argument(fmt::format(
         "--resume from {}: {} differ{} from the checkpoint's config, which breaks exact continuation; resume with "
         "--allow-changes to accept {}, or drop the change",
         checkpoint, join(exact, ", "), exact.size() == 1 ? "s" : "", exact.size() == 1 ? "it" : "them"));

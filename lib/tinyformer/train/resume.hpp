@@ -21,7 +21,7 @@ namespace tf::train {
 std::string keep_checkpoint_schedule(const config::RunConfig& saved, long step, config::RunConfig& cfg);
 
 // Compares cfg with the checkpoint's config. Appends one line listing every differing key (old -> new) to `notes`.
-// Throws std::runtime_error (one line naming the checkpoint, each key, old and new value) for a changed fixed key,
+// Throws std::invalid_argument (one line naming the checkpoint, each key, old and new value) for a changed fixed key,
 // or a changed exact key without `allow_changes`. With `same_global_batch` (N x grad_accum x batch_size as the
 // checkpoint's steps took) training.batch_size and training.grad_accum may change freely.
 void check_config_changes(const config::RunConfig& saved, const config::RunConfig& cfg, bool allow_changes,

@@ -11,11 +11,13 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/checkpoint/data_fingerprint.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/nn/parameter_shapes.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/tensor/utf8.hpp"
@@ -84,7 +86,7 @@ void reconcile_with_checkpoint(Run& run, const checkpoint::TrainingState& st, co
                               options.allow_changes, ckpt, notes);
   // Another number of processes changes the global batch as training.batch_size would: an `exact` change.
   if (const std::size_t now = sequences_per_step(run.cfg); before != now && !options.allow_changes)
-    throw std::runtime_error(fmt::format(
+    throw std::invalid_argument(fmt::format(
         "--resume from {}: {}, which breaks exact continuation; resume with --allow-changes to accept it, or keep the "
         "global batch",
         ckpt, global_batch_change(run.cfg, st, before)));
@@ -239,12 +241,52 @@ void Run::save(long step) {
     checkpoint::save_checkpoint(checkpoint_path, *parts.model, parts.optimizer.get(), st);
   } catch (const std::exception& e) {
     throw std::runtime_error(fmt::format(
-        "step {}: the checkpoint could not be saved: {}; {}", step, e.what(),
+        "step {}: the checkpoint could not be saved: {}; {}", step, exception_text(e),
         fs::exists(checkpoint_path) ? "the previous checkpoint there is unchanged" : "no checkpoint was written"));
   }
 }
 
 namespace {
+
+// --init-from: the file's tensors must be the ones the config's model has (checkpoint::weight_problems on
+// nn::parameter_shapes, before a model of the config's size is built; vocab_size and context `auto` are the file's
+// until the data resolves them: `resolved`). A mismatch is refused naming the keys where the file's model record
+// (tinyformer.model) differs from the config, a context `auto` with the data key that sets it; a file without that
+// record (another program's weights) with the list of mismatching tensors.
+void check_init_weights(const io::SafetensorsFile& file, const config::RunConfig& cfg, const std::string& path,
+                        const config::ModelConfig* resolved = nullptr) {
+  config::ModelConfig model = resolved ? *resolved : cfg.model;
+  if (!model.vocab_size && file.has("transformer.wte.weight"))
+    model.vocab_size = file.shape("transformer.wte.weight")[0];
+  if (!model.context) model.context = file.has("transformer.wpe.weight") ? file.shape("transformer.wpe.weight")[0] : 1;
+  if (!model.vocab_size) return;  // no embedding to take it from: load_model_weights lists what is missing
+  const std::vector<std::string> problems = checkpoint::weight_problems(file, nn::parameter_shapes(model));
+  if (problems.empty()) return;
+  std::vector<std::string> differ;
+  if (file.metadata().count("tinyformer.model")) {
+    config::RunConfig saved = cfg, wanted = cfg;
+    if (resolved) wanted.model = *resolved;
+    saved.model = checkpoint::read_model_config(file);
+    if (!wanted.model.vocab_size) saved.model.vocab_size.reset();
+    if (!wanted.model.context) saved.model.context.reset();
+    for (const config::FieldChange& c : config::diff(saved, wanted)) {
+      if (c.on_resume != config::OnResume::fixed) continue;
+      std::string after = c.after;
+      if (c.path == config::keys::model::context && !cfg.model.context)
+        after = cfg.data.task == config::Task::text || cfg.data.task == config::Task::tokens
+                    ? fmt::format("auto ({}, from the data)", c.after)
+                    : fmt::format("auto ({}, from {} {})", c.after, config::keys::data::length, cfg.data.length);
+      if (c.path == config::keys::model::vocab_size && !cfg.model.vocab_size)
+        after = fmt::format("auto ({}, the data's vocabulary)", c.after);
+      differ.push_back(fmt::format("{} {} -> {}", c.path, c.before, after));
+    }
+  }
+  if (differ.empty()) throw std::invalid_argument(checkpoint::weight_mismatch_message(file, problems));
+  throw std::invalid_argument(fmt::format("--init-from {}: its model differs from the config's in what shapes the "
+                                          "weights ({} (checkpoint -> config)); start from a checkpoint of this "
+                                          "architecture, or without --init-from",
+                                          path, fmt::join(differ, ", ")));
+}
 
 // What open_run does on each rank before the ranks compare notes (rank 0 alone reads the out dir). Returns the global
 // batch of the resumed checkpoint's steps (0 without --resume).
@@ -264,7 +306,13 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
                                          "holds text: choose a UTF-8 name",
                                          run.out_dir, byte_position_str(run.out_dir, bad)));
   if (root) plan_run_outputs(run.out_dir);
-  run.parts = make_run(run.cfg);  // data, model, optimizer, schedule, generators, all from the seed
+  std::optional<io::SafetensorsFile> init;  // an input, like the config and the data: every rank reads it
+  if (!options.resume && !options.init_from.empty()) {
+    init = io::SafetensorsFile::load(options.init_from);
+    check_init_weights(*init, run.cfg, options.init_from);  // before a model of the config's size is built
+  }
+  const config::RunConfig as_given = run.cfg;  // vocab_size and context perhaps `auto`, resolved next
+  run.parts = make_run(run.cfg);               // data, model, optimizer, schedule, generators, all from the seed
   run.cfg.model.context = run.parts.model->context();  // config.yaml records the resolved value of 'auto'
   set_num_threads(run.parts.threads);
   if (root) run.data_fingerprint = checkpoint::data_fingerprint(run.cfg, *run.parts.data);
@@ -273,9 +321,11 @@ std::size_t open_on_this_rank(Run& run, const TrainOptions& options, std::vector
     resumed_sequences = resume_from_checkpoint(run, options, notes);
     run.kept_metrics = metrics_rows_to_keep((fs::path(run.out_dir) / "metrics.jsonl").string(), run.start_step);
   }
-  run.config_yaml = config::to_yaml(run.cfg);         // with the schedule a resumed run keeps
-  if (!options.resume && !options.init_from.empty())  // an input, like the config and the data: every rank reads it
-    checkpoint::load_model_weights(io::SafetensorsFile::load(options.init_from), *run.parts.model);
+  run.config_yaml = config::to_yaml(run.cfg);  // with the schedule a resumed run keeps
+  if (init) {
+    check_init_weights(*init, as_given, options.init_from, &run.parts.model->config());
+    checkpoint::load_model_weights(*init, *run.parts.model);
+  }
   return resumed_sequences;
 }
 
@@ -287,7 +337,7 @@ void on_every_rank(Body&& body) {
   try {
     body();
   } catch (const std::exception& e) {
-    error = e.what();
+    error = exception_text(e);
   }
   dist::check_no_errors(error);
 }

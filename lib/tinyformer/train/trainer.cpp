@@ -348,7 +348,7 @@ TrainResult train(const TrainOptions& options) {
     run.metrics = io::AppendFile();
     run.lock = io::LockFile();
     if (fs::remove_all(run.out_dir, ec) == 0 || ec || dynamic_cast<const dist::CollectiveError*>(&e)) throw;
-    throw std::runtime_error(fmt::format("{}; removed the new out dir {}", e.what(), run.out_dir));
+    throw std::runtime_error(fmt::format("{}; removed the new out dir {}", exception_text(e), run.out_dir));
   }
 }
 
