@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import stat
 import subprocess
@@ -81,7 +82,8 @@ CONFLICTS = [
 # (seed, case) pairs that once failed, replayed in every run (see docs/robustness.md): gradcheck with
 # model.vocab_size 2^63-1 (a bare out of memory, no estimate), a newline in an --out name and in a --set value
 # (a second stderr line).
-REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128)]
+REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128),
+               ("20261129", 82)]  # issue 49's strict oracle: compare --set names --set, the flag it does not take
 
 
 class Case:
@@ -586,10 +588,6 @@ def run_front_case(args, fixture, front, seed, number, call):
     return call, code, err, problems
 
 
-# (front, seed, case) of the Python and C++ fronts that once failed (docs/robustness.md), replayed in every run.
-FRONT_REGRESSIONS = []
-
-
 def front_plan(front, count, seed_arg):
     """[(seed, number, call)] of `front`: half of seed 22, half of today's, as for the CLI (or all of --seed)."""
     import fronts
@@ -601,9 +599,7 @@ def front_plan(front, count, seed_arg):
     for seed_value, n in halves:
         calls = fronts.draw_calls(front, n, seed_value)
         plan += [(seed_value, i, c) for i, c in enumerate(calls)]
-    for f, seed_value, number in FRONT_REGRESSIONS:
-        if f == front:
-            plan.append((seed_value, number, fronts.draw_calls(front, number + 1, seed_value)[number]))
+    plan += [("regression", i, c) for i, c in enumerate(fronts.regression_calls(front))]
     return plan
 
 
@@ -677,8 +673,12 @@ def main():
     codes = ", ".join(f"exit {c}: {n}" for c, n in sorted(by_code.items(), key=lambda kv: str(kv[0])))
     if args.summary:
         print("cases by mutation: " + ", ".join(f"{k} {n}" for k, n in sorted(by_class.items())))
+    children, own = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
+    cpu = children.ru_utime + children.ru_stime + own.ru_utime + own.ru_stime
     per_front = ", ".join(f"{f} {counts[f]} ({failures[f]} failed)" for f in counts)
     print(f"{sum(counts.values())} cases in {seconds:.0f} s: {per_front} ({codes}); {sum(failures.values())} failed")
+    print(f"cost: {seconds:.0f} s wall, {cpu:.0f} CPU s (user + sys, the tester and every process it ran), load "
+          f"{os.getloadavg()[0]:.1f}")
     sys.exit(1 if any(failures.values()) else 0)
 
 
