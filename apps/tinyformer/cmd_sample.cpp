@@ -1,4 +1,6 @@
 // tinyformer sample CHECKPOINT --prompt TEXT [--tokens N] [--temperature T] [--top-k K] [--seed S]
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -11,6 +13,12 @@
 #include "tinyformer/runs/sampling.hpp"
 
 namespace tf::app {
+
+namespace {
+// Ctrl-C (or SIGTERM) ends the sample after the token being made: its text is printed whole, then exit 130.
+std::atomic<bool> g_cancel{false};
+extern "C" void cancel_sample(int) { g_cancel.store(true); }
+}  // namespace
 
 void add_sample_command(CLI::App& app) {
   struct Opts {
@@ -51,15 +59,18 @@ void add_sample_command(CLI::App& app) {
         std::fflush(stdout);
         printed = true;
       };
+      std::signal(SIGINT, cancel_sample);
+      std::signal(SIGTERM, cancel_sample);
+      runs::Sample s;
       try {
-        const runs::Sample s = runs::sample(model, prompt, request, print, nullptr, "--");
+        s = runs::sample(model, prompt, request, print, &g_cancel, "--");
         for (const auto& w : s.warnings) warn(w);
       } catch (...) {
         if (printed) fmt::print("\n");  // the error line starts a line of its own
         throw;
       }
       fmt::print("\n");
-      return 0;
+      return s.cancelled ? 130 : 0;
     });
   });
 }
