@@ -146,6 +146,7 @@ void bind_runs(py::module_& m) {
           "model", [](LoadedGPT& l) -> nn::GPT<float>& { return *l.model; },
           py::return_value_policy::reference_internal)
       .def("vocab_tokens", [](const LoadedGPT& l) { return utf8_list(l.vocab.tokens()); })
+      .def_property_readonly("bos", [](const LoadedGPT& l) { return l.vocab.bos(); })
       .def(
           "encode_prompt",
           [](const LoadedGPT& l, const py::object& prompt, bool crop) {
@@ -211,7 +212,7 @@ void bind_runs(py::module_& m) {
               py::gil_scoped_release release;
               a = runs::attention_of(l, p);
             }
-            return py::make_tuple(to_numpy_copy(a.map.weights), utf8_list(a.map.labels), utf8_list(a.warnings));
+            return py::make_tuple(to_numpy_copy(a.map.weights), utf8_list(a.map.labels), utf8_list(a.warnings), p.ids);
           },
           py::arg("prompt"))
       .def(

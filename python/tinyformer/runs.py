@@ -170,7 +170,8 @@ class Model(_nn.GPT):
     """A GPT loaded from a checkpoint (see tf.load)."""
 
     def __init__(self, loaded):
-        _nn._Wrapped.__init__(self, loaded.model())
+        impl = loaded.model()
+        _nn._Wrapped.__init__(self, impl, json.loads(impl.config_json()))
         object.__setattr__(self, "_loaded", loaded)
         object.__setattr__(self, "_run_config", yaml.safe_load(loaded.config_yaml) if loaded.config_yaml else None)
         object.__setattr__(self, "vocab", loaded.vocab_tokens())
@@ -199,6 +200,28 @@ class Model(_nn.GPT):
         """A string (encoded as encode_prompt does) or ids -> a list of ids."""
         return self.encode_prompt(prompt)
 
+    # TransformerLens' to_tokens, to_str_tokens and to_string (tinyformer.lens) read the vocabulary through these.
+    def _encode(self, text, prepend_bos):
+        if not text:
+            raise ValueError("the prompt is empty; give at least one token")
+        if prepend_bos and self._loaded.bos < 0:
+            raise ValueError("prepend_bos=True: this vocabulary has no <s> (leave prepend_bos as None)")
+        ids, warning = self._loaded.encode_prompt(text, True)
+        if warning:
+            _warn([warning])
+        if prepend_bos is False and self._loaded.bos >= 0 and ids and ids[0] == self._loaded.bos:
+            ids = ids[1:]
+        return ids
+
+    def _decode(self, ids):
+        return self.decode(ids)
+
+    def _token_strings(self, ids):
+        return [self.vocab[int(i)] for i in ids]
+
+    def _has_bos(self):
+        return self._loaded.bos >= 0
+
     def encode(self, text):
         return self.encode_prompt(text)
 
@@ -219,10 +242,15 @@ class Model(_nn.GPT):
         return r["text"] if isinstance(prompt, str) else r["ids"]
 
     def attention(self, prompt):
-        """(weights [L,H,T,T] as NumPy, token labels): what `tinyformer attention` writes to attention.npy/json."""
-        weights, labels, notes = self._loaded.attention(prompt)
+        """The attention of `prompt` (a string or ids) as a tinyformer.AttentionMap: weights [L,H,T,T] and the token
+        labels that `tinyformer attention` writes to attention.npy/json (inline in a notebook: the head view, heatmaps
+        and the heads' roles; save_png, save_html)."""
+        from .views import AttentionMap
+        weights, labels, notes, ids = self._loaded.attention(prompt)
         _warn(notes)
-        return weights, labels
+        return AttentionMap(weights, labels, ids=ids,
+                            title=f"attention of {prompt!r} (step {self.step})" if isinstance(prompt, str)
+                            else f"attention (step {self.step})", step=self.step)
 
     def heads(self, prompt=None, batches=8, batch_size=64):
         """Each head's pattern scores, entropy and verdict (`tinyformer heads --json`), on the run's held-out data or
@@ -246,20 +274,3 @@ class Model(_nn.GPT):
             if r["accuracy"] is not None:
                 r["accuracy"][h["layer"], h["head"]] = h["accuracy"]
         return r
-
-    def _batch(self, prompt):
-        if isinstance(prompt, str):
-            return np.asarray(self.encode_prompt(prompt, crop=False), dtype=np.int64)[None, :]
-        ids = np.asarray(prompt)
-        if ids.ndim <= 1:
-            ids = np.asarray(self.encode_prompt(ids, crop=False))[None, :]
-        return ids.astype(np.int64)
-
-    def run_with_cache(self, prompt):
-        """(logits [B,T,V], cache) for a prompt (a string or ids): every activation by TransformerLens' hook name, as
-        NumPy (see hook_names()), from the library's forward."""
-        return super().run_with_cache(self._batch(prompt))
-
-    def run_with_hooks(self, prompt, fwd_hooks=()):
-        """Logits [B,T,V] of a prompt with forward hooks [(name, fn)] (tf.nn.GPT.run_with_hooks)."""
-        return super().run_with_hooks(self._batch(prompt), fwd_hooks)

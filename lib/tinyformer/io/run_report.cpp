@@ -129,7 +129,7 @@ config::RunConfig read_run_config(const std::string& out) {
   return config::load_config(path.string());  // the gate names a config.yaml that is a FIFO, a directory, ...
 }
 
-void write_run_report(const std::string& out) {
+ReportData read_run_report(const std::string& out) {
   ReportData report;
   report.title = fmt::format("tinyformer run: {}", fs::path(out).filename().string());
   report.config_yaml = read_text(fs::path(out) / "config.yaml");
@@ -142,7 +142,11 @@ void write_run_report(const std::string& out) {
     } catch (const nlohmann::json::exception&) {
       throw FileError((fs::path(out) / "heads.json").string(), "'verdicts' is not a list of lists of strings");
     }
-  write_html_report((fs::path(out) / "report.html").string(), report);
+  return report;
+}
+
+void write_run_report(const std::string& out) {
+  write_html_report((fs::path(out) / "report.html").string(), read_run_report(out));
 }
 
 }  // namespace tf::io
