@@ -1,6 +1,6 @@
 // Attention maps for notebooks: the library's HTML report (io/html_report.hpp: the head view, the maps and the score
 // table) and its PNG grid (io/heatmap_png.hpp), for tinyformer.AttentionMap and tinyformer.report; a run dir's
-// report (train::read_run_report); and the heads' pattern scores of one sequence (analysis::score_heads), which give
+// report (io::read_run_report); and the heads' pattern scores of one sequence (analysis::score_heads), which give
 // the score table its roles.
 #include <pybind11/stl.h>
 
@@ -9,7 +9,7 @@
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/io/heatmap_png.hpp"
 #include "tinyformer/io/html_report.hpp"
-#include "tinyformer/train/run_report.hpp"
+#include "tinyformer/io/run_report.hpp"
 
 namespace tf::python {
 
@@ -52,7 +52,7 @@ void bind_report(py::module_& m) {
   m.def(
       "_run_report",
       [](const std::string& out) {
-        const io::ReportData r = train::read_run_report(out);
+        const io::ReportData r = io::read_run_report(out);
         py::dict d;
         d["html"] = io::render_html_report(r);
         d["title"] = r.title;
@@ -72,7 +72,7 @@ void bind_report(py::module_& m) {
         return d;
       },
       py::arg("out"),
-      "A run dir's report (train::read_run_report): its page, as report.html, and its attention snapshots");
+      "A run dir's report (io::read_run_report): its page, as report.html, and its attention snapshots");
   m.def(
       "_html_iframe", [](const std::string& page, int height) { return io::html_iframe(page, height); },
       py::arg("page"), py::arg("height") = 640, "A page as one self-contained <iframe srcdoc> (io::html_iframe)");

@@ -91,11 +91,20 @@ class Module:
         object.__delattr__(self, name)
 
     def register_parameter(self, name: str, value: Optional[_Tensor]) -> None:
-        """Registers `value` (a leaf tensor that requires a gradient, or None) under `name`, as an assignment does;
-        anything else is a TypeError."""
-        if value is not None and not (isinstance(value, _Tensor) and value.is_leaf and value.requires_grad):
-            raise TypeError(f"register_parameter('{name}'): a parameter is a leaf tf.Tensor with requires_grad=True "
-                            f"(tf.nn.Parameter(data)), got {type(value).__name__}")
+        """Registers `value` as the parameter `name`: a leaf tensor that requires a gradient (tf.nn.Parameter), or
+        None to remove it. Anything else is a TypeError: a NumPy array or a tensor that is not a parameter would
+        otherwise be kept as a plain attribute that no optimizer updates."""
+        if not isinstance(name, str) or not name or "." in name:
+            raise TypeError(f"register_parameter: the name must be a non-empty string without '.', got {name!r}")
+        if value is None:
+            self._parameters.pop(name, None)
+            object.__setattr__(self, name, None)
+            return
+        if not (isinstance(value, _Tensor) and value.is_leaf and value.requires_grad):
+            what = type(value).__name__ if not isinstance(value, _Tensor) else (
+                "a tensor that does not require a gradient" if value.is_leaf else "an op's result (not a leaf)")
+            raise TypeError(f"register_parameter('{name}'): a parameter is a leaf tensor that requires a gradient, got "
+                            f"{what}; wrap it: tf.nn.Parameter(value)")
         self.__setattr__(name, value)
 
     def add_module(self, name: str, module: Optional["Module"]) -> None:
@@ -193,8 +202,12 @@ class Module:
         return _OrderedDict((name, _np.array(p.numpy())) for name, p in self.named_parameters())
 
     def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True) -> None:
-        """Copies the arrays into the parameters in place. Every missing or unexpected name and every shape that
-        differs is named in one ValueError, and nothing is changed then."""
+        """Copies the arrays into the parameters in place, all or nothing: every missing or unexpected name, every
+        shape that differs, every value that is not an array of finite numbers is named in one ValueError, and then
+        no parameter has changed."""
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"load_state_dict: state_dict must be a dict of arrays by name, got "
+                            f"{type(state_dict).__name__}")
         params = dict(self.named_parameters())
         problems = []
         missing = [n for n in params if n not in state_dict]
@@ -202,15 +215,27 @@ class Module:
         if strict and missing:
             problems.append("missing: " + ", ".join(missing))
         if strict and unexpected:
-            problems.append("unexpected: " + ", ".join(unexpected))
+            problems.append("unexpected: " + ", ".join(str(n) for n in unexpected))
+        arrays = {}
         for name, value in state_dict.items():
-            if name in params and tuple(_np.shape(value)) != params[name].shape:
-                problems.append(f"{name}: shape {list(_np.shape(value))}, the parameter's {list(params[name].shape)}")
+            if name not in params:
+                continue
+            try:
+                array = _np.asarray(value)
+            except (TypeError, ValueError):
+                array = None
+            if array is None or array.dtype.kind not in "biuf":
+                problems.append(f"{name}: not an array of numbers ({type(value).__name__})")
+            elif tuple(array.shape) != params[name].shape:
+                problems.append(f"{name}: shape {list(array.shape)}, the parameter's {list(params[name].shape)}")
+            elif not _np.all(_np.isfinite(array)):
+                problems.append(f"{name}: holds values that are not finite (NaN or infinity)")
+            else:
+                arrays[name] = _np.ascontiguousarray(array, dtype=params[name].dtype)
         if problems:
-            raise ValueError("load_state_dict: " + "; ".join(problems))
-        for name, value in state_dict.items():
-            if name in params:
-                _core._copy_into(params[name], _np.asarray(value))
+            raise ValueError("load_state_dict: " + "; ".join(problems) + " (no parameter was changed)")
+        for name, array in arrays.items():
+            _core._copy_into(params[name], array)
 
     def extra_repr(self) -> str:
         """The text inside the parentheses of print(m), after the class name (torch's extra_repr)."""

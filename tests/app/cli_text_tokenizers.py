@@ -11,7 +11,8 @@ and a prompt with characters outside the vocabulary (☃ and é: byte fallback):
     (▁ shown as ␣) and `heads --prompt` scores the heads;
   - the text comes while the tokens are made: with --tokens 1000000 (minutes of work), the prompt and the first new
     characters arrive while the process is still running, in reads of less than stdio's 4096-byte buffer, each read
-    whole UTF-8 (a byte-fallback character never cut at a flush); then the process is killed.
+    whole UTF-8 (a byte-fallback character never cut at a flush); then Ctrl-C ends it after the token being made, with
+    exit 130.
 About 6 CPU seconds (two tokenizers trained, three tiny trainings, 2 x 24 logits_dump calls).
 usage: cli_text_tokenizers.py --app BIN --logits-tool TOOL --work-dir DIR"""
 import argparse
@@ -19,6 +20,7 @@ import base64
 import json
 import os
 import select
+import signal
 import shutil
 import subprocess
 import sys
@@ -87,7 +89,8 @@ def greedy_text(args, ckpt, sp):
 
 
 def first_text_while_running(args, ckpt):
-    """Reads sample's stdout until the prompt and 20 more bytes came; returns the reads and whether it still ran."""
+    """Reads sample's stdout until the prompt and 20 more bytes came, then sends SIGINT; returns the reads and whether it
+    still ran then and ended on the signal with exit 130 and its last line whole."""
     p = subprocess.Popen([args.app, "sample", ckpt, "--prompt", PROMPT, "--temperature", "0", "--tokens", "1000000"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     reads, got, deadline = [], b"", time.monotonic() + 60
@@ -102,10 +105,15 @@ def first_text_while_running(args, ckpt):
             reads.append(chunk)
             got += chunk
         running = p.poll() is None
+        p.send_signal(signal.SIGINT)  # Ctrl-C ends the sample after the token being made: exit 130, a whole line
+        try:
+            interrupted = p.wait(timeout=20) == 130 and p.stdout.read().endswith(b"\n")
+        except subprocess.TimeoutExpired:
+            interrupted = False
     finally:
         p.kill()
         p.wait()
-    return reads, running
+    return reads, running and interrupted
 
 
 def main():
@@ -140,7 +148,8 @@ def main():
 
         reads, running = first_text_while_running(args, ckpt)
         got = b"".join(reads)
-        assert running, f"{tokenizer}: sample ended before its first {len(got)} bytes were read: {got!r}"
+        assert running, (f"{tokenizer}: sample ended before its first {len(got)} bytes were read, or did not end on "
+                         f"Ctrl-C with exit 130 and a whole last line: {got!r}")
         assert got.startswith(PROMPT.encode()), (tokenizer, got)
         assert len(got) >= len(PROMPT.encode()) + 20, f"{tokenizer}: only {got!r} within 60 s"
         assert max(len(r) for r in reads) < 4096, f"{tokenizer}: a read of {max(len(r) for r in reads)} bytes"

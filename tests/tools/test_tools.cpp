@@ -17,7 +17,8 @@ struct Tool {
 constexpr Tool kTools[] = {{"parity_dump", tf::test_tools::parity_dump},
                            {"bad_files", tf::test_tools::bad_files},
                            {"logits_dump", tf::test_tools::logits_dump},
-                           {"encode_text", tf::test_tools::encode_text}};
+                           {"encode_text", tf::test_tools::encode_text},
+                           {"runs_probe", tf::test_tools::runs_probe}};
 
 const Tool* find_tool(const char* path) {
   const char* slash = std::strrchr(path, '/');

@@ -87,9 +87,9 @@ void RunLog::end_line() {
   line_open_ = false;
 }
 
-void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
-                 const std::optional<infer::EvalResult>& eval) {
-  if (!dist::is_root()) return;
+std::string RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
+                        const std::optional<infer::EvalResult>& eval) {
+  if (!dist::is_root()) return "";
   nlohmann::json row = {{"step", done}, {"train_loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}};
   const auto now = Clock::now();
   const double secs = std::chrono::duration<double>(now - t_row_).count();
@@ -112,8 +112,9 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
     if (!eval->attention_score.empty()) row["attention_score"] = eval->attention_score;
     if (!eval->induction_score.empty()) row["induction_score"] = eval->induction_score;
   }
-  run_.metrics.write(row.dump() + "\n");
-  if (!progress_) return;
+  std::string text = row.dump();
+  run_.metrics.write(text + "\n");
+  if (!progress_) return text;
 
   Progress p;
   p.done = done, p.total = run_.total_steps(), p.start = run_.start_step, p.loss = s.loss, p.lr = s.lr;
@@ -123,6 +124,7 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
   if (eval) p.val_bpb = eval->bpb;
   if (eval && eval->accuracy) p.accuracy = *eval->accuracy;
   draw(p, eval.has_value());
+  return text;
 }
 
 }  // namespace tf::train

@@ -40,9 +40,9 @@ class RunLog {
   // The row of step `done`: step, train_loss, lr, grad_norm, tokens_per_s since the last row; attention_entropy
   // [L][H] when `attention` (per layer [B,H,T,T]) is given; val_loss, val_bpb (text), accuracy and attention_score
   // [L][H] when `eval` is; under MPI allreduce_ms, the mean time per step in the gradient all-reduce since the last
-  // row. Written to metrics.jsonl at once, then the progress line.
-  void row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
-           const std::optional<infer::EvalResult>& eval);
+  // row. Written to metrics.jsonl at once, then the progress line. Returns the row (JSON; "" on a rank other than 0).
+  std::string row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
+                  const std::optional<infer::EvalResult>& eval);
   // Ends a line left open by an in-place refresh, so that the next print starts on a line of its own.
   void end_line();
 

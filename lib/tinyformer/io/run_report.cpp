@@ -1,4 +1,4 @@
-#include "tinyformer/train/run_report.hpp"
+#include "tinyformer/io/run_report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,44 +9,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/io/atomic_file.hpp"
-#include "tinyformer/io/heatmap_png.hpp"
 #include "tinyformer/io/html_report.hpp"
 #include "tinyformer/io/npy.hpp"
 #include "tinyformer/tensor/files.hpp"
 
 namespace fs = std::filesystem;
 
-namespace tf::train {
-
-void write_attention_files(const std::string& dir, const std::string& stem, const AttentionMap& map) {
-  const fs::path base = fs::path(dir) / stem;
-  io::write_npy(base.string() + ".npy", map.weights);
-  nlohmann::json side = {{"step", map.step},
-                         {"tokens", map.labels},
-                         {"shape", map.weights.shape()},
-                         {"layout", "[layer, head, query, key]"}};
-  if (!map.expected.empty()) side["expected"] = map.expected;
-  if (!map.scores.empty()) side["attention_score"] = map.scores;
-  if (!map.expected_pattern.empty()) side["expected_pattern"] = map.expected_pattern;
-  const std::string text = side.dump(2) + "\n";
-  io::write_file_atomic(base.string() + ".json", text.data(), text.size());
-  io::write_attention_grid_png(base.string() + ".png", map.weights, map.labels, map.title, map.expected);
-}
-
-void write_attention_snapshot(const std::string& out, long step, nn::GPT<float>& model, const data::DataSource& source,
-                              const IndexArray& probe, const io::HeadTable& scores) {
-  AttentionMap map;
-  map.step = step;
-  map.weights = infer::probe_attention(model, probe);
-  map.labels = infer::token_labels(source.vocab(), probe);
-  if (!source.expected_pattern().empty()) map.expected = source.expected_attention(probe);
-  map.scores = scores;
-  map.expected_pattern = source.expected_pattern();
-  map.title = fmt::format("attention at step {}", step);
-  write_attention_files((fs::path(out) / "attention").string(), fmt::format("step_{:06}", step), map);
-}
+namespace tf::io {
 
 namespace {
 
@@ -58,12 +28,12 @@ std::string read_text(const fs::path& path) {
   return read_regular_file(path.string(), std::uint64_t{1} << 30, "a run's file");
 }
 
-io::HeadTable head_table(const nlohmann::json& j, const char* key) {
-  return j.contains(key) ? j[key].get<io::HeadTable>() : io::HeadTable{};
+HeadTable head_table(const nlohmann::json& j, const char* key) {
+  return j.contains(key) ? j[key].get<HeadTable>() : HeadTable{};
 }
 
 // One row of metrics.jsonl; a value of the wrong type throws FileError naming the file, the line and the key.
-io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::size_t line_no) {
+MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::size_t line_no) {
   const auto number = [&](const char* key) {
     if (j[key].is_null()) return std::numeric_limits<double>::quiet_NaN();  // a non-finite value is logged as null
     if (!j[key].is_number()) throw FileError(path.string(), fmt::format("line {}: '{}' is not a number", line_no, key));
@@ -73,7 +43,7 @@ io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::s
       throw FileError(path.string(), fmt::format("line {}: '{}' is beyond the range of a double", line_no, key));
     return v;
   };
-  io::MetricsRow row;
+  MetricsRow row;
   if (!j["step"].is_number_integer())
     throw FileError(path.string(), fmt::format("line {}: 'step' is not a whole number", line_no));
   row.step = j["step"].get<long>();
@@ -94,8 +64,8 @@ io::MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::s
   return row;
 }
 
-std::vector<io::MetricsRow> read_metrics_file(const fs::path& path) {
-  std::vector<io::MetricsRow> rows;
+std::vector<MetricsRow> read_metrics_file(const fs::path& path) {
+  std::vector<MetricsRow> rows;
   const std::string text = read_text(path);
   std::istringstream metrics(text);
   std::string line;
@@ -113,17 +83,17 @@ std::vector<io::MetricsRow> read_metrics_file(const fs::path& path) {
 }
 
 // Every <dir>/step_*.npy with its sidecar, in step order; `pattern` gets the sidecars' expected pattern.
-std::vector<io::AttentionSnapshot> read_snapshots(const fs::path& dir, std::string& pattern) {
+std::vector<AttentionSnapshot> read_snapshots(const fs::path& dir, std::string& pattern) {
   std::vector<fs::path> files;
   if (fs::exists(dir))
     for (const auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".npy" && e.path().filename().string().rfind("step_", 0) == 0)
         files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  std::vector<io::AttentionSnapshot> snapshots;
+  std::vector<AttentionSnapshot> snapshots;
   for (const auto& npy : files) {
-    io::AttentionSnapshot snap;
-    snap.weights = io::read_npy_f32(npy.string(), 4);
+    AttentionSnapshot snap;
+    snap.weights = read_npy_f32(npy.string(), 4);
     fs::path side = npy;
     const std::string side_text = read_text(side.replace_extension(".json"));
     const auto j = json_too_deep(side_text) ? nlohmann::json() : nlohmann::json::parse(side_text, nullptr, false);
@@ -143,7 +113,7 @@ std::vector<io::AttentionSnapshot> read_snapshots(const fs::path& dir, std::stri
 
 }  // namespace
 
-std::vector<io::MetricsRow> read_run_metrics(const std::string& out) {
+std::vector<MetricsRow> read_run_metrics(const std::string& out) {
   const fs::path path = fs::path(out) / "metrics.jsonl";
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(path, ec)))  // a run writes it before its first step
@@ -151,8 +121,16 @@ std::vector<io::MetricsRow> read_run_metrics(const std::string& out) {
   return read_metrics_file(path);
 }
 
-io::ReportData read_run_report(const std::string& out) {
-  io::ReportData report;
+config::RunConfig read_run_config(const std::string& out) {
+  const fs::path path = fs::path(out) / "config.yaml";
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(path, ec)))
+    throw FileError(out, "not a run directory (no config.yaml; train writes one)");
+  return config::load_config(path.string());  // the gate names a config.yaml that is a FIFO, a directory, ...
+}
+
+ReportData read_run_report(const std::string& out) {
+  ReportData report;
   report.title = fmt::format("tinyformer run: {}", fs::path(out).filename().string());
   report.config_yaml = read_text(fs::path(out) / "config.yaml");
   report.metrics = read_run_metrics(out);
@@ -168,7 +146,7 @@ io::ReportData read_run_report(const std::string& out) {
 }
 
 void write_run_report(const std::string& out) {
-  io::write_html_report((fs::path(out) / "report.html").string(), read_run_report(out));
+  write_html_report((fs::path(out) / "report.html").string(), read_run_report(out));
 }
 
-}  // namespace tf::train
+}  // namespace tf::io

@@ -1,6 +1,7 @@
 #pragma once
-// The files of a run that show its attention: per-step snapshots, the head detector's final tables, and the HTML
-// report built from the run dir.
+// The files that show a model's attention for one input: <stem>.npy (the weights [L,H,T,T]), <stem>.json (its
+// tokens and what goes with them) and <stem>.png (the heatmap grid). `tinyformer attention` writes them for a prompt,
+// a run for its probe at each snapshot step (<out>/attention/step_NNNNNN.*).
 #include <string>
 #include <vector>
 
@@ -8,7 +9,7 @@
 #include "tinyformer/io/html_report.hpp"
 #include "tinyformer/nn/gpt.hpp"
 
-namespace tf::train {
+namespace tf::infer {
 
 // One attention map and what goes with it.
 struct AttentionMap {
@@ -22,18 +23,11 @@ struct AttentionMap {
 };
 
 // Writes <dir>/<stem>.npy ([L,H,T,T] float32), <stem>.json (step, tokens, shape, expected keys, scores, pattern)
-// and <stem>.png (the heatmap grid, expected keys outlined).
+// and <stem>.png (the heatmap grid, expected keys outlined). The three targets are checked before the first is
+// written: one that cannot be written (a directory, a FIFO, a link) leaves the other two as they were.
 void write_attention_files(const std::string& dir, const std::string& stem, const AttentionMap& map);
 // The snapshot of step `step` in <out>/attention/step_NNNNNN.*: the probe's attention, with `scores` (held-out).
 void write_attention_snapshot(const std::string& out, long step, nn::GPT<float>& model, const data::DataSource& source,
                               const IndexArray& probe, const io::HeadTable& scores);
-// The rows of <out>/metrics.jsonl (lines that are not JSON objects with a step are passed over).
-std::vector<io::MetricsRow> read_run_metrics(const std::string& out);
-// The report of the run dir `out`: <out>/config.yaml, <out>/metrics.jsonl, every <out>/attention/step_*.npy/json and
-// <out>/heads.json (the head detector's verdicts) when present. Throws FileError naming a file the run wrote that
-// cannot be read.
-io::ReportData read_run_report(const std::string& out);
-// <out>/report.html from read_run_report(out).
-void write_run_report(const std::string& out);
 
-}  // namespace tf::train
+}  // namespace tf::infer
