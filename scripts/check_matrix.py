@@ -9,7 +9,7 @@ of a configure-only tree (build-matrix/gcc, build-matrix/clang), with -march=nat
 Compile only (-c into a throwaway object: GCC's uninitialized warnings come from its optimiser, which -fsyntax-only
 skips), through ccache when it is installed, so an unchanged source costs nothing the second time.
 
-Usage: scripts/check_matrix.py [--compiler gcc|clang]... [--target MARCH]... [--containing TEXT] [--verbose] [-j N]
+Usage: scripts/check_matrix.py [--compiler gcc|clang]... [--target MARCH]... [--containing TEXT]... [--verbose] [-j N]
 Prints one line per compiler and target: translation units, warnings (0, or it fails with the first diagnostics) and
 CPU seconds (user + sys of the compilers); then the totals and the wall time. x86-64 only: elsewhere it says so and exits 0.
 """
@@ -80,8 +80,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compiler", action="append", choices=sorted(COMPILERS))
     parser.add_argument("--target", action="append", help="a -march value (default: the compiler's list)")
-    parser.add_argument("--containing", metavar="TEXT",
-                        help="only the translation units whose text (a unity batch's list of sources) holds TEXT")
+    parser.add_argument("--containing", metavar="TEXT", action="append",
+                        help="only the translation units whose text (a unity batch's list of sources) holds TEXT; "
+                             "repeated: any of them")
     parser.add_argument("--verbose", action="store_true", help="each translation unit's CPU time")
     parser.add_argument("-j", type=int, default=os.cpu_count())
     opts = parser.parse_args()
@@ -97,7 +98,7 @@ def main():
             cxx, targets = COMPILERS[compiler]
             entries = configure(compiler, cxx)
             if opts.containing:
-                entries = [e for e in entries if opts.containing in Path(e["file"]).read_text()]
+                entries = [e for e in entries if any(t in Path(e["file"]).read_text() for t in opts.containing)]
             for march in opts.target or targets:
                 jobs = []
                 for i, e in enumerate(entries):
