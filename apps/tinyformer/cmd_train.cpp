@@ -69,7 +69,7 @@ void add_train_command(CLI::App& app) {
   auto opts = std::make_shared<runs::TrainOptions>();
   auto out = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand("train", "Train a GPT from a YAML config; writes the run dir (see README)");
+  CLI::App* cmd = app.add_subcommand("train", "Train a GPT from a YAML config; writes the run dir (docs/cli.md)");
   cmd->add_option("config", opts->config_path, "YAML config file (configs/*.yaml)")->required();
   cmd->add_option("--set", opts->overrides,
                   fmt::format("Override a config key: --set {}=200 (repeatable)", tf::config::keys::training::steps));

@@ -1,5 +1,5 @@
 #pragma once
-// What `train --resume` keeps and checks against the checkpoint it continues (README, "Resuming a run"):
+// What `train --resume` keeps and checks against the checkpoint it continues (docs/cli.md, "Progress and resuming"):
 // - the schedule: schedule.warmup_steps and schedule.decay_steps stay as the checkpoint's run resolved them unless
 //   this command line sets them (--set), so that a longer training.steps neither restarts nor stretches the decay;
 // - the config: every key that differs from the checkpoint's is listed; a change to an OnResume::exact key
