@@ -29,8 +29,8 @@ void write_attention_snapshot(const std::string& out, long step, nn::GPT<float>&
                               const IndexArray& probe, const io::HeadTable& scores);
 // The rows of <out>/metrics.jsonl (lines that are not JSON objects with a step are passed over).
 std::vector<io::MetricsRow> read_run_metrics(const std::string& out);
-// <out>/report.html from <out>/config.yaml, <out>/metrics.jsonl, every <out>/attention/step_*.npy/json and
-// <out>/heads.json (the head detector's verdicts) when present.
+// <out>/report.html from <out>/config.yaml, <out>/metrics.jsonl, every <out>/attention/step_*.npy/json,
+// <out>/heads.json (the head detector's verdicts) and <out>/circuits.json (io::CircuitsReport) when present.
 void write_run_report(const std::string& out);
 
 }  // namespace tf::train
