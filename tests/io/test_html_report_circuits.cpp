@@ -157,3 +157,25 @@ TEST_CASE("io: circuits.json reads back as written, and the attribution table co
   CHECK(html.find("averaged over 40 scored positions") != std::string::npos);
   CHECK(html.find("all parts +5.00, the logit difference itself +5.50") != std::string::npos);
 }
+
+TEST_CASE("io: a run too short to judge a phase change says so, and circuits.json keeps its NaN as null", "[io]") {
+  io::ReportData d = repeats_report(true);
+  d.metrics.resize(3);  // steps 0, 50, 100: no two evaluations within 20% of 100 steps
+  const std::string html = io::render_html_report(d);
+  CHECK(html.find("No phase change can be judged: no two evaluations lie within 20%") != std::string::npos);
+  const std::size_t at = html.find("id=\"phase-change\"");
+  CHECK(html.substr(at, html.find("</p>", at) - at).find("nan") == std::string::npos);
+  io::CircuitsReport c;
+  c.task = "repeats";
+  c.phase_change = io::phase_change_of(d.metrics);
+  CHECK(c.phase_change->windows == 0);
+  c.attribution_positions = 1;
+  c.attribution_logit = std::nan("");
+  c.attribution_heads = {{std::nan(""), 1.0}};
+  const io::CircuitsReport back = io::circuits_from_json(io::circuits_json(c));
+  REQUIRE(back.phase_change.has_value());
+  CHECK(std::isnan(back.phase_change->score_before));
+  CHECK(std::isnan(back.attribution_logit));
+  CHECK(std::isnan(back.attribution_heads[0][0]));
+  CHECK(back.attribution_heads[0][1] == 1.0);
+}

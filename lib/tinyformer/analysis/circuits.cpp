@@ -68,6 +68,7 @@ PhaseChange find_phase_change(const std::vector<EvalPoint>& points, const PhaseC
   for (std::size_t i = 0; i < finite.size(); ++i)
     for (std::size_t j = i + 1; j < finite.size(); ++j) {
       if (static_cast<double>(finite[j]->step - finite[i]->step) > max_window) break;
+      ++pc.windows;
       const double before = finite[i]->loss, after = finite[j]->loss, fall = before - after;
       const bool qualifies = fall > 0 && fall >= criteria.min_share_of_total * total_fall &&
                              after <= (1.0 - criteria.min_relative_drop) * before;
@@ -85,9 +86,11 @@ PhaseChange find_phase_change(const std::vector<EvalPoint>& points, const PhaseC
           }
       }
     }
-  if (pc.layer) {
+  if (pc.layer && pc.windows > 0) {
     pc.score_before = score_at_step(points, pc.start_step, *pc.layer, *pc.head);
     pc.score_after = score_at_step(points, pc.end_step, *pc.layer, *pc.head);
+  } else {
+    pc.score_before = pc.score_after = NAN;  // no window: nothing before or after
   }
   return pc;
 }

@@ -47,12 +47,13 @@ struct PhaseChangeCriteria {
 
 struct PhaseChange {
   bool found = false;
+  std::size_t windows = 0;            // the windows judged (pairs of evaluations close enough); 0: too few evaluations
   long start_step = 0, end_step = 0;  // the window of the fall (found) or of the largest fall allowed (not found)
   long step = 0;                      // the first evaluation in the window at or below the halfway loss
   double loss_before = 0.0, loss_after = 0.0;  // held-out loss at start_step and end_step
   double drop() const { return loss_before - loss_after; }
   // The head of a layer >= 1 with the highest in-context score at the last evaluation, its score at start_step and
-  // end_step; absent for a one-layer model or without scores.
+  // end_step (NaN without a window); absent for a one-layer model or without scores.
   std::optional<std::size_t> layer, head;
   double score_before = 0.0, score_after = 0.0;
   // The first step at which a layer-0 head's previous-token score reached head_threshold, that head and its score

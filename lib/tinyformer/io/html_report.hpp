@@ -101,10 +101,11 @@ struct CircuitsReport {
 };
 
 // {"task": ..., "embedding_spectrum": [...], "direct_logit_attribution": {"positions", "logit", "embed", "heads",
-// "attention_bias", "mlp", "final_bias"}, "phase_change": {"found", "step", "start_step", "end_step", "loss_before",
-// "loss_after", "layer", "head", "score_before", "score_after", "previous_token_step", "previous_token_head",
-// "previous_token_score"}, "grokking": {"memorised", "grokked", "train_at_memorised", "held_out_at_memorised",
-// "held_out_at_grokked", "best_held_out"}} (each part only when there is one; a step that was not reached is null).
+// "attention_bias", "mlp", "final_bias"}, "phase_change": {"found", "windows", "step", "start_step", "end_step",
+// "loss_before", "loss_after", "layer", "head", "score_before", "score_after", "previous_token_step",
+// "previous_token_head", "previous_token_score"}, "grokking": {"memorised", "grokked", "train_at_memorised",
+// "held_out_at_memorised", "held_out_at_grokked", "best_held_out"}} (each part only when there is one; a step that was
+// not reached, and a number that is not finite, is null).
 std::string circuits_json(const CircuitsReport& c);
 // Its inverse; throws std::invalid_argument naming what is wrong (not JSON, a value of the wrong type) for the caller
 // to put the file's path in front.

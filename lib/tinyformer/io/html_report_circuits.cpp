@@ -24,8 +24,25 @@ std::optional<T> optional_of(const nlohmann::json& j, const char* key) {
   return j.contains(key) && !j.at(key).is_null() ? std::optional<T>(j.at(key).get<T>()) : std::nullopt;
 }
 
+// Numbers that may be NaN, which JSON writes as null: a value, a list and a list of lists.
+double as_number(const nlohmann::json& v) { return v.is_null() ? std::nan("") : v.get<double>(); }
+double number_or_nan(const nlohmann::json& j, const char* key) { return as_number(j.at(key)); }
+std::vector<double> numbers_of(const nlohmann::json& list) {
+  if (!list.is_array()) throw std::invalid_argument("a value has the wrong type (a list of numbers expected)");
+  std::vector<double> out;
+  for (const auto& v : list) out.push_back(as_number(v));
+  return out;
+}
+HeadTable table_of(const nlohmann::json& rows) {
+  if (!rows.is_array()) throw std::invalid_argument("a value has the wrong type (a list of lists expected)");
+  HeadTable out;
+  for (const auto& row : rows) out.push_back(numbers_of(row));
+  return out;
+}
+
 nlohmann::json phase_change_json(const analysis::PhaseChange& pc) {
   return {{"found", pc.found},
+          {"windows", pc.windows},
           {"step", pc.step},
           {"start_step", pc.start_step},
           {"end_step", pc.end_step},
@@ -43,14 +60,15 @@ nlohmann::json phase_change_json(const analysis::PhaseChange& pc) {
 analysis::PhaseChange phase_change_from(const nlohmann::json& j) {
   analysis::PhaseChange pc;
   pc.found = j.at("found").get<bool>();
+  pc.windows = j.value("windows", std::size_t{0});
   pc.step = j.at("step").get<long>(), pc.start_step = j.at("start_step").get<long>();
   pc.end_step = j.at("end_step").get<long>();
-  pc.loss_before = j.at("loss_before").get<double>(), pc.loss_after = j.at("loss_after").get<double>();
+  pc.loss_before = number_or_nan(j, "loss_before"), pc.loss_after = number_or_nan(j, "loss_after");
   pc.layer = optional_of<std::size_t>(j, "layer"), pc.head = optional_of<std::size_t>(j, "head");
-  pc.score_before = j.at("score_before").get<double>(), pc.score_after = j.at("score_after").get<double>();
+  pc.score_before = number_or_nan(j, "score_before"), pc.score_after = number_or_nan(j, "score_after");
   pc.previous_token_step = optional_of<long>(j, "previous_token_step");
   pc.previous_token_head = j.at("previous_token_head").get<std::size_t>();
-  pc.previous_token_score = j.at("previous_token_score").get<double>();
+  pc.previous_token_score = number_or_nan(j, "previous_token_score");
   return pc;
 }
 
@@ -63,10 +81,10 @@ nlohmann::json grokking_json(const analysis::GrokkingMarks& g) {
 analysis::GrokkingMarks grokking_from(const nlohmann::json& j) {
   analysis::GrokkingMarks g;
   g.memorised = optional_of<long>(j, "memorised"), g.grokked = optional_of<long>(j, "grokked");
-  g.train_at_memorised = j.at("train_at_memorised").get<double>();
-  g.held_out_at_memorised = j.at("held_out_at_memorised").get<double>();
-  g.held_out_at_grokked = j.at("held_out_at_grokked").get<double>();
-  g.best_held_out = j.at("best_held_out").get<double>();
+  g.train_at_memorised = number_or_nan(j, "train_at_memorised");
+  g.held_out_at_memorised = number_or_nan(j, "held_out_at_memorised");
+  g.held_out_at_grokked = number_or_nan(j, "held_out_at_grokked");
+  g.best_held_out = number_or_nan(j, "best_held_out");
   return g;
 }
 
@@ -115,16 +133,16 @@ CircuitsReport circuits_from_json(const std::string& text) {
   CircuitsReport c;
   try {
     c.task = j.value("task", std::string());
-    c.embedding_spectrum = j.value("embedding_spectrum", std::vector<double>{});
+    if (j.contains("embedding_spectrum")) c.embedding_spectrum = numbers_of(j.at("embedding_spectrum"));
     if (j.contains("direct_logit_attribution")) {
       const nlohmann::json& a = j.at("direct_logit_attribution");
       c.attribution_positions = a.at("positions").get<std::size_t>();
-      c.attribution_logit = a.at("logit").get<double>();
-      c.attribution_embed = a.at("embed").get<double>();
-      c.attribution_heads = a.at("heads").get<HeadTable>();
-      c.attribution_attention_bias = a.at("attention_bias").get<std::vector<double>>();
-      c.attribution_mlp = a.at("mlp").get<std::vector<double>>();
-      c.attribution_final_bias = a.at("final_bias").get<double>();
+      c.attribution_logit = number_or_nan(a, "logit");
+      c.attribution_embed = number_or_nan(a, "embed");
+      c.attribution_heads = table_of(a.at("heads"));
+      c.attribution_attention_bias = numbers_of(a.at("attention_bias"));
+      c.attribution_mlp = numbers_of(a.at("mlp"));
+      c.attribution_final_bias = number_or_nan(a, "final_bias");
     }
     if (j.contains("phase_change")) c.phase_change = phase_change_from(j.at("phase_change"));
     if (j.contains("grokking")) c.grokking = grokking_from(j.at("grokking"));
@@ -167,17 +185,22 @@ std::string phase_change_html(const ReportData& data) {
                        "between steps {} and {}.",
                        pc.step, pc.loss_before, pc.loss_after, pc.drop(), 100 * pc.drop() / pc.loss_before,
                        pc.start_step, pc.end_step);
+  } else if (pc.windows == 0) {
+    text =
+        fmt::format("No phase change can be judged: no two evaluations lie within {:.0f}% of the run's steps (evaluate "
+                    "more often, or train longer).",
+                    100 * criteria.max_window_fraction);
   } else {
     text = fmt::format("No phase change: within {:.0f}% of the run's steps the held-out loss never fell by half of "
                        "its whole fall and by half of its value (the largest fall in such a window: {:.3f} to {:.3f}, "
                        "steps {} to {}).",
                        100 * criteria.max_window_fraction, pc.loss_before, pc.loss_after, pc.start_step, pc.end_step);
   }
-  if (pc.layer)
+  if (pc.layer && pc.windows > 0)
     text += fmt::format(" The best head of a later layer, L{} H{}, put {:.2f} of its attention on the induction key at "
                         "step {} and {:.2f} at step {}.",
                         *pc.layer, *pc.head, pc.score_before, pc.start_step, pc.score_after, pc.end_step);
-  else
+  else if (!pc.layer)
     text += " The model has one layer: no later layer can read a previous-token head, so no induction head can form.";
   if (pc.previous_token_step) {
     text +=
