@@ -78,7 +78,7 @@ TEST_CASE("analysis: a gradual fall, a small fall and a one-layer model have no 
   CHECK(one.found);
   CHECK_FALSE(one.layer.has_value());
   // fewer than two finite points
-  CHECK_FALSE(find_phase_change({{0, NAN, {}, {}}, {50, 1.0, {}, {}}}).found);
+  CHECK_FALSE(find_phase_change({{0, std::nan(""), {}, {}}, {50, 1.0, {}, {}}}).found);
 }
 
 TEST_CASE("analysis: memorised and grokked are the first evaluations past their thresholds, in that order",

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -14,7 +15,7 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 
 double score_at(const std::vector<std::vector<double>>& table, std::size_t l, std::size_t h) {
-  return l < table.size() && h < table[l].size() ? table[l][h] : NAN;
+  return l < table.size() && h < table[l].size() ? table[l][h] : std::numeric_limits<double>::quiet_NaN();
 }
 
 // The head of a layer >= 1 with the highest finite score in the last point that has scores.
@@ -33,7 +34,7 @@ void best_later_head(const std::vector<EvalPoint>& points, PhaseChange& pc) {
 double score_at_step(const std::vector<EvalPoint>& points, long step, std::size_t l, std::size_t h) {
   for (const auto& p : points)
     if (p.step == step) return score_at(p.score, l, h);
-  return NAN;
+  return std::numeric_limits<double>::quiet_NaN();
 }
 
 void previous_token_head(const std::vector<EvalPoint>& points, double threshold, PhaseChange& pc) {
@@ -64,7 +65,7 @@ PhaseChange find_phase_change(const std::vector<EvalPoint>& points, const PhaseC
   double lowest = finite.front()->loss;
   for (const EvalPoint* p : finite) lowest = std::min(lowest, p->loss);
   const double total_fall = finite.front()->loss - lowest;
-  double best_fall = -INFINITY;
+  double best_fall = -std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < finite.size(); ++i)
     for (std::size_t j = i + 1; j < finite.size(); ++j) {
       if (static_cast<double>(finite[j]->step - finite[i]->step) > max_window) break;
@@ -90,7 +91,7 @@ PhaseChange find_phase_change(const std::vector<EvalPoint>& points, const PhaseC
     pc.score_before = score_at_step(points, pc.start_step, *pc.layer, *pc.head);
     pc.score_after = score_at_step(points, pc.end_step, *pc.layer, *pc.head);
   } else {
-    pc.score_before = pc.score_after = NAN;  // no window: nothing before or after
+    pc.score_before = pc.score_after = std::numeric_limits<double>::quiet_NaN();  // no window: nothing before or after
   }
   return pc;
 }
