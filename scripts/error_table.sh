@@ -19,37 +19,46 @@ table="$work/table.md"
   echo
   echo "## The generative tester"
   echo
-  echo "\`tests/app/generative.py\` (in CTest and CI) draws cases instead of listing them. Each case copies a fixture"
-  echo "(a config, two finished runs, a text file), applies one mutation to one file argument, value or flag of one"
-  echo "subcommand (train, train --resume, train --init-from, a text task, sample, attention, heads, compare, config,"
-  echo "gradcheck, bench), runs it and checks the invariants."
+  echo "\`tests/app/generative.py\` (in CTest and CI) draws cases instead of listing them, for each front end: the CLI,"
+  echo "the Python module (\`tests/app/front_python.py\`: one call in a process of its own) and the C++ runs API"
+  echo "(\`runs_probe\`, \`tests/tools/runs_probe.cpp\`: one call of \`runs::\` from a JSON spec). Each case copies a fixture"
+  echo "(a config, two finished runs, a text file, a Llama-shaped run on a bpe vocabulary), applies one mutation to one"
+  echo "file, value, count or name of one call, runs it and checks the invariants. The CLI's cases are drawn by its own"
+  echo "seeded generator (train, train --resume, --init-from, a text task, sample, attention, heads, compare, config,"
+  echo "gradcheck, bench, a bpe run, export --format llama2c, bench --check-gemm, conflicting flags, closed streams);"
+  echo "the Python and C++ cases by Hypothesis (Debian's python3-hypothesis, \`tests/app/fronts.py\`) from the same"
+  echo "catalogue of mutations, over train (from a file, a dict, --resume, --init-from, a text task), sample (also of the"
+  echo "bpe run), attention, heads, ablation, export and config, and for Python its own surface: reshape, split,"
+  echo "set_num_threads, tf.tensor, register_parameter, an op's argument types, load_state_dict, a callback that raises"
+  echo "or stops, a config dict nested thousands deep."
   echo
   echo "| mutations | what is drawn |"
   echo "|---|---|"
-  echo "| kind | the file is missing, empty, a directory, a FIFO, a character device, a symlink loop, a dangling link, a link outside the scratch dir |"
+  echo "| kind | the file is missing, empty, a directory, a FIFO, a character device, a symlink loop, a dangling link, a link outside the scratch dir; the CLI also a read-only parent directory |"
   echo "| content | truncated at a random offset, bits flipped, random bytes, a valid file of another kind, UTF-16, CRLF, a BOM, a header declaring 1 TiB, JSON nested 100,000 deep |"
-  echo "| value | one of 30 config keys, in the file or with \`--set\`, set to 1e400, -1e400, nan, inf, 5e-324, 2^64-1, -2^63-1, 2^63-1, -1, 0, empty, ESC, a newline, bytes that are not UTF-8, nested lists, a mapping, 0x10, 200 '[' |"
-  echo "| flag | a count flag of sample, heads, gradcheck or bench set to 10^12, 2^64-1, 2^64, -1, nan, inf, 1e9, empty, 0x7fffffff, 5e-324, 2^31, 2^63-1, or with spaces or a sign |"
-  echo "| name | a config or --out name holding a newline, ESC, a byte that is not UTF-8, 300 characters, .., or // |"
-  echo "| streams | stdin, stdout and stderr closed at start-up |"
+  echo "| value | one of 35 config keys, in the file, with \`--set\` / \`overrides\` or in a config dict, set to 1e400, -1e400, nan, inf, 5e-324, 2^64-1, -2^63-1, 2^63-1, -1, 0, empty, ESC, a newline, bytes that are not UTF-8, nested lists, a mapping, 0x10, 200 '[', and (Hypothesis) any float, small integers and short text |"
+  echo "| count | a count or real argument (tokens, temperature, top_k, seed, batches, batch_size; the CLI's flags of sample, heads, gradcheck, bench) set to 10^12, 2^64-1, 2^64, 10^30, -1, nan, inf, 5e-324, 1.5, a string, None, a list, or a value just past its bound |"
+  echo "| name | a config or out name holding a newline, ESC, a byte that is not UTF-8, 300 characters, .., or // |"
+  echo "| python | reshape and split sizes that wrap 64 bits, set_num_threads past the machine, ragged or non-numeric tensor data, register_parameter of an array, an op given a string, load_state_dict of NaN, strings or another shape, a callback that raises or stops, a config dict 40 to 5000 deep |"
   echo
   echo "| invariant | checked on every case |"
   echo "|---|---|"
-  echo "| exit code | 0, 1, 2 or 130, never a signal, within 10 s |"
-  echo "| message | on a non-zero exit exactly one \`tinyformer: error:\` line, other lines only warnings or notes; each at most 1 KB, no control byte, no internals (\`tests/app/messages.py\`), naming the mutated path, key or flag |"
-  echo "| nothing else changed | kind, bytes, link target and device number of every entry of the scratch tree; a refused command changes nothing, so a refused \`train\` leaves no run dir |"
-  echo "| complete outputs | on exit 0, the command's output exists (a checkpoint, a page, the maps) |"
+  echo "| exit code | 0, 1, 2 or 130, never a signal, within 10 s (the CLI) or 20 s (a Python or C++ process) |"
+  echo "| message | a refusal is one line (the CLI's \`tinyformer: error:\` line, Python's \`str(e)\`, the C++ \`runs::Error\`), other lines only warnings or notes; each at most 1 KB, no control byte, no internals (\`tests/app/messages.py\`) |"
+  echo "| culprit | a refusal (exit 1 or 2) names what was mutated: the file, the key (a value that breaks a YAML file's syntax: the file and its line), the flag or argument |"
+  echo "| class | Python: a class that fits the mutation (an \`OSError\` for a file's kind, \`ValueError\` or \`TypeError\` for a value, ...), never one that leaks an internal (\`RecursionError\`, \`SystemError\`, \`AttributeError\`, \`KeyError\`, \`UnicodeError\`, ...); C++: only \`runs::Error\` leaves the runs API |"
+  echo "| nothing else changed | kind, bytes, link target and device number of every entry of the scratch tree (the working directory): a refusal creates and changes nothing, so a refused \`train\` leaves no run dir and no temporary file |"
+  echo "| complete outputs | on exit 0, the call's output exists (a checkpoint, a page, the maps); after a callback that raised, the checkpoint exists and the lock file is empty |"
   echo
-  echo "Its first run of 500 cases found 6 failures: 3 in its own fixture (a text config"
-  echo "whose warmup exceeded its steps), and 3 in tinyformer, now fixed and kept as regressions: \`gradcheck\` with a"
-  echo "huge \`model.vocab_size\` died with a bare out of memory (it now checks the memory estimate first, as \`train\`"
-  echo "does), and a newline in an \`--out\` name or a \`--set\` value split the error into two lines (newlines are now"
-  echo "escaped). The run that made this page (\`generative.py build/bin/tinyformer . WORK --cases 500 --summary\`; CTest"
-  echo "runs the 500 cases of seed 22):"
+  cat "$root/docs/robustness_tester.md"
+  echo
+  echo "The run that made this page (\`generative.py build/bin/tinyformer . WORK --cases 250 --python-cases 150"
+  echo "--cpp-cases 100 --python-path build/python --probe build/tests/runs_probe --summary\`, what CTest runs):"
   echo
   echo '```'
-  /usr/bin/python3 "$root/tests/app/generative.py" "$root/build/bin/tinyformer" "$root" "$work/generative" --cases 500 \
-    --summary | grep -E '^(seeds|cases by|[0-9]+ cases)' | fold -s -w 116
+  /usr/bin/python3 "$root/tests/app/generative.py" "$root/build/bin/tinyformer" "$root" "$work/generative" --cases 250 \
+    --python-cases 150 --cpp-cases 100 --python-path "$root/build/python" --probe "$root/build/tests/runs_probe" \
+    --summary | grep -E '^(seeds|cases by|[0-9]+ cases|cost)' | fold -s -w 116
   echo '```'
   echo
   echo "## The two fresh sets"

@@ -9,22 +9,14 @@
 #include "commands.hpp"
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/io/compare_report.hpp"
+#include "tinyformer/io/run_report.hpp"
 #include "tinyformer/tensor/files.hpp"
-#include "tinyformer/train/run_report.hpp"
 
 namespace tf::app {
 
 namespace {
 
 namespace fs = std::filesystem;
-
-config::RunConfig run_config(const std::string& dir) {
-  const fs::path path = fs::path(dir) / "config.yaml";
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(path, ec)))
-    throw std::runtime_error(fmt::format("{}: not a run directory (no config.yaml; train writes one)", dir));
-  return config::load_config(path.string());  // the gate names a config.yaml that is a FIFO, a directory, ...
-}
 
 // Every key whose value differs in some run, with its value in each run.
 std::vector<io::ConfigDifference> differences(const std::vector<config::RunConfig>& configs) {
@@ -59,8 +51,8 @@ int run_compare(const std::vector<std::string>& dirs, const std::string& out) {
   io::CompareData data;
   std::vector<config::RunConfig> configs;
   for (const auto& dir : dirs) {
-    configs.push_back(run_config(dir));
-    data.runs.push_back({dir, train::read_run_metrics(dir)});
+    configs.push_back(io::read_run_config(dir));
+    data.runs.push_back({dir, io::read_run_metrics(dir)});
   }
   data.title = fmt::format("{} runs compared", dirs.size());
   data.differences = differences(configs);

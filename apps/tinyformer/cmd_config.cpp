@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/runs/training.hpp"
 
 namespace tf::app {
 
@@ -28,7 +29,10 @@ void add_config_command(CLI::App& app) {
         return 0;
       }
       if (o->config.empty()) throw std::invalid_argument("config: give a config file (or --docs)");
-      fmt::print("{}", config::to_yaml(config::load_config(o->config, o->overrides)));
+      runs::TrainOptions options;
+      options.config_path = o->config;
+      options.overrides = o->overrides;
+      fmt::print("{}", runs::resolved_config(options));
       return 0;
     });
   });

@@ -5,8 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
-#include "tinyformer/checkpoint/llama2c.hpp"
-#include "tinyformer/tensor/files.hpp"
+#include "tinyformer/runs/checkpoints.hpp"
 
 namespace tf::app {
 
@@ -24,8 +23,7 @@ void add_export_command(CLI::App& app) {
       ->check(non_empty_path());
   cmd->callback([o] {
     select_action([o] {
-      check_output_dir(o->out, {"model.bin", "tokenizer.bin"});  // before the checkpoint is read
-      checkpoint::export_llama2c(io::SafetensorsFile::load(o->checkpoint), o->out);
+      runs::export_checkpoint(o->checkpoint, o->format, o->out);
       fmt::print("wrote {0}/model.bin and {0}/tokenizer.bin; run: run {0}/model.bin -z {0}/tokenizer.bin -t 0 -i "
                  "\"PROMPT\"\n",
                  o->out);

@@ -7,10 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "model_loading.hpp"
-#include "tinyformer/infer/ablation.hpp"
-#include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/infer/head_scores.hpp"
+#include "tinyformer/runs/checkpoints.hpp"
+#include "tinyformer/runs/inspect.hpp"
 
 namespace tf::app {
 
@@ -75,36 +74,27 @@ nlohmann::json ablation_json(const infer::AblationReport& r, const std::string& 
 }
 
 int run_heads(const HeadsOptions& o) {
-  LoadedModel loaded = load_trained_model(o.checkpoint);
-  const bool on_data = o.prompt.empty();
-  const auto source = on_data || o.ablate ? data_of(loaded) : nullptr;
-  std::optional<analysis::HeadScores> scores;
-  std::string what;
-  if (on_data) {
-    scores = infer::score_heads_on_data(*loaded.model, *source, o.batch_size, o.batches);
-    what = fmt::format("held-out data, {} sequences", scores ? scores->sequences : 0);
-  } else {
-    const std::vector<Index> ids = encode_prompt(loaded, o.prompt);
-    IndexArray x = IndexArray::from_shape({ids.size()});
-    std::copy(ids.begin(), ids.end(), x.data());
-    scores = analysis::score_heads(infer::probe_attention(*loaded.model, x), x);
-    what = fmt::format("the prompt ({} tokens)", ids.size());
-  }
-  if (!scores) throw std::runtime_error(fmt::format("{}: no sequence has finite attention to score", o.checkpoint));
+  LoadedGPT model = runs::open_checkpoint(o.checkpoint);
+  runs::HeadsRequest request;
+  request.batches = o.batches, request.batch_size = o.batch_size;
+  if (!o.prompt.empty()) request.prompt = runs::encode_prompt(model, o.prompt, "--prompt");
+  if (request.prompt && !request.prompt->warning.empty()) warn(request.prompt->warning);
+  runs::check_heads_request(model, request, "--");
+  const analysis::HeadScores scores = runs::head_scores(model, request, "--");
+  const std::string what = request.prompt ? fmt::format("the prompt ({} tokens)", request.prompt->ids.size())
+                                          : fmt::format("held-out data, {} sequences", scores.sequences);
   std::optional<infer::AblationReport> ablation;
-  if (o.ablate)
-    ablation = infer::ablate_heads(*loaded.model, *source, o.batch_size, o.batches,
-                                   o.ablate_mode == "mean" ? infer::Ablation::mean : infer::Ablation::zero);
+  if (o.ablate) ablation = runs::ablate(model, o.batches, o.batch_size, o.ablate_mode, "--");
   if (o.json) {
-    nlohmann::json j = nlohmann::json::parse(infer::heads_json(*scores));
+    nlohmann::json j = nlohmann::json::parse(infer::heads_json(scores));
     j["checkpoint"] = o.checkpoint;
-    j["step"] = loaded.step;
+    j["step"] = model.step;
     if (ablation) j["ablation"] = ablation_json(*ablation, o.ablate_mode);
     fmt::print("{}\n", j.dump(1));
     return 0;
   }
-  fmt::print("heads of {} (step {}) on {}\n\n", o.checkpoint, loaded.step, what);
-  print_scores(*scores);
+  fmt::print("heads of {} (step {}) on {}\n\n", o.checkpoint, model.step, what);
+  print_scores(scores);
   if (ablation) print_ablation(*ablation, o.ablate_mode);
   return 0;
 }

@@ -1,98 +1,76 @@
 // tinyformer sample CHECKPOINT --prompt TEXT [--tokens N] [--temperature T] [--top-k K] [--seed S]
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <optional>
-#include <stdexcept>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
-#include "model_loading.hpp"
-#include "tinyformer/data/text_stream.hpp"
-#include "tinyformer/infer/sample.hpp"
+#include "tinyformer/runs/checkpoints.hpp"
+#include "tinyformer/runs/sampling.hpp"
 
 namespace tf::app {
 
 namespace {
-
-// A task's checkpoint completes the sequence (to the end of its answer) when the prompt has the task's shape, else
-// writes one answer's worth; text and tokens: 64.
-std::size_t default_new_tokens(const LoadedModel& loaded, const std::vector<Index>& prompt) {
-  std::unique_ptr<data::DataSource> source;
-  try {
-    source = data_of(loaded);
-  } catch (const std::exception&) {
-    return 64;  // the data file is gone: nothing tells the answer's length
-  }
-  if (!source->is_task()) return 64;
-  const std::size_t full = source->seq_len() + 1;
-  const std::string mismatch = source->prompt_mismatch(prompt);
-  if (mismatch.empty()) return full > prompt.size() ? full - prompt.size() : 0;
-  fmt::print(stderr, "tinyformer: warning: {}; writing {} tokens (one answer's length)\n", mismatch,
-             source->answer_length());
-  return source->answer_length();
-}
-
-// Prints the text of the tokens made since the last call, at once (--tokens may be large).
-void print_new_text(data::TextStream& stream, const std::vector<Index>& ids, bool last) {
-  const std::string text = stream.next(ids, last);
-  if (text.empty()) return;
-  fmt::print("{}", text);
-  std::fflush(stdout);
-}
-
+// Ctrl-C (or SIGTERM) ends the sample after the token being made: its text is printed whole, then exit 130.
+std::atomic<bool> g_cancel{false};
+extern "C" void cancel_sample(int) { g_cancel.store(true); }
 }  // namespace
 
 void add_sample_command(CLI::App& app) {
   struct Opts {
     std::string checkpoint, prompt;
-    infer::SampleOptions sample;
-    std::optional<std::size_t> tokens;
-    std::uint64_t seed = 1337;
+    runs::SampleRequest sample;
     bool no_cache = false;
   };
   auto o = std::make_shared<Opts>();
   CLI::App* cmd = app.add_subcommand("sample", "Generate text from a checkpoint");
   cmd->add_option("checkpoint", o->checkpoint, "checkpoint.safetensors of a run")->required()->check(readable_file());
   cmd->add_option("--prompt", o->prompt, "Text to continue")->required();
-  cmd->add_option("--tokens", o->tokens,
+  cmd->add_option("--tokens", o->sample.tokens,
                   "New tokens to generate (default: a task's checkpoint completes the sequence, to its answer's "
                   "end; otherwise 64)")
-      ->check(whole_number(0, kMaxSampledTokens, "a bound on the time and memory of one sample"));
+      ->check(whole_number(0, runs::kMaxNewTokens, "a bound on the time and memory of one sample"));
   cmd->add_option("--temperature", o->sample.temperature,
-                  "Softmax temperature (>= 0; 0 = always the most likely "
-                  "token)")
+                  "Softmax temperature (0 = always the most likely token, else at least 1e-6)")
       ->capture_default_str()
       ->check(non_negative_number());
   cmd->add_flag("--no-cache", o->no_cache, "Recompute the whole sequence for every token (no KV cache)");
   cmd->add_option("--top-k", o->sample.top_k, "Sample among the k most likely tokens (0 = all)")
       ->capture_default_str()
       ->check(whole_number(0, 1'000'000'000, "more than any vocabulary"));
-  cmd->add_option("--seed", o->seed, "Seed of the sampling generator")->capture_default_str()->check(whole_number(0));
+  cmd->add_option("--seed", o->sample.seed, "Seed of the sampling generator")
+      ->capture_default_str()
+      ->check(whole_number(0));
   cmd->callback([o] {
     select_action([o] {
-      LoadedModel loaded = load_trained_model(o->checkpoint);
-      const std::vector<Index> prompt = encode_prompt(loaded, o->prompt);
-      infer::SampleOptions options = o->sample;
-      options.use_cache = !o->no_cache;
-      options.stop_id = loaded.vocab.bos();
-      options.new_tokens = o->tokens ? *o->tokens : default_new_tokens(loaded, prompt);
-      Rng rng(o->seed);
-      data::TextStream stream(loaded.vocab);  // the text appears as the tokens are made
-      print_new_text(stream, prompt, false);
-      options.on_token = [&](const std::vector<Index>& ids) { print_new_text(stream, ids, false); };
-      std::vector<Index> ids;
+      runs::SampleRequest request = o->sample;
+      request.use_cache = !o->no_cache;
+      runs::check_sample_request(request, "--");  // before the checkpoint is read
+      LoadedGPT model = runs::open_checkpoint(o->checkpoint);
+      const runs::Prompt prompt = runs::encode_prompt(model, o->prompt, "--prompt");
+      if (!prompt.warning.empty()) warn(prompt.warning);
+      bool printed = false;
+      const auto print = [&](const std::string& text) {  // the text appears as the tokens are made
+        fmt::print("{}", text);
+        std::fflush(stdout);
+        printed = true;
+      };
+      std::signal(SIGINT, cancel_sample);
+      std::signal(SIGTERM, cancel_sample);
+      runs::Sample s;
       try {
-        ids = infer::generate(*loaded.model, prompt, options, rng);
-      } catch (const infer::NonFiniteLogits& e) {
-        fmt::print("\n");
-        throw std::runtime_error(fmt::format("{}: {}", o->checkpoint, e.what()));
+        s = runs::sample(model, prompt, request, print, &g_cancel, "--");
+        for (const auto& w : s.warnings) warn(w);
+      } catch (...) {
+        if (printed) fmt::print("\n");  // the error line starts a line of its own
+        throw;
       }
-      print_new_text(stream, ids, true);
       fmt::print("\n");
-      return 0;
+      return s.cancelled ? 130 : 0;
     });
   });
 }

@@ -12,7 +12,7 @@
 #include "tinyformer/config/keys.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/io/atomic_file.hpp"
-#include "tinyformer/train/trainer.hpp"
+#include "tinyformer/runs/training.hpp"
 
 namespace tf::app {
 
@@ -66,7 +66,7 @@ extern "C" void request_stop(int) {
 }  // namespace
 
 void add_train_command(CLI::App& app) {
-  auto opts = std::make_shared<train::TrainOptions>();
+  auto opts = std::make_shared<runs::TrainOptions>();
   auto out = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("train", "Train a GPT from a YAML config; writes the run dir (see README)");
@@ -99,7 +99,7 @@ void add_train_command(CLI::App& app) {
       std::signal(SIGTERM, request_stop);
       std::signal(SIGUSR1, request_stop);
       std::signal(SIGALRM, stop_after_grace);
-      const train::TrainResult r = train::train(*opts);
+      const runs::TrainResult r = runs::train(*opts);
       return r.interrupted ? 130 : 0;
     });
   });

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "tinyformer/tensor/files.hpp"
@@ -76,6 +77,9 @@ CLI::Validator non_negative_number() {
       },
       "REAL>=0");
 }
+
+void warn(const std::string& text) { fmt::print(stderr, "tinyformer: warning: {}\n", printable_message(text, 990)); }
+void note(const std::string& text) { fmt::print(stderr, "tinyformer: note: {}\n", printable_message(text, 990)); }
 
 void select_action(std::function<int()> action) { selected() = std::move(action); }
 

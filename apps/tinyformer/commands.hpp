@@ -50,6 +50,10 @@ CLI::Validator readable_file();
 // A finite real number >= 0: "--temperature: must be a number >= 0, got '-1'".
 CLI::Validator non_negative_number();
 
+// "tinyformer: warning: <text>" and "tinyformer: note: <text>" on stderr, in one line (control bytes escaped).
+void warn(const std::string& text);
+void note(const std::string& text);
+
 // Called by a subcommand's callback with what it should do; run_selected() runs it and returns its exit code.
 void select_action(std::function<int()> action);  // an empty function clears the choice
 int run_selected(CLI::App& app);

@@ -8,9 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <filesystem>
-#include <new>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -18,41 +15,19 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.hpp"
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/ops/kernels/dispatch.hpp"
+#include "tinyformer/runs/errors.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/memory.hpp"
 
 namespace {
 
-// The error boundary: what any exception becomes before the user sees it. A library's own wording (libstdc++'s
-// "filesystem error: ...", nlohmann's "[json.exception.type_error.302] ...", a bare std::bad_alloc) and the
-// "Class::method: " a low layer prefixes its message with are internals, not something a user can act on.
-std::string user_message(const std::exception& e) {
-  std::string text;
-  if (const auto* fs_error = dynamic_cast<const std::filesystem::filesystem_error*>(&e)) {
-    text = fs_error->code().message();
-    if (!fs_error->path1().empty()) text = fmt::format("{}: {}", fs_error->path1().string(), text);
-  } else if (dynamic_cast<const std::bad_alloc*>(&e)) {
-    text = "out of memory (this command's sizes need more memory than the machine has; use smaller sizes)";
-  } else if (dynamic_cast<const nlohmann::json::exception*>(&e)) {
-    text = std::string("a JSON value is not what tinyformer expects: ") + e.what();
-  } else {
-    text = e.what();
-  }
-  // fmt::print's std::system_error when stdout cannot be written (the other prints go to stderr, which is this line)
-  if (text.rfind("cannot write to file: ", 0) == 0) text = "cannot write to stdout: " + text.substr(22);
-  static const std::regex json_prefix(R"(\[json\.exception\.[a-z_]+\.[0-9]+\] )");  // also when wrapped
-  text = std::regex_replace(text, json_prefix, "");
-  static const std::regex internal_prefix(R"(\b[A-Z][A-Za-z_]*(<[a-z]+>)?::[a-z_]+: )");
-  text = std::regex_replace(text, internal_prefix, "");
-  return tf::printable_message(text, 990);  // with "tinyformer: error: " and " [...]", at most 1 KB
-}
+// The error boundary is the library's (runs/errors.hpp): the same message Python and the C++ runs API give.
+std::string user_message(const std::exception& e) { return tf::runs::user_message(e); }
 
 void print_error(const std::string& message) { fmt::print(stderr, "tinyformer: error: {}\n", message); }
 

@@ -2,10 +2,13 @@
 // tinyformer's whole public API in one include: #include <tinyformer/tinyformer.hpp>
 // Each header below also compiles on its own; docs/api.md has a line on each and the rules of the API.
 // Namespaces: tf (tensor, autograd, ops), tf::profile (autograd's per-op timing), tf::dist, tf::config, tf::nn,
-// tf::optim, tf::data, tf::io, tf::checkpoint, tf::infer, tf::analysis, tf::train.
+// tf::optim, tf::data, tf::io, tf::checkpoint, tf::infer, tf::analysis, tf::train, tf::runs.
 
-// tensor: Array<S> (xtensor, 64-byte aligned), shapes, the seeded Rng, the thread pool, memory settings, files
+// tensor: Array<S> (xtensor, 64-byte aligned), shapes, the seeded Rng, the thread pool, memory settings, files,
+// FNV-1a and the median
 #include "tinyformer/tensor/files.hpp"
+#include "tinyformer/tensor/hash.hpp"
+#include "tinyformer/tensor/median.hpp"
 #include "tinyformer/tensor/memory.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/tensor/random.hpp"
@@ -59,22 +62,32 @@
 #include "tinyformer/io/heatmap_png.hpp"
 #include "tinyformer/io/html_report.hpp"
 #include "tinyformer/io/npy.hpp"
+#include "tinyformer/io/run_report.hpp"
 #include "tinyformer/io/safetensors.hpp"
 
 // checkpoint: a model, its optimizer state and its run in one safetensors file, saved and loaded
 #include "tinyformer/checkpoint/checkpoint.hpp"
+#include "tinyformer/checkpoint/data_fingerprint.hpp"
 #include "tinyformer/checkpoint/llama2c.hpp"
 
 // infer, analysis: sampling (KV cache), attention of a prompt, evaluation, what each head does and whether it matters
 #include "tinyformer/analysis/head_patterns.hpp"
 #include "tinyformer/infer/ablation.hpp"
+#include "tinyformer/infer/attention_files.hpp"
 #include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/infer/evaluate.hpp"
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/infer/sample.hpp"
 
-// train: the training loop behind `tinyformer train`, run files
+// train: the training loop behind `tinyformer train`
 #include "tinyformer/train/memory_estimate.hpp"
-#include "tinyformer/train/run_report.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
+
+// runs: what the CLI and Python call: checkpoints, prompts, sampling, attention, heads, training, the error boundary
+#include "tinyformer/runs/checkpoints.hpp"
+#include "tinyformer/runs/errors.hpp"
+#include "tinyformer/runs/inspect.hpp"
+#include "tinyformer/runs/prompt.hpp"
+#include "tinyformer/runs/sampling.hpp"
+#include "tinyformer/runs/training.hpp"

@@ -1,65 +1,44 @@
-// Runs: the trainer behind `tinyformer train`, a checkpoint loaded back (its model, config and vocabulary),
-// sampling, attention maps, head scores and ablation, each the library function the CLI calls. The GIL is released
-// while they work.
+// Runs from Python, each a call of the library's runs layer (lib/tinyformer/runs/): tf.train (runs::train, the
+// trainer behind `tinyformer train`, with the Python callback called by the trainer after each step), a checkpoint
+// opened with every check (runs::open_checkpoint), prompts encoded as the CLI encodes them, bounded streaming
+// sampling, attention maps, head scores and ablation. The GIL is released while they work; it is taken again for
+// each callback, which also gives Ctrl-C its chance: a KeyboardInterrupt (or any exception of the callback) ends
+// training after the step, with the checkpoint written, and is then raised as it was.
 #include <atomic>
 #include <memory>
 #include <optional>
 
-#include <fmt/format.h>
+#include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include "tensor.hpp"
-#include "tinyformer/checkpoint/checkpoint.hpp"
-#include "tinyformer/data/data.hpp"
-#include "tinyformer/infer/ablation.hpp"
 #include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/infer/head_scores.hpp"
-#include "tinyformer/infer/sample.hpp"
-#include "tinyformer/train/trainer.hpp"
+#include "tinyformer/runs/checkpoints.hpp"
+#include "tinyformer/runs/inspect.hpp"
+#include "tinyformer/runs/sampling.hpp"
+#include "tinyformer/runs/training.hpp"
 
 namespace tf::python {
 
 namespace {
 
-// A checkpoint read back: the model (eval mode), its vocabulary and the run's resolved config.
-struct Loaded {
-  std::string path;
-  std::unique_ptr<nn::GPT<float>> model;
-  data::Vocabulary vocab;
-  std::int64_t step = 0;
-  std::string config_yaml;
+// Runs a pending Python signal handler (Ctrl-C: KeyboardInterrupt); its exception is thrown as error_already_set.
+void check_signals() {
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
 
-  explicit Loaded(const std::string& checkpoint) : path(checkpoint) {
-    const auto file = io::SafetensorsFile::load(checkpoint);
-    model = std::make_unique<nn::GPT<float>>(checkpoint::read_model_config(file), 0);  // weights loaded next
-    checkpoint::load_model_weights(file, *model);
-    model->eval();
-    const checkpoint::TrainingState state = checkpoint::read_training_state(file);
-    vocab = checkpoint::read_vocabulary(state.vocab, checkpoint);
-    step = state.step;
-    config_yaml = state.config_yaml;
-  }
+// Text the library made as a Python str; bytes that are not UTF-8 (a character cut at the end) are replaced.
+py::str utf8_str(const std::string& text) {
+  return py::reinterpret_steal<py::str>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+}
 
-  // The data the model was trained on, rebuilt from its config (the CLI's heads and attention do the same).
-  std::unique_ptr<data::DataSource> data() const {
-    try {
-      return data::make_data_source(config::load_config_text(config_yaml, path + " (its config)"));
-    } catch (const std::exception& e) {
-      throw std::runtime_error(fmt::format("{}: the data it was trained on cannot be rebuilt: {}", path, e.what()));
-    }
-  }
-
-  IndexArray ids_of(const std::vector<Index>& ids) const {
-    if (ids.empty()) throw std::invalid_argument("the prompt has no tokens; give at least one");
-    if (ids.size() > model->context()) {
-      throw std::invalid_argument(
-          fmt::format("the prompt has {} tokens, more than the model's context of {}", ids.size(), model->context()));
-    }
-    IndexArray x = IndexArray::from_shape({ids.size()});
-    std::copy(ids.begin(), ids.end(), x.data());
-    return x;
-  }
-};
+py::list utf8_list(const std::vector<std::string>& texts) {
+  py::list out;
+  for (const auto& t : texts) out.append(utf8_str(t));
+  return out;
+}
 
 py::dict eval_dict(const infer::EvalResult& e) {
   py::dict d;
@@ -68,21 +47,57 @@ py::dict eval_dict(const infer::EvalResult& e) {
   return d;
 }
 
+py::dict result_dict(const runs::TrainResult& r) {
+  py::dict d;
+  d["out_dir"] = r.out_dir;
+  d["interrupted"] = r.interrupted;
+  d["out_of_time"] = r.out_of_time;
+  d["nothing_to_do"] = r.nothing_to_do;
+  d["start_step"] = r.start_step;
+  d["total_steps"] = r.total_steps;
+  d["steps_done"] = r.steps_done;
+  d["steps_skipped"] = r.steps_skipped;
+  d["wall_seconds"] = r.wall_seconds;
+  d["last_train_loss"] = r.last_train_loss;
+  d["last_val_loss"] = r.last_val_loss ? py::cast(*r.last_val_loss) : py::none();
+  d["last_val_bpb"] = r.last_val_bpb ? py::cast(*r.last_val_bpb) : py::none();
+  d["last_accuracy"] = r.last_accuracy ? py::cast(*r.last_accuracy) : py::none();
+  d["train_losses"] = r.train_losses;
+  return d;
+}
+
+runs::Overflow overflow_of(bool crop) { return crop ? runs::Overflow::keep_last : runs::Overflow::refuse; }
+
+// A prompt from Python: text (encoded with <s> first where the vocabulary has it) or token ids (taken as they are).
+runs::Prompt prompt_of(const LoadedGPT& m, const py::object& prompt, bool crop) {
+  if (py::isinstance<py::str>(prompt))
+    return runs::encode_prompt(m, prompt.cast<std::string>(), "prompt", overflow_of(crop));
+  const IndexArray ids = to_ids(prompt);
+  return runs::prompt_of_ids(m.vocab, m.model->context(), std::vector<Index>(ids.data(), ids.data() + ids.size()),
+                             "prompt", overflow_of(crop));
+}
+
+py::tuple prompt_tuple(const runs::Prompt& p) {
+  return py::make_tuple(p.ids, p.warning.empty() ? py::object(py::none()) : py::object(utf8_str(p.warning)));
+}
+
 }  // namespace
 
 void bind_runs(py::module_& m) {
   py::class_<std::atomic<bool>>(m, "_StopFlag")
       .def(py::init([] { return std::make_unique<std::atomic<bool>>(false); }))
       .def("set", [](std::atomic<bool>& f) { f.store(true); })
+      .def("clear", [](std::atomic<bool>& f) { f.store(false); })
       .def("is_set", [](const std::atomic<bool>& f) { return f.load(); });
 
   m.def(
       "_train",
-      [](const std::string& config_path, const std::vector<std::string>& overrides, std::optional<std::string> out,
-         bool resume, bool overwrite, bool allow_changes, const std::string& init_from, bool progress,
-         const std::atomic<bool>* stop) {
-        train::TrainOptions o;
-        o.config_path = config_path;
+      [](const std::string& config_name, const std::string& config_text, const std::vector<std::string>& overrides,
+         std::optional<std::string> out, bool resume, bool overwrite, bool allow_changes, const std::string& init_from,
+         bool progress, const std::atomic<bool>* stop, const py::function& on_step) {
+        runs::TrainOptions o;
+        o.config_path = config_name;
+        o.config_text = config_text;
         o.overrides = overrides;
         o.out_dir = std::move(out);
         o.resume = resume;
@@ -91,105 +106,137 @@ void bind_runs(py::module_& m) {
         o.init_from = init_from;
         o.progress = progress;
         o.stop = stop;
-        train::TrainResult r;
+        o.on_step = [&on_step](const runs::StepInfo& s) {
+          py::gil_scoped_acquire gil;
+          check_signals();
+          on_step(s.step, s.total, s.skipped, s.row.empty() ? py::object(py::none()) : py::object(utf8_str(s.row)));
+        };
+        runs::TrainResult r;
         {
           py::gil_scoped_release release;
-          r = train::train(o);
+          r = runs::train(o);
         }
-        py::dict d;
-        d["out_dir"] = r.out_dir;
-        d["interrupted"] = r.interrupted;
-        d["out_of_time"] = r.out_of_time;
-        d["nothing_to_do"] = r.nothing_to_do;
-        d["start_step"] = r.start_step;
-        d["total_steps"] = r.total_steps;
-        d["steps_done"] = r.steps_done;
-        d["steps_skipped"] = r.steps_skipped;
-        d["wall_seconds"] = r.wall_seconds;
-        d["last_train_loss"] = r.last_train_loss;
-        d["last_val_loss"] = r.last_val_loss ? py::cast(*r.last_val_loss) : py::none();
-        d["last_accuracy"] = r.last_accuracy ? py::cast(*r.last_accuracy) : py::none();
-        d["train_losses"] = r.train_losses;
-        return d;
+        return result_dict(r);
       },
-      py::arg("config_path"), py::arg("overrides"), py::arg("out"), py::arg("resume"), py::arg("overwrite"),
-      py::arg("allow_changes"), py::arg("init_from"), py::arg("progress"), py::arg("stop"));
+      py::arg("config_name"), py::arg("config_text"), py::arg("overrides"), py::arg("out"), py::arg("resume"),
+      py::arg("overwrite"), py::arg("allow_changes"), py::arg("init_from"), py::arg("progress"), py::arg("stop"),
+      py::arg("on_step"));
 
   m.def(
       "_config_yaml",
-      [](const std::string& path, const std::vector<std::string>& overrides) {
-        return config::to_yaml(config::load_config(path, overrides));
+      [](const std::string& config_name, const std::string& config_text, const std::vector<std::string>& overrides) {
+        runs::TrainOptions o;
+        o.config_path = config_name;
+        o.config_text = config_text;
+        o.overrides = overrides;
+        return runs::resolved_config(o);
       },
-      "The resolved config of a file and its overrides (every key), as `tinyformer config` prints it");
+      "The resolved config of a file (or of config text) and its overrides, as `tinyformer config` prints it");
 
-  py::class_<Loaded>(m, "_Loaded")
-      .def(py::init<const std::string&>(), py::call_guard<py::gil_scoped_release>())
-      .def_readonly("path", &Loaded::path)
-      .def_readonly("step", &Loaded::step)
-      .def_readonly("config_yaml", &Loaded::config_yaml)
+  py::class_<LoadedGPT>(m, "_TrainedModel")
+      .def(py::init([](const std::string& path) {
+             py::gil_scoped_release release;
+             return std::make_unique<LoadedGPT>(runs::open_checkpoint(path));
+           }),
+           py::arg("checkpoint"))
+      .def_readonly("path", &LoadedGPT::path)
+      .def_readonly("step", &LoadedGPT::step)
+      .def_readonly("config_yaml", &LoadedGPT::config_yaml)
       .def(
-          "model", [](Loaded& l) -> nn::GPT<float>& { return *l.model; }, py::return_value_policy::reference_internal)
-      .def("vocab_tokens", [](const Loaded& l) { return l.vocab.tokens(); })
-      .def("encode", [](const Loaded& l, const std::string& text) { return l.vocab.encode(text); })
-      .def("decode", [](const Loaded& l, const std::vector<Index>& ids) { return l.vocab.decode(ids); })
-      .def("labels",
-           [](const Loaded& l, const std::vector<Index>& ids) { return infer::token_labels(l.vocab, l.ids_of(ids)); })
+          "model", [](LoadedGPT& l) -> nn::GPT<float>& { return *l.model; },
+          py::return_value_policy::reference_internal)
+      .def("vocab_tokens", [](const LoadedGPT& l) { return utf8_list(l.vocab.tokens()); })
+      .def_property_readonly("bos", [](const LoadedGPT& l) { return l.vocab.bos(); })
       .def(
-          "generate",
-          [](Loaded& l, const std::vector<Index>& prompt, std::size_t tokens, double temperature, std::size_t top_k,
-             std::uint64_t seed, bool use_cache) {
-            if (prompt.empty()) throw std::invalid_argument("the prompt has no tokens; give at least one");
-            infer::SampleOptions o;
-            o.new_tokens = tokens;
-            o.temperature = temperature;
-            o.top_k = top_k;
-            o.use_cache = use_cache;
-            if (!(temperature >= 0))
-              throw std::invalid_argument(fmt::format("temperature {} must be >= 0", temperature));
-            Rng rng(seed);
-            py::gil_scoped_release release;
-            return infer::generate(*l.model, prompt, o, rng);
+          "encode_prompt",
+          [](const LoadedGPT& l, const py::object& prompt, bool crop) {
+            return prompt_tuple(prompt_of(l, prompt, crop));
           },
-          py::arg("prompt"), py::arg("tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("seed"),
-          py::arg("use_cache"))
-      .def("attention",
-           [](Loaded& l, const std::vector<Index>& ids) {
-             IndexArray x = l.ids_of(ids);
-             Array<float> w;
-             {
-               py::gil_scoped_release release;
-               w = infer::probe_attention(*l.model, x);
-             }
-             return to_numpy_copy(w);
+          py::arg("prompt"), py::arg("crop"))
+      .def("decode",
+           [](const LoadedGPT& l, const py::object& ids) {
+             const IndexArray a = to_ids(ids);
+             if (a.size() == 0) return utf8_str("");
+             const runs::Prompt p =
+                 runs::prompt_of_ids(l.vocab, a.size(), std::vector<Index>(a.data(), a.data() + a.size()), "ids");
+             return utf8_str(l.vocab.decode(p.ids));
+           })
+      .def("labels",
+           [](const LoadedGPT& l, const py::object& prompt) {
+             const runs::Prompt p = prompt_of(l, prompt, false);
+             IndexArray x = IndexArray::from_shape({p.ids.size()});
+             std::copy(p.ids.begin(), p.ids.end(), x.data());
+             return infer::token_labels(l.vocab, x);
            })
       .def(
-          "heads_json",
-          [](Loaded& l, std::optional<std::vector<Index>> ids, std::size_t batches, std::size_t batch_size) {
-            std::optional<analysis::HeadScores> scores;
-            if (ids) {
-              IndexArray x = l.ids_of(*ids);
+          "sample",
+          [](LoadedGPT& l, const py::object& prompt, std::optional<std::size_t> tokens, double temperature,
+             std::size_t top_k, std::uint64_t seed, bool use_cache, const std::optional<py::function>& stream,
+             const std::atomic<bool>* stop) {
+            runs::SampleRequest request;
+            request.tokens = tokens;
+            request.temperature = temperature;
+            request.top_k = top_k;
+            request.seed = seed;
+            request.use_cache = use_cache;
+            runs::check_sample_request(request);
+            const runs::Prompt p = prompt_of(l, prompt, true);
+            const auto on_text = [&stream](const std::string& text) {
+              py::gil_scoped_acquire gil;
+              check_signals();
+              if (stream) (*stream)(utf8_str(text));
+            };
+            runs::Sample s;
+            {
               py::gil_scoped_release release;
-              scores = analysis::score_heads(infer::probe_attention(*l.model, x), x);
-            } else {
-              auto source = l.data();
-              py::gil_scoped_release release;
-              scores = infer::score_heads_on_data(*l.model, *source, batch_size, batches);
+              s = runs::sample(l, p, request, on_text, stop);
             }
-            if (!scores) throw std::runtime_error(fmt::format("{}: no sequence has finite attention to score", l.path));
-            return infer::heads_json(*scores);
+            py::dict d;
+            d["ids"] = s.ids;
+            d["text"] = utf8_str(s.text);
+            d["cancelled"] = s.cancelled;
+            std::vector<std::string> warnings;
+            if (!p.warning.empty()) warnings.push_back(p.warning);
+            warnings.insert(warnings.end(), s.warnings.begin(), s.warnings.end());
+            d["warnings"] = utf8_list(warnings);
+            return d;
           },
-          py::arg("ids"), py::arg("batches"), py::arg("batch_size"))
+          py::arg("prompt"), py::arg("tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("seed"),
+          py::arg("use_cache"), py::arg("stream"), py::arg("stop"))
+      .def(
+          "attention",
+          [](LoadedGPT& l, const py::object& prompt) {
+            const runs::Prompt p = prompt_of(l, prompt, false);
+            runs::PromptAttention a;
+            {
+              py::gil_scoped_release release;
+              a = runs::attention_of(l, p);
+            }
+            return py::make_tuple(to_numpy_copy(a.map.weights), utf8_list(a.map.labels), utf8_list(a.warnings), p.ids);
+          },
+          py::arg("prompt"))
+      .def(
+          "heads_json",
+          [](LoadedGPT& l, const std::optional<py::object>& prompt, std::size_t batches, std::size_t batch_size) {
+            runs::HeadsRequest request;
+            request.batches = batches;
+            request.batch_size = batch_size;
+            if (prompt && !prompt->is_none()) request.prompt = prompt_of(l, *prompt, false);
+            analysis::HeadScores scores;
+            {
+              py::gil_scoped_release release;
+              scores = runs::head_scores(l, request);
+            }
+            return infer::heads_json(scores);
+          },
+          py::arg("prompt"), py::arg("batches"), py::arg("batch_size"))
       .def(
           "ablate",
-          [](Loaded& l, std::size_t batches, std::size_t batch_size, const std::string& mode) {
-            if (mode != "zero" && mode != "mean")
-              throw std::invalid_argument(fmt::format("ablate mode '{}': valid are zero, mean", mode));
-            auto source = l.data();
+          [](LoadedGPT& l, std::size_t batches, std::size_t batch_size, const std::string& mode) {
             infer::AblationReport r;
             {
               py::gil_scoped_release release;
-              r = infer::ablate_heads(*l.model, *source, batch_size, batches,
-                                      mode == "mean" ? infer::Ablation::mean : infer::Ablation::zero);
+              r = runs::ablate(l, batches, batch_size, mode);
             }
             py::dict d;
             d["intact"] = eval_dict(r.intact);

@@ -1,50 +1,89 @@
 // The extension module tinyformer._core: the library's tensors, ops, modules, optimizers and runs. The Python
 // package (tinyformer/__init__.py) gives them PyTorch's names.
 //
-// Errors become Python exceptions of the fitting class, with the library's message (the line the CLI prints after
-// "tinyformer: error: "): a file that cannot be opened (tf::FileError) FileNotFoundError, IsADirectoryError,
-// PermissionError or OSError; a bad value (std::invalid_argument, tf::config::ConfigError) ValueError; an index out
-// of range IndexError; anything else RuntimeError (pybind11's own translations).
-#include <cerrno>
+// Errors go through the library's error boundary (runs/errors.hpp), as the CLI's do: one line naming the culprit,
+// no internals, control bytes escaped. Each becomes the Python exception of its kind: ValueError for a bad value,
+// TypeError, FileNotFoundError, IsADirectoryError, PermissionError, OSError for another file problem, IndexError,
+// MemoryError, RuntimeError for the rest. A remedy worded for C++ is given in Python. An exception that Python code
+// raised inside a callback (a KeyboardInterrupt, the user's own) passes through as it was.
 #include <string>
+#include <utility>
 
 #include <pybind11/pybind11.h>
 
 #include "tensor.hpp"
-#include "tinyformer/tensor/files.hpp"
+#include "tinyformer/runs/errors.hpp"
 
 namespace {
 
-PyObject* file_error_class(const std::string& why) {
-  if (why == "no such file") return PyExc_FileNotFoundError;
-  if (why == "is a directory") return PyExc_IsADirectoryError;
-  if (why.rfind("not readable", 0) == 0) return PyExc_PermissionError;
-  return PyExc_OSError;
+PyObject* python_class(tf::runs::ErrorKind kind) {
+  using tf::runs::ErrorKind;
+  switch (kind) {
+    case ErrorKind::value:
+      return PyExc_ValueError;
+    case ErrorKind::type:
+      return PyExc_TypeError;
+    case ErrorKind::not_found:
+      return PyExc_FileNotFoundError;
+    case ErrorKind::is_directory:
+      return PyExc_IsADirectoryError;
+    case ErrorKind::permission:
+      return PyExc_PermissionError;
+    case ErrorKind::file:
+      return PyExc_OSError;
+    case ErrorKind::index:
+      return PyExc_IndexError;
+    case ErrorKind::memory:
+      return PyExc_MemoryError;
+    case ErrorKind::other:
+      break;
+  }
+  return PyExc_RuntimeError;
+}
+
+// The library's remedies that name C++ (an option struct, a function of the C++ API) or the CLI's flags, as a Python
+// user applies them (tf.train's arguments), in this order.
+std::string with_python_remedies(std::string message) {
+  static const std::pair<const char*, const char*> remedies[] = {
+      {"set BackwardOptions::retain_graph in the first call", "pass retain_graph=True to the first backward()"},
+      {"register its layers with register_module and its tensors with register_parameter in its constructor",
+       "assign its layers and parameters (tf.nn.Parameter) as attributes in __init__"},
+      {"(--set ", "(overrides: "},
+      {": --set ", ": overrides: "},
+      {"--resume from ", "resuming from "},
+      {"--resume: ", "resume=True: "},
+      {"without --resume", "without resume=True"},
+      {"with --resume", "with resume=True"},
+      {"with --overwrite", "with overwrite=True"},
+      {"--allow-changes", "allow_changes=True"},
+      {"another --out", "another out"},
+      {"(--init-from)", "(init_from)"},
+  };
+  for (const auto& [cpp, python] : remedies)
+    for (auto at = message.find(cpp); at != std::string::npos; at = message.find(cpp, at + std::string(python).size()))
+      message.replace(at, std::string(cpp).size(), python);
+  return message;
 }
 
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tinyformer's C++ library (see the tinyformer package)";
+  m.attr("__version__") = TINYFORMER_VERSION;  // the project's version (CMakeLists.txt: project(... VERSION))
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const tf::FileError& e) {
-      PyErr_SetString(file_error_class(e.why()), e.what());
-    } catch (const std::logic_error& e) {
-      // std::invalid_argument, std::domain_error, std::length_error, std::out_of_range are translated by pybind11;
-      // the other logic errors (a second backward through a released graph, no gradient) are usage errors.
-      if (dynamic_cast<const std::invalid_argument*>(&e) || dynamic_cast<const std::domain_error*>(&e) ||
-          dynamic_cast<const std::length_error*>(&e)) {
-        PyErr_SetString(PyExc_ValueError, e.what());
-      } else if (dynamic_cast<const std::out_of_range*>(&e)) {
-        PyErr_SetString(PyExc_IndexError, e.what());
-      } else {
-        PyErr_SetString(PyExc_RuntimeError, e.what());
-      }
+    } catch (const pybind11::error_already_set&) {
+      throw;  // a Python exception (a callback's): pybind11 restores it as it was
+    } catch (const pybind11::builtin_exception&) {
+      throw;  // pybind11's own (py::type_error, py::stop_iteration, ...)
+    } catch (const std::exception& e) {
+      auto [kind, message] = tf::runs::user_error(e);
+      PyErr_SetString(python_class(kind), with_python_remedies(std::move(message)).c_str());
     }
   });
   tf::python::bind_tensor(m);
   tf::python::bind_nn(m);
   tf::python::bind_runs(m);
+  tf::python::bind_report(m);
 }

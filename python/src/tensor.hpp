@@ -55,7 +55,11 @@ Tensor visit2(const Tensor& a, const Tensor& b, F&& f) {
 template <class S>
 Array<S> to_array(const py::handle& h) {
   auto a = py::array_t<S, py::array::c_style | py::array::forcecast>::ensure(h);
-  if (!a) throw py::error_already_set();
+  // ensure() clears NumPy's error: this one says what came instead of numbers
+  if (!a)
+    throw std::invalid_argument(std::string("expected numbers (an array NumPy can convert to ") +
+                                (std::is_same_v<S, double> ? "float64" : "float32") + "), got a " +
+                                Py_TYPE(h.ptr())->tp_name);
   Shape shape(a.shape(), a.shape() + a.ndim());
   Array<S> out = Array<S>::from_shape(shape);
   std::copy(a.data(), a.data() + a.size(), out.data());
@@ -87,5 +91,6 @@ IndexArray to_ids(const py::handle& ids);
 void bind_tensor(py::module_& m);
 void bind_nn(py::module_& m);
 void bind_runs(py::module_& m);
+void bind_report(py::module_& m);
 
 }  // namespace tf::python

@@ -12,10 +12,14 @@ a backward, an optimizer step or a training run works.
 import numpy as _np
 
 from . import _core
+from ._arguments import one_line_type_errors as _one_line_type_errors
+
+_one_line_type_errors(_core)  # pybind11's multi-line message for an argument it cannot convert, as one line naming it
+
 from ._core import (Tensor, Generator, no_grad, is_grad_enabled, set_num_threads, get_num_threads, GradcheckResult,
                     sum, mean, exp, log, tanh, relu, gelu, silu, swiglu, causal_mask, softmax, log_softmax, scale,
                     matmul, linear, layer_norm, rms_norm, embedding, cross_entropy, dropout, causal_self_attention,
-                    rotary_qk, permute, transpose, reshape, split, cat)
+                    rotary_qk, permute, transpose, reshape, split, cat)  # noqa: E402 (wrapped first)
 
 float32 = "float32"
 float64 = "float64"
@@ -35,12 +39,15 @@ def tensor(data, requires_grad=False, dtype=None):
     float64 array (or dtype=float64), float32 otherwise."""
     if isinstance(data, Tensor):
         data = _np.asarray(data)
-    arr = _np.asarray(data)
+    try:
+        arr = _np.asarray(data)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"tf.tensor: data is not a rectangular array of numbers ({str(e).splitlines()[0]})") from None
     name = _dtype_name(dtype) or ("float64" if arr.dtype == _np.float64 else "float32")
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"tf.tensor needs numbers, got an array of dtype {arr.dtype}")
     make = _core._tensor_f64 if name == "float64" else _core._tensor_f32
-    return make(_np.ascontiguousarray(arr, dtype=name), bool(requires_grad))
+    return make(_np.asarray(arr, dtype=name, order="C"), bool(requires_grad))  # a 0-d array stays 0-d
 
 
 def zeros(*shape, requires_grad=False, dtype=float32):
@@ -124,4 +131,26 @@ Tensor.__pow__ = _pow
 Tensor.__repr__ = _repr
 
 from . import nn, optim  # noqa: E402  (they use the names above)
-from .runs import train, load, heads  # noqa: E402
+from .runs import train, load, heads, config_yaml, Stop  # noqa: E402
+
+# ---- modules, TransformerLens' names, notebook views and the version (docs/python.md)
+import functools as _functools  # noqa: E402
+
+from . import lens  # noqa: E402
+from .nn import functional  # noqa: E402
+from .views import AttentionMap, RunReport, report  # noqa: E402
+
+__version__: str = _core.__version__  # the project's version (CMakeLists.txt), compiled into the module
+
+
+class no_grad(_core.no_grad):
+    """Ops record nothing for backward (their results are constants): as a context manager, `with tf.no_grad():`,
+    or as a decorator, `@tf.no_grad()` (each call of the function runs without grad), as torch.no_grad."""
+
+    def __call__(self, fn):
+        @_functools.wraps(fn)
+        def without_grad(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+        return without_grad
+

@@ -1,10 +1,11 @@
-"""Runs from Python: tf.train (the trainer of `tinyformer train`), tf.load (a checkpoint's model, config and
-vocabulary), sampling, attention maps, head tables and ablation, and TransformerLens-style run_with_cache and
-forward hooks."""
+"""Runs from Python, each a call of the library's runs layer (the same code behind the `tinyformer` commands): tf.train
+(the trainer of `tinyformer train`, calling back after each logged step), tf.load (a checkpoint opened with every
+check), prompts encoded as `tinyformer sample` encodes them (<s> first where the vocabulary has it), bounded and
+streaming sampling that stops at <s>, attention maps, head tables and ablation, and TransformerLens-style
+run_with_cache and forward hooks."""
 import json
 import os
-import tempfile
-import threading
+import warnings
 
 import numpy as np
 import yaml
@@ -12,115 +13,142 @@ import yaml
 from . import _core
 from . import nn as _nn
 
+_MAX_DEPTH = 32  # the library's config reader refuses deeper nesting: refused here first, without recursion
+
+
+class Stop:
+    """A stop request for tf.train and Model.sample, as threading.Event: set() from a callback or another thread ends
+    training after the current step (its checkpoint written), or sampling after the current token."""
+
+    def __init__(self):
+        self._flag = _core._StopFlag()
+
+    def set(self):
+        self._flag.set()
+
+    def clear(self):
+        self._flag.clear()
+
+    def is_set(self):
+        return self._flag.is_set()
+
+
+def _flag_of(stop, name="stop"):
+    if stop is None:
+        return None
+    if not isinstance(stop, Stop):
+        raise TypeError(f"{name} must be a tf.Stop (or None), got {type(stop).__name__}")
+    return stop._flag
+
+
+def _jsonable(value, where):
+    """A JSON value of a config or an override: NumPy scalars and arrays become numbers and lists; anything else that
+    JSON cannot hold is a TypeError naming where it is."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{where}: a {type(value).__name__} is not a config value (numbers, strings, booleans, lists)")
+
+
+def _config_json(config):
+    """A config dict as JSON text (JSON is YAML), after checking its nesting without recursion."""
+    stack = [(config, "config", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"{where}: the config nests more than {_MAX_DEPTH} levels; a config needs at most 3 "
+                             "(section, key, a list value)")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise TypeError(f"{where}: the key {key!r} is a {type(key).__name__}; config keys are strings")
+                stack.append((item, f"{where}[{key!r}]", depth + 1))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
+    # one key a line (a message's line number points at it), UTF-8 as it is (YAML reads no surrogate pairs)
+    text = json.dumps(config, default=lambda value: _jsonable(value, "config"), indent=1, ensure_ascii=False)
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _config_source(config):
+    """(name, text) of a config: a YAML file's path (text "") or a dict of sections ("<config dict>", its JSON)."""
+    if isinstance(config, dict):
+        return "<config dict>", _config_json(config)
+    if isinstance(config, (str, bytes, os.PathLike)):
+        return os.fsencode(config), ""
+    raise TypeError(f"config must be a YAML file's path or a dict of sections, got {type(config).__name__}")
+
 
 def _override_list(overrides):
     """{"training.steps": 100, "optimizer.betas": [0.9, 0.95]} -> ["training.steps=100", ...] (values as YAML)."""
+    if overrides is None:
+        return []
+    if not isinstance(overrides, dict):
+        raise TypeError(f"overrides must be a dict of key paths to values, got {type(overrides).__name__}")
     out = []
-    for key, value in (overrides or {}).items():
-        text = value if isinstance(value, str) else json.dumps(value)
+    for key, value in overrides.items():
+        if not isinstance(key, str):
+            raise TypeError(f"overrides: the key {key!r} is a {type(key).__name__}; key paths are strings "
+                            "('training.steps')")
+        text = value if isinstance(value, str) else json.dumps(value, default=lambda v: _jsonable(v, key))
         out.append(f"{key}={text}")
     return out
 
 
-class _MetricsFollower:
-    """Reads the rows that the trainer appends to <out>/metrics.jsonl (one JSON object per logged step)."""
-
-    def __init__(self, path):
-        self.path = path
-        self.offset = os.path.getsize(path) if os.path.exists(path) else 0
-        self.last_step = -1
-
-    def poll(self, callback):
-        if callback is None or not os.path.exists(self.path):
-            return
-        size = os.path.getsize(self.path)
-        if size < self.offset:  # a resumed run truncated rows after its checkpoint
-            self.offset = 0
-        with open(self.path, "rb") as f:
-            f.seek(self.offset)
-            data = f.read()
-        end = data.rfind(b"\n") + 1  # whole lines only
-        self.offset += end
-        for line in data[:end].splitlines():
-            row = json.loads(line)
-            step = row.get("step", -1)
-            if step > self.last_step:
-                self.last_step = step
-                callback(step, row)
+def _path(value, name):
+    """A path as the library takes it: its bytes (a name that is not UTF-8 reaches the library's message as such)."""
+    if value is None:
+        return None
+    if not isinstance(value, (str, bytes, os.PathLike)):
+        raise TypeError(f"{name} must be a path, got {type(value).__name__}")
+    return os.fsencode(value)
 
 
 def train(config, overrides=None, out=None, callback=None, resume=False, overwrite=False, allow_changes=False,
-          init_from="", progress=False):
+          init_from="", progress=False, stop=None):
     """Trains as `tinyformer train` does: same run dir and files (config.yaml, metrics.jsonl, attention/,
     checkpoint.safetensors, report.html), same resume. `config` is a YAML file or a dict of sections (its data.path is
     then relative to the working directory, and the run goes to `out`, or runs/python); `overrides` maps key paths to
-    values ({"training.steps": 200}, as --set). callback(step, metrics) is called for each logged step (the row of
-    metrics.jsonl). Ctrl-C (KeyboardInterrupt) finishes the current step, writes the checkpoint, then raises.
-    Returns the run's summary as a dict (out_dir, steps_done, last_train_loss, last_val_loss, last_accuracy, ...)."""
-    temp = None
-    if isinstance(config, dict):
-        fd, temp = tempfile.mkstemp(prefix=".tinyformer-", suffix=".yaml", dir=os.getcwd())
-        with os.fdopen(fd, "w") as f:
-            json.dump(config, f)  # JSON is YAML
-        if out is None and "out_dir" not in config.get("logging", {}):
-            out = os.path.join("runs", "python")
-        config_path = temp
-    else:
-        config_path = os.fspath(config)
+    values ({"training.steps": 200}, as --set). callback(step, metrics) is called by the trainer for each logged step
+    with that step's row of metrics.jsonl. Ctrl-C, an exception raised by the callback, or stop.set() (a tf.Stop) ends
+    training after the current step with its checkpoint written; the exception is then raised (a stop request
+    returns, with "interrupted" True). Returns the run's summary as a dict (out_dir, steps_done, last_train_loss,
+    last_val_loss, last_accuracy, ...)."""
+    name, text = _config_source(config)
+    if text and out is None and "out_dir" not in (config.get("logging") or {}):
+        out = os.path.join("runs", "python")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be a function callback(step, metrics), got {type(callback).__name__}")
+    last = {"step": None}
+
+    def on_step(step, total, skipped, row):
+        last["step"] = step
+        if callback is not None and row is not None:
+            callback(step, json.loads(row))
+
     try:
-        return _train(config_path, _override_list(overrides), out, callback, resume, overwrite, allow_changes,
-                      init_from, progress)
-    except (ValueError, OSError, RuntimeError) as e:
-        if temp is None:
+        return _core._train(name, text, _override_list(overrides), _path(out, "out"), bool(resume), bool(overwrite),
+                            bool(allow_changes), _path(init_from, "init_from") or "", bool(progress), _flag_of(stop),
+                            on_step)
+    except KeyboardInterrupt:
+        if last["step"] is None:
             raise
-        raise type(e)(str(e).replace(temp, "<config dict>")) from None
-    finally:
-        if temp is not None:
-            os.unlink(temp)
+        raise KeyboardInterrupt(f"training stopped after step {last['step']} with its checkpoint written; continue "
+                                "it with resume=True") from None
 
 
-def _train(config_path, overrides, out, callback, resume, overwrite, allow_changes, init_from, progress):
-    try:
-        resolved = yaml.safe_load(_core._config_yaml(config_path, overrides))
-    except ValueError as e:
-        if not os.path.exists(config_path):  # the library words it as a config error; Python's class for it
-            raise FileNotFoundError(str(e)) from None
-        raise
-    out_dir = out if out is not None else resolved["logging"]["out_dir"]
-    metrics = _MetricsFollower(os.path.join(out_dir, "metrics.jsonl"))
-    stop = _core._StopFlag()
-    outcome = {}
-
-    def work():
-        try:
-            outcome["result"] = _core._train(config_path, overrides, out, resume, overwrite, allow_changes, init_from,
-                                             progress, stop)
-        except BaseException as e:  # noqa: B902 (handed to the caller's thread)
-            outcome["error"] = e
-
-    worker = threading.Thread(target=work, name="tinyformer-train", daemon=True)
-    worker.start()
-    interrupted = False
-    while worker.is_alive():
-        try:
-            worker.join(0.05)
-            metrics.poll(callback)
-        except KeyboardInterrupt:
-            interrupted = True
-            stop.set()  # the trainer finishes the step and writes the checkpoint
-    metrics.poll(callback)
-    if "error" in outcome:
-        raise outcome["error"]
-    if interrupted:
-        raise KeyboardInterrupt(f"training stopped after step {outcome['result']['steps_done']}; checkpoint written "
-                                f"to {outcome['result']['out_dir']} (continue with resume=True)")
-    return outcome["result"]
+def config_yaml(config, overrides=None):
+    """The resolved config (every key, defaults filled) as `tinyformer config` prints it."""
+    name, text = _config_source(config)
+    return _core._config_yaml(name, text, _override_list(overrides))
 
 
 def load(checkpoint):
-    """A trained model from a checkpoint.safetensors: .config (the run's config, a dict), .vocab (the tokens),
-    .sample(), .attention(), .heads(), .ablate(), .run_with_cache(), .run_with_hooks(); in eval mode."""
-    return Model(_core._Loaded(os.fspath(checkpoint)))
+    """A trained model from a checkpoint.safetensors, opened with every check `tinyformer sample` makes: .config (the
+    run's config, a dict), .vocab (the tokens), .sample(), .attention(), .heads(), .ablate(), .run_with_cache(),
+    .run_with_hooks(); in eval mode."""
+    return Model(_core._TrainedModel(_path(checkpoint, "checkpoint")))
 
 
 def heads(checkpoint, ablate=False, prompt=None, batches=8, batch_size=64, ablate_mode="zero"):
@@ -133,56 +161,101 @@ def heads(checkpoint, ablate=False, prompt=None, batches=8, batch_size=64, ablat
     return out
 
 
+def _warn(messages):
+    for m in messages:
+        warnings.warn(m, stacklevel=3)
+
+
 class Model(_nn.GPT):
     """A GPT loaded from a checkpoint (see tf.load)."""
 
     def __init__(self, loaded):
-        _nn._Wrapped.__init__(self, loaded.model())
+        impl = loaded.model()
+        _nn._Wrapped.__init__(self, impl, json.loads(impl.config_json()))
         object.__setattr__(self, "_loaded", loaded)
-        object.__setattr__(self, "_run_config", yaml.safe_load(loaded.config_yaml))
+        object.__setattr__(self, "_run_config", yaml.safe_load(loaded.config_yaml) if loaded.config_yaml else None)
         object.__setattr__(self, "vocab", loaded.vocab_tokens())
         object.__setattr__(self, "step", loaded.step)
         self.eval()
 
     @property
     def config(self):
-        """The run's resolved config (every section), as a dict."""
+        """The run's resolved config (every section), as a dict (None for a model saved without one)."""
         return self._run_config
 
     @property
     def model_config(self):
         return json.loads(self._impl.config_json())
 
+    def encode_prompt(self, prompt, crop=True):
+        """The token ids the model reads for `prompt`, as `tinyformer sample` encodes it: a string with <s> first where
+        the vocabulary has one (SentencePiece), ids as they are; every id checked, and a prompt longer than the context
+        keeps its last tokens with a warning (crop=False: a ValueError)."""
+        ids, warning = self._loaded.encode_prompt(prompt, bool(crop))
+        if warning:
+            _warn([warning])
+        return ids
+
     def to_ids(self, prompt):
-        """A string (encoded with the vocabulary) or ids -> a list of ids."""
-        if isinstance(prompt, str):
-            if not prompt:
-                raise ValueError("the prompt is empty; give at least one token")
-            return self._loaded.encode(prompt)
-        return [int(i) for i in np.asarray(prompt).reshape(-1)]
+        """A string (encoded as encode_prompt does) or ids -> a list of ids."""
+        return self.encode_prompt(prompt)
+
+    # TransformerLens' to_tokens, to_str_tokens and to_string (tinyformer.lens) read the vocabulary through these.
+    def _encode(self, text, prepend_bos):
+        if not text:
+            raise ValueError("the prompt is empty; give at least one token")
+        if prepend_bos and self._loaded.bos < 0:
+            raise ValueError("prepend_bos=True: this vocabulary has no <s> (leave prepend_bos as None)")
+        ids, warning = self._loaded.encode_prompt(text, True)
+        if warning:
+            _warn([warning])
+        if prepend_bos is False and self._loaded.bos >= 0 and ids and ids[0] == self._loaded.bos:
+            ids = ids[1:]
+        return ids
+
+    def _decode(self, ids):
+        return self.decode(ids)
+
+    def _token_strings(self, ids):
+        return [self.vocab[int(i)] for i in ids]
+
+    def _has_bos(self):
+        return self._loaded.bos >= 0
 
     def encode(self, text):
-        return self._loaded.encode(text)
+        return self.encode_prompt(text)
 
     def decode(self, ids):
-        return self._loaded.decode([int(i) for i in ids])
+        return self._loaded.decode(np.asarray(ids))
 
-    def sample(self, prompt, tokens=32, temperature=1.0, top_k=0, seed=1337, use_cache=True):
-        """prompt + `tokens` new tokens, drawn as `tinyformer sample` does (temperature 0: greedy). A string prompt
-        gives a string, ids give ids."""
-        ids = self._loaded.generate(self.to_ids(prompt), tokens, temperature, top_k, seed, use_cache)
-        return self.decode(ids) if isinstance(prompt, str) else ids
+    def sample(self, prompt, tokens=None, temperature=1.0, top_k=0, seed=1337, use_cache=True, stream=None,
+               stop=None):
+        """The prompt and up to `tokens` new tokens, drawn as `tinyformer sample` draws them (temperature 0: greedy;
+        tokens None: a task's checkpoint completes the sequence, else 64; generation ends at <s>). A string prompt
+        gives the text (what `tinyformer sample` prints), ids give ids. stream(text), when given, is called with the
+        text as it is made; Ctrl-C or stop.set() (a tf.Stop) ends sampling after the current token (Ctrl-C raises
+        KeyboardInterrupt)."""
+        if stream is not None and not callable(stream):
+            raise TypeError(f"stream must be a function stream(text), got {type(stream).__name__}")
+        r = self._loaded.sample(prompt, tokens, temperature, top_k, seed, use_cache, stream, _flag_of(stop))
+        _warn(r["warnings"])
+        return r["text"] if isinstance(prompt, str) else r["ids"]
 
     def attention(self, prompt):
-        """(weights [L,H,T,T] as NumPy, token labels): what `tinyformer attention` writes to attention.npy/json."""
-        ids = self.to_ids(prompt)
-        return self._loaded.attention(ids), self._loaded.labels(ids)
+        """The attention of `prompt` (a string or ids) as a tinyformer.AttentionMap: weights [L,H,T,T] and the token
+        labels that `tinyformer attention` writes to attention.npy/json (inline in a notebook: the head view, heatmaps
+        and the heads' roles; save_png, save_html)."""
+        from .views import AttentionMap
+        weights, labels, notes, ids = self._loaded.attention(prompt)
+        _warn(notes)
+        return AttentionMap(weights, labels, ids=ids,
+                            title=f"attention of {prompt!r} (step {self.step})" if isinstance(prompt, str)
+                            else f"attention (step {self.step})", step=self.step)
 
     def heads(self, prompt=None, batches=8, batch_size=64):
         """Each head's pattern scores, entropy and verdict (`tinyformer heads --json`), on the run's held-out data or
         on one prompt: a dict with NumPy tables [L,H]."""
-        ids = None if prompt is None else self.to_ids(prompt)
-        j = json.loads(self._loaded.heads_json(ids, batches, batch_size))
+        j = json.loads(self._loaded.heads_json(prompt, batches, batch_size))
         for p in j["patterns"].values():
             p["score"] = np.array(p["score"])
         j["entropy"] = np.array(j["entropy"])
@@ -201,18 +274,3 @@ class Model(_nn.GPT):
             if r["accuracy"] is not None:
                 r["accuracy"][h["layer"], h["head"]] = h["accuracy"]
         return r
-
-    def _batch(self, prompt):
-        ids = np.asarray(prompt)
-        if isinstance(prompt, str) or ids.ndim <= 1:
-            ids = np.asarray(self.to_ids(prompt))[None, :]
-        return ids.astype(np.int64)
-
-    def run_with_cache(self, prompt):
-        """(logits [B,T,V], cache) for a prompt (a string or ids): every activation by TransformerLens' hook name, as
-        NumPy (see hook_names()), from the library's forward."""
-        return super().run_with_cache(self._batch(prompt))
-
-    def run_with_hooks(self, prompt, fwd_hooks=()):
-        """Logits [B,T,V] of a prompt with forward hooks [(name, fn)] (tf.nn.GPT.run_with_hooks)."""
-        return super().run_with_hooks(self._batch(prompt), fwd_hooks)

@@ -30,11 +30,11 @@ run_read_only() {
 if [ "$(id -u)" -eq 0 ] && ! unshare -m true 2> /dev/null; then
   echo "note: no mount namespace here (unshare -m refused); the read-only out dir case is not run"
 else
-  expect_error "out dir not writable" 1 "cannot create the out dir $work/ro: Read-only file system; choose another --out" \
+  expect_error "out dir not writable" 1 "cannot write in the out dir $work/ro: Read-only file system; choose another --out" \
     run_read_only "$work/ro" "$bin" train "$cfg" --out "$work/ro" "${short[@]}"
   [ -z "$(ls -A "$work/ro")" ] || fail "something was written to the read-only dir"
   "$bin" train "$cfg" --out "$work/ro" "${short[@]}" || fail "train into ro (writable now)"
-  expect_error "attention --out not writable" 1 "cannot create --out $work/ro/maps" \
+  expect_error "attention --out not writable" 1 "$work/ro/maps: cannot be created: '$work/ro' is not writable (Read-only file system)" \
     run_read_only "$work/ro" "$bin" attention "$work/ro/checkpoint.safetensors" --prompt 12 --out "$work/ro/maps"
 fi
 

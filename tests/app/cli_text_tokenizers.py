@@ -5,19 +5,22 @@ A small run of each of data.tokenizer char, bpe and unigram (40 steps on configs
 val_bpb beside every val_loss of metrics.jsonl, in its summary line and in its report's chart. Then for bpe and unigram
 and a prompt with characters outside the vocabulary (☃ and é: byte fallback):
   - the greedy text equals the whole sequence decoded at once: ids made greedily from tests/tools/logits_dump's logits,
-    decoded by Python's SentencePiece from the checkpoint's own model (scripts/vocabulary.py), against the printed
+    decoded by Python's SentencePiece from the checkpoint's own model (docs/formats.md), against the printed
     text of `sample --temperature 0 --no-cache`, which prints as it goes;
   - the checkpoint alone serves them (the training text is removed first): `attention` labels the maps with the pieces
     (▁ shown as ␣) and `heads --prompt` scores the heads;
   - the text comes while the tokens are made: with --tokens 1000000 (minutes of work), the prompt and the first new
     characters arrive while the process is still running, in reads of less than stdio's 4096-byte buffer, each read
-    whole UTF-8 (a byte-fallback character never cut at a flush); then the process is killed.
+    whole UTF-8 (a byte-fallback character never cut at a flush); then Ctrl-C ends it after the token being made, with
+    exit 130.
 About 6 CPU seconds (two tokenizers trained, three tiny trainings, 2 x 24 logits_dump calls).
 usage: cli_text_tokenizers.py --app BIN --logits-tool TOOL --work-dir DIR"""
 import argparse
+import base64
 import json
 import os
 import select
+import signal
 import shutil
 import subprocess
 import sys
@@ -26,8 +29,7 @@ import time
 import numpy as np
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
-import vocabulary  # noqa: E402
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 from read_safetensors import read_safetensors  # noqa: E402
 
 CORPUS = os.path.join(SOURCE_DIR, "configs", "data", "simple_english.txt")
@@ -87,7 +89,8 @@ def greedy_text(args, ckpt, sp):
 
 
 def first_text_while_running(args, ckpt):
-    """Reads sample's stdout until the prompt and 20 more bytes came; returns the reads and whether it still ran."""
+    """Reads sample's stdout until the prompt and 20 more bytes came, then sends SIGINT; returns the reads and whether it
+    still ran then and ended on the signal with exit 130 and its last line whole."""
     p = subprocess.Popen([args.app, "sample", ckpt, "--prompt", PROMPT, "--temperature", "0", "--tokens", "1000000"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     reads, got, deadline = [], b"", time.monotonic() + 60
@@ -102,10 +105,15 @@ def first_text_while_running(args, ckpt):
             reads.append(chunk)
             got += chunk
         running = p.poll() is None
+        p.send_signal(signal.SIGINT)  # Ctrl-C ends the sample after the token being made: exit 130, a whole line
+        try:
+            interrupted = p.wait(timeout=20) == 130 and p.stdout.read().endswith(b"\n")
+        except subprocess.TimeoutExpired:
+            interrupted = False
     finally:
         p.kill()
         p.wait()
-    return reads, running
+    return reads, running and interrupted
 
 
 def main():
@@ -129,8 +137,8 @@ def main():
         assert "\u2423" in page or "\\u2423" in page, f"{tokenizer}: the maps do not label pieces with ␣ for ▁"
         heads = run([args.app, "heads", ckpt, "--prompt", PROMPT]).decode()
         assert "L0 H0" in heads or "layer 0" in heads, heads
-        sp = sentencepiece.SentencePieceProcessor(
-            model_proto=vocabulary.sentencepiece_model(read_safetensors(ckpt)[1]["tinyformer.vocab"]))
+        model = read_safetensors(ckpt)[1]["tinyformer.vocab"].split("\n")[1]  # line 2: the model in base64
+        sp = sentencepiece.SentencePieceProcessor(model_proto=base64.b64decode(model, validate=True))
         ids, expected = greedy_text(args, ckpt, sp)
         printed = run([args.app, "sample", ckpt, "--prompt", PROMPT, "--temperature", "0", "--no-cache",
                        "--tokens", len(ids) - 1 - len(sp.encode(PROMPT))]).decode("utf-8")
@@ -140,7 +148,8 @@ def main():
 
         reads, running = first_text_while_running(args, ckpt)
         got = b"".join(reads)
-        assert running, f"{tokenizer}: sample ended before its first {len(got)} bytes were read: {got!r}"
+        assert running, (f"{tokenizer}: sample ended before its first {len(got)} bytes were read, or did not end on "
+                         f"Ctrl-C with exit 130 and a whole last line: {got!r}")
         assert got.startswith(PROMPT.encode()), (tokenizer, got)
         assert len(got) >= len(PROMPT.encode()) + 20, f"{tokenizer}: only {got!r} within 60 s"
         assert max(len(r) for r in reads) < 4096, f"{tokenizer}: a read of {max(len(r) for r in reads)} bytes"

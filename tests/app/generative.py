@@ -19,10 +19,13 @@ that ever failed is kept in REGRESSIONS and runs every time.
 """
 import argparse
 import concurrent.futures
+import glob
 import hashlib
+import json
 import os
 import random
 import re
+import resource
 import shutil
 import stat
 import subprocess
@@ -79,7 +82,8 @@ CONFLICTS = [
 # (seed, case) pairs that once failed, replayed in every run (see docs/robustness.md): gradcheck with
 # model.vocab_size 2^63-1 (a bare out of memory, no estimate), a newline in an --out name and in a --set value
 # (a second stderr line).
-REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128)]
+REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128),
+               ("20261129", 82)]  # issue 49's strict oracle: compare --set names --set, the flag it does not take
 
 
 class Case:
@@ -247,7 +251,7 @@ def draw(case, wave3=False):
         how = rng.choice(CONTENTS)
         case.mutation = ("content", target, how)
         case.klass = f"content: {how}"
-        case.culprits = []  # some contents are valid (a CRLF config, a flipped bit in a weight)
+        case.culprits = [target, os.path.basename(target)]  # some contents are valid (exit 0): a CRLF config
         case.describe = f"{name}: {target} {how}"
     elif klass == "value":
         draw_value(case, rng, name, wave3)
@@ -303,7 +307,9 @@ def draw_value(case, rng, name, wave3):
         case.argv += ["--set", f"{key}={value}"]
         case.mutation = ("none",)
         case.describe = f"{name}: --set {key}={value!r}"
-    case.culprits = [key, config or "cfg.yaml", "--set", "config"]
+    # the key; a value that breaks the YAML file's syntax can only be placed by its line (build_scratch adds it); a
+    # command without --set names that
+    case.culprits = [key] + ([] if case.argv[0] in ("train", "config", "gradcheck") else ["--set"])
     return case
 
 
@@ -323,6 +329,8 @@ def build_scratch(case, scratch, fixture):
         text = re.sub(rf"(?m)^{section}:\n", f"{section}:\n  {key}: {value}\n", text, count=1) \
             if re.search(rf"(?m)^  {key}:", text) is None else re.sub(rf"(?m)^  {key}:.*$", f"  {key}: {value}", text)
         write(os.path.join(scratch, config), text.encode("utf-8", "surrogateescape"))
+        line = text[:text.index(f"  {key}: ")].count("\n") + 1
+        case.culprits.append((config, f"line {line}"))  # a value that breaks the file's syntax: its place
     elif m[0] == "path":
         slot, bad = m[1], m[2]
         for i, a in enumerate(case.argv):
@@ -367,6 +375,32 @@ def allowed(rel, outputs):
     return any(rel == o or rel.startswith(o + "/") for o in outputs)
 
 
+def shown(text):
+    """`text` as a message shows it: control bytes and bytes that are not UTF-8 as \\xNN (tf::printable_message)."""
+    out = []
+    for ch in os.fsencode(text).decode("utf-8", "surrogateescape"):
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif o < 0x20 or o == 0x7f:
+            out.append(f"\\x{o:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def names_culprit(text, culprits):
+    """Whether the message names one of the culprits (a tuple: all of its parts)."""
+    return any(all(p in text or shown(p) in text for p in (c if isinstance(c, tuple) else (c,))) for c in culprits)
+
+
+def culprit_problems(case, text, code):
+    """The strict oracle: a refusal (exit 1 or 2) names the culprit the case mutated."""
+    if case.culprits and code in (1, 2) and not names_culprit(text, case.culprits):
+        return [f"the error line names none of {case.culprits}: {text[:300]}"]
+    return []
+
+
 def check(case, scratch, code, err, before, after, elapsed):
     problems = []
     if code is None:
@@ -380,9 +414,7 @@ def check(case, scratch, code, err, before, after, elapsed):
     for l in err.split(b"\n"):
         if not l.startswith(b"tinyformer: error: "):
             continue
-        text = l.decode("utf-8", "replace")
-        if case.culprits and code == 1 and not any(c in text for c in case.culprits):
-            problems.append(f"the error line names none of {case.culprits}: {text[:300]}")
+        problems += culprit_problems(case, l.decode("utf-8", "replace"), code)
     changed = sorted(set(before) | set(after))
     changed = [k for k in changed if before.get(k) != after.get(k)]
     outputs = case.outputs if code == 0 else []
@@ -453,6 +485,124 @@ def make_fixture(args):
     return fixture
 
 
+# ---- the Python and C++ front ends (fronts.py draws their cases) --------------------------------------------------
+
+def front_messages(front, err):
+    """(the error line as the CLI would print it or None, its exception classes, warning lines, problems) of a front
+    end's stderr."""
+    lines, classes, problems, error = [], [], [], None
+    for raw in err.split(b"\n"):
+        if not raw:
+            continue
+        if front == "cpp":
+            text = raw.decode("utf-8", "surrogateescape")
+            if text.startswith("runs_probe: error: "):
+                error = text.split(": ", 3)[3] if text.count(": ") >= 3 else text
+            elif text.startswith("runs_probe: LEAK: "):
+                problems.append(f"an exception other than runs::Error left the runs API: {text[18:300]}")
+            elif not text.startswith("runs_probe: not passable"):
+                problems.append(f"unexpected output on stderr: {text[:200]}")
+            continue
+        try:
+            item = json.loads(raw)
+        except ValueError:
+            problems.append(f"unexpected output on stderr (not the runner's): {raw[:200]!r}")
+            continue
+        if "warning" in item:
+            lines.append(b"tinyformer: warning: " + item["warning"].encode("utf-8", "surrogateescape"))
+        else:
+            error, classes = item["message"], item["mro"]
+    return error, classes, lines, problems
+
+
+def check_front(call, scratch, code, err, before, after):
+    import fronts
+    problems = []
+    if code is None:
+        return ["did not end within 20 s"]
+    if code not in (0, 1, 2, 130):
+        return [f"exit code {code} (a signal or an unexpected code)"]
+    error, classes, warnings, problems = front_messages(call.front, err)
+    if code == 2 and call.front == "cpp":
+        return problems  # the spec cannot be passed to the C++ API's types: nothing of the library's to check
+    if code in (1, 130):
+        if error is None:
+            problems.append("a refusal without an error message")
+        else:
+            line = b"tinyformer: error: " + error.encode("utf-8", "surrogateescape")
+            problems += messages.message_problems(b"\n".join(warnings + [line]) + b"\n", 1)
+            problems += culprit_problems(call, error, 1)
+        if call.front == "python" and classes:
+            if set(classes) & fronts.NEVER:
+                problems.append(f"raised {classes[0]}, which leaks an internal")
+            elif not set(classes) & fronts.FITTING[call.klass]:
+                problems.append(f"raised {classes[0]}, not one of {sorted(fronts.FITTING[call.klass])} for a "
+                                f"{call.klass} mutation")
+    else:
+        problems += messages.message_problems(b"\n".join(warnings) + b"\n", 0)
+    changed = [k for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+    outputs = call.outputs if code == 0 or call.klass == "callback" else []
+    bad = [os.fsdecode(k) for k in changed if not allowed(k, outputs)]
+    bad = [k for k in bad if not (code == 0 and k.endswith("tinyformer.lock"))]
+    if bad:
+        problems.append(f"changed outside the intended outputs: {bad[:6]}")
+    if (code == 0 or call.klass == "callback") and call.expect_file and not os.path.lexists(
+            os.path.join(scratch, call.expect_file)):
+        problems.append(f"exit {code} but {call.expect_file} was not written")
+    if call.klass == "callback":
+        lock = os.path.join(scratch, "new", "tinyformer.lock")
+        if os.path.exists(lock) and os.path.getsize(lock) > 0:
+            problems.append("the run's lock file still names a holder after the callback ended the run")
+        if call.args.get("callback") == "raise" and code != 1:
+            problems.append(f"a raising callback ended with exit {code}, not its exception")
+    return problems
+
+
+def run_front_case(args, fixture, front, seed, number, call):
+    import fronts
+    scratch = os.path.join(args.work, f"{front}_{seed}_{number:04d}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    call.rng = random.Random(f"{front}:{seed}:{number}")  # the content mutations' bytes
+    build_scratch(call, scratch, fixture)
+    spec_path = scratch + ".json"
+    if front == "python":
+        write(spec_path, fronts.python_spec(call).encode())
+        argv = ["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "front_python.py"),
+                spec_path]
+        env = dict(os.environ, PYTHONPATH=args.python_path, PYTHONDONTWRITEBYTECODE="1")
+    else:
+        write(spec_path, fronts.cpp_spec(call).encode())
+        argv, env = [args.probe, spec_path], dict(os.environ)
+    before = snapshot(scratch)
+    try:
+        p = subprocess.run(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=20, env=env)
+        code, err = p.returncode, p.stderr
+    except subprocess.TimeoutExpired:
+        code, err = None, b""
+    after = snapshot(scratch)
+    problems = check_front(call, scratch, code, err, before, after)
+    if not problems:
+        shutil.rmtree(scratch, ignore_errors=True)
+        os.remove(spec_path)
+    return call, code, err, problems
+
+
+def front_plan(front, count, seed_arg):
+    """[(seed, number, call)] of `front`: half of seed 22, half of today's, as for the CLI (or all of --seed)."""
+    import fronts
+    if count <= 0:
+        return []
+    today = time.strftime("%Y%m%d", time.gmtime())
+    halves = [(seed_arg, count)] if seed_arg is not None else [("22", count // 2), (today, count - count // 2)]
+    plan = []
+    for seed_value, n in halves:
+        calls = fronts.draw_calls(front, n, seed_value)
+        plan += [(seed_value, i, c) for i, c in enumerate(calls)]
+    plan += [("regression", i, c) for i, c in enumerate(fronts.regression_calls(front))]
+    return plan
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("bin")
@@ -463,8 +613,16 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--replay", type=int, default=None)
     ap.add_argument("--summary", action="store_true", help="also print how many cases each mutation had")
+    ap.add_argument("--python-cases", type=int, default=0, help="cases of the Python front end (front_python.py)")
+    ap.add_argument("--cpp-cases", type=int, default=0, help="cases of the C++ runs API (runs_probe)")
+    ap.add_argument("--python-path", default=None, help="the directory that holds the tinyformer package")
+    ap.add_argument("--probe", default=None, help="tests/tools' runs_probe")
+    ap.add_argument("--front", default=None, choices=["cli", "python", "cpp"],
+                    help="with --replay: the front end of the case to replay")
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
+    args.python_path = args.python_path and os.path.abspath(args.python_path)
+    args.probe = args.probe and os.path.abspath(args.probe)
     os.makedirs(args.work, exist_ok=True)
     fixture = make_fixture(args)
     if args.seed is not None:
@@ -475,23 +633,39 @@ def main():
         plan = [("22", n) for n in range(half)] + [(today, n) for n in range(args.cases - half)]
         print(f"seeds: 22 (cases 0..{half - 1}) and {today} (cases 0..{args.cases - half - 1}); "
               f"replay one with --seed S --replay N")
+    if args.python_cases and not glob.glob(os.path.join(args.python_path or "", "tinyformer", "_core*.so")):
+        print(f"python front: skipped, no tinyformer module in {args.python_path} (built with the Python module on)")
+        args.python_cases = 0
+    fronts_plan = {f: front_plan(f, n, args.seed) for f, n in (("python", args.python_cases),
+                                                                 ("cpp", args.cpp_cases))}
     if args.replay is not None:
-        plan = [(plan[0][0], args.replay)]
-    plan += REGRESSIONS
+        front = args.front or "cli"
+        if front == "cli":
+            plan = [(plan[0][0], args.replay)]
+            fronts_plan = {}
+        else:
+            plan = []
+            fronts_plan = {front: [c for c in fronts_plan[front] if c[1] == args.replay][:1]}
+    else:
+        plan += REGRESSIONS
     start = time.monotonic()
-    failures = 0
-    by_code = {}
-    by_class = {}
+    failures = {"cli": 0, "python": 0, "cpp": 0}
+    by_code, by_class = {}, {}
+    counts = {"cli": len(plan), **{f: len(p) for f, p in fronts_plan.items()}}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_case, args, fixture, s, n, (s, n) in REGRESSIONS): (s, n) for s, n in plan}
+        futures = {pool.submit(run_case, args, fixture, s, n, (s, n) in REGRESSIONS): ("cli", s, n) for s, n in plan}
+        for front, items in fronts_plan.items():
+            for s_value, n, call in items:
+                futures[pool.submit(run_front_case, args, fixture, front, s_value, n, call)] = (front, s_value, n)
         for f in concurrent.futures.as_completed(futures):
-            seed, number = futures[f]
+            front, seed, number = futures[f]
             case, code, err, problems = f.result()
             by_code[code] = by_code.get(code, 0) + 1
-            by_class[case.klass] = by_class.get(case.klass, 0) + 1
+            by_class[f"{front} {case.klass}"] = by_class.get(f"{front} {case.klass}", 0) + 1
             if problems:
-                failures += 1
-                print(f"FAIL seed {seed} case {number}: {case.describe!r}: tinyformer {case.argv!r}")
+                failures[front] += 1
+                what = f"tinyformer {case.argv!r}" if front == "cli" else f"{case.op} {case.args!r}"[:400]
+                print(f"FAIL {front} seed {seed} case {number}: {case.describe!r}: {what}")
                 for p in problems:
                     print(f"    {p}")
                 print(f"    stderr: {err[:600]!r}")
@@ -499,8 +673,13 @@ def main():
     codes = ", ".join(f"exit {c}: {n}" for c, n in sorted(by_code.items(), key=lambda kv: str(kv[0])))
     if args.summary:
         print("cases by mutation: " + ", ".join(f"{k} {n}" for k, n in sorted(by_class.items())))
-    print(f"{len(plan)} cases in {seconds:.0f} s ({codes}); {failures} failed")
-    sys.exit(1 if failures else 0)
+    children, own = resource.getrusage(resource.RUSAGE_CHILDREN), resource.getrusage(resource.RUSAGE_SELF)
+    cpu = children.ru_utime + children.ru_stime + own.ru_utime + own.ru_stime
+    per_front = ", ".join(f"{f} {counts[f]} ({failures[f]} failed)" for f in counts)
+    print(f"{sum(counts.values())} cases in {seconds:.0f} s: {per_front} ({codes}); {sum(failures.values())} failed")
+    print(f"cost: {seconds:.0f} s wall, {cpu:.0f} CPU s (user + sys, the tester and every process it ran), load "
+          f"{os.getloadavg()[0]:.1f}")
+    sys.exit(1 if any(failures.values()) else 0)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 
 #include "support/temp_dir.hpp"
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 namespace fs = std::filesystem;
 using namespace tf::config;
@@ -332,12 +333,16 @@ TEST_CASE("config: did-you-mean finds names within edit distance 2 and by prefix
 
 // ---- bad input: every message names the file, the key path, the line and what would be valid ----
 
-TEST_CASE("config: a missing or unreadable file names the path", "[config]") {
+TEST_CASE("config: a missing or unreadable file names the path, as a file error; one too large is not read",
+          "[config]") {
   TempDir dir;
   const std::string missing = (dir.path() / "nope.yaml").string();
-  CHECK_THROWS_AS(load_config(missing, {}), ConfigError);
+  CHECK_THROWS_AS(load_config(missing, {}), FileError);  // Python: FileNotFoundError
   CHECK_THROWS_WITH(load_config(missing, {}), Contains(missing) && Contains("no such file"));
   CHECK_THROWS_WITH(load_config(dir.path().string(), {}), Contains("is a directory"));
+  const std::string huge = dir.write("huge.yaml", "");
+  std::filesystem::resize_file(huge, std::uintmax_t{16} << 30);  // sparse: refused by its size before it is read
+  CHECK_THROWS_WITH(load_config(huge, {}), Contains("is 17179869184 bytes; a config is at most 1048576 bytes (1 MiB)"));
 }
 
 TEST_CASE("config: text that is not YAML reports line and column", "[config]") {

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tinyformer/data/data.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 using namespace tf;
 using namespace tf::data;
@@ -123,7 +124,7 @@ TEST_CASE("data: text held-out windows are consecutive windows of the last part"
 TEST_CASE("data: a missing, empty or directory text file is refused naming it", "[data]") {
   test::TempDir dir;
   const std::string missing = (dir.path() / "nope.txt").string();
-  CHECK_THROWS_AS(make_data_source(text_spec(missing)), std::runtime_error);
+  CHECK_THROWS_AS(make_data_source(text_spec(missing)), FileError);  // Python: FileNotFoundError
   CHECK_THROWS_WITH(make_data_source(text_spec(missing)), Contains(missing) && Contains("no such file"));
   const std::string empty = dir.write("empty.txt", "");
   CHECK_THROWS_WITH(make_data_source(text_spec(empty)), Contains(empty) && Contains("empty") && Contains("17"));
@@ -150,7 +151,7 @@ TEST_CASE("data: invalid UTF-8 in a text file is refused with the byte offset", 
   for (const auto& c : cases) {
     const std::string path = dir.write("bad.txt", std::string(good).append(c.bytes).append(good));
     INFO(c.offset);
-    CHECK_THROWS_AS(make_data_source(text_spec(path)), std::runtime_error);
+    CHECK_THROWS_AS(make_data_source(text_spec(path)), std::invalid_argument);  // Python: ValueError
     CHECK_THROWS_WITH(make_data_source(text_spec(path)),
                       Contains(path) && Contains("invalid UTF-8 at line 1, column " + std::to_string(201 + c.offset) +
                                                  " (byte offset " + std::to_string(200 + c.offset)));

@@ -124,14 +124,14 @@ TEST_CASE("data: tokens files of the wrong rank, dtype or size are refused namin
   test::TempDir dir;
   const std::string flat = dir.file("flat.npy");
   io::write_npy(flat, IndexArray{1, 2, 3, 4});
-  CHECK_THROWS_AS(make_data_source(tokens_spec(flat)), std::runtime_error);
+  CHECK_THROWS_AS(make_data_source(tokens_spec(flat)), std::invalid_argument);
   CHECK_THROWS_WITH(make_data_source(tokens_spec(flat)), Contains(flat) && Contains("rank-2") && Contains("[4]"));
   const std::string cube = dir.file("cube.npy");
   io::write_npy(cube, IndexArray::from_shape({2, 2, 2}));
   CHECK_THROWS_WITH(make_data_source(tokens_spec(cube)), Contains("rank-2") && Contains("[2, 2, 2]"));
   const std::string floats = dir.file("floats.npy");
   io::write_npy(floats, Array<float>::from_shape({4, 3}));
-  CHECK_THROWS_AS(make_data_source(tokens_spec(floats)), std::runtime_error);
+  CHECK_THROWS_AS(make_data_source(tokens_spec(floats)), std::invalid_argument);
   CHECK_THROWS_WITH(make_data_source(tokens_spec(floats)), Contains(floats));
   const std::string missing = dir.file("missing.npy");
   CHECK_THROWS_WITH(make_data_source(tokens_spec(missing)), Contains(missing));

@@ -1,7 +1,9 @@
 #pragma once
 // The configs the tests share: one tiny GPT (V 7, T 5, C 8, H 2, L 2) and run configs of the synthetic tasks
 // with small sizes, built in code the way load_config would fill them.
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tinyformer/config/config.hpp"
 
@@ -31,6 +33,12 @@ inline config::RunConfig task_config(const std::string& task, std::size_t length
   cfg.data.eval_size = 100;
   cfg.training.seed = 7;
   return cfg;
+}
+
+// configs/reverse.yaml of the source tree with `overrides` ("section.key=value", as --set).
+inline config::RunConfig reverse_config(const std::vector<std::string>& overrides = {}) {
+  const std::string path = (std::filesystem::path(TINYFORMER_SOURCE_DIR) / "configs" / "reverse.yaml").string();
+  return config::load_config(path, overrides);
 }
 
 }  // namespace tf::test

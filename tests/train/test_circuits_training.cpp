@@ -9,7 +9,7 @@
 
 #include "support/sources.hpp"
 #include "tinyformer/io/html_report.hpp"
-#include "tinyformer/train/run_report.hpp"
+#include "tinyformer/io/run_report.hpp"
 #include "tinyformer/train/trainer.hpp"
 
 namespace fs = std::filesystem;
@@ -30,7 +30,7 @@ std::vector<io::MetricsRow> train_circuit(const std::string& config, const std::
   opts.out_dir = out.string();
   opts.progress = false;
   train::train(opts);
-  return train::read_run_metrics(out.string());
+  return io::read_run_metrics(out.string());
 }
 
 const io::MetricsRow& at_step(const std::vector<io::MetricsRow>& rows, long step) {

@@ -72,8 +72,8 @@ TEST_CASE("memory: grouped-query attention's smaller c_attn shrinks the weights 
 TEST_CASE("memory: a model far beyond the machine is refused naming the key, the estimate and the available memory") {
   const config::RunConfig cfg = config::load_config_text("model:\n  d_model: 1000000\n  n_head: 4\n", "big.yaml");
   const auto estimate = train::estimate_memory(cfg, 16, 11, 0);
-  REQUIRE(train::available_memory() > 0);
-  REQUIRE(estimate.total() > train::available_memory());
+  REQUIRE(tf::available_memory() > 0);
+  REQUIRE(estimate.total() > tf::available_memory());
   try {
     train::check_memory(cfg, estimate, 16, 11);
     FAIL("not refused");
@@ -88,10 +88,10 @@ TEST_CASE("memory: a model far beyond the machine is refused naming the key, the
 }
 
 TEST_CASE("memory: sizes are written in binary units") {
-  CHECK(train::format_bytes(512) == "512 B");
-  CHECK(train::format_bytes(1536) == "1.5 KiB");
-  CHECK(train::format_bytes(45.0 * 1024 * 1024) == "45 MiB");
-  CHECK(train::format_bytes(812.0 * 1024 * 1024 * 1024) == "812 GiB");
+  CHECK(tf::format_bytes(512) == "512 B");
+  CHECK(tf::format_bytes(1536) == "1.5 KiB");
+  CHECK(tf::format_bytes(45.0 * 1024 * 1024) == "45 MiB");
+  CHECK(tf::format_bytes(812.0 * 1024 * 1024 * 1024) == "812 GiB");
 }
 
 TEST_CASE("threads: auto is the physical cores, and the bound of 4 x the hardware threads is checked") {

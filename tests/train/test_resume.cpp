@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/configs.hpp"
 #include "support/temp_dir.hpp"
 #include "tinyformer/data/data.hpp"
 #include "tinyformer/train/resume.hpp"
@@ -11,14 +12,7 @@
 
 using namespace tf;
 
-namespace {
-
-config::RunConfig reverse_config(const std::vector<std::string>& overrides) {
-  const std::string path = (std::filesystem::path(TINYFORMER_SOURCE_DIR) / "configs" / "reverse.yaml").string();
-  return config::load_config(path, overrides);
-}
-
-}  // namespace
+using test::reverse_config;
 
 TEST_CASE("resume: the checkpoint's decay_steps and warmup_steps are kept unless set on the command line", "[train]") {
   const config::RunConfig saved = config::load_config_text(
@@ -69,48 +63,6 @@ TEST_CASE("resume: changed keys are listed, exact ones need --allow-changes and 
   CHECK_THROWS_WITH(train::check_config_changes(saved, cfg, true, true, "c.safetensors", notes),
                     Catch::StartsWith("--resume from c.safetensors: model.n_head 4 -> 2 differs from the checkpoint's "
                                       "config and cannot change in a resumed run, not even with --allow-changes"));
-}
-
-TEST_CASE("resume: the data fingerprint names a changed vocabulary, file size or content", "[train]") {
-  test::TempDir dir;
-  const std::string path = dir.file("t.txt");
-  // `times` repetitions of `word` and a newline
-  const auto write = [&](const std::string& word, int times) {
-    std::ofstream out(path, std::ios::binary);
-    for (int i = 0; i < times; ++i) out << word;
-    out << '\n';
-  };
-  const auto fingerprint = [&](std::string& vocab) {
-    const config::RunConfig cfg = reverse_config({"data.task=text", "data.path=" + path, "model.context=8"});
-    const auto source = data::make_data_source(cfg);
-    vocab = source->vocab().serialize();
-    return train::data_fingerprint(cfg, *source);
-  };
-  write("abc", 200);
-  std::string vocab_a, vocab_b, vocab_c;
-  const std::string a = fingerprint(vocab_a);
-  CHECK_THAT(a, Catch::Contains("\"bytes\":601"));
-  std::vector<std::string> notes;
-  train::check_same_data(a, vocab_a, fingerprint(vocab_b), vocab_b, false, "c", notes);  // unchanged: nothing said
-  CHECK(notes.empty());
-
-  write("abd", 200);  // c -> d: the same size, other symbols
-  const std::string b = fingerprint(vocab_b);
-  CHECK_THROWS_WITH(train::check_same_data(a, vocab_a, b, vocab_b, false, "c", notes),
-                    Catch::Contains("the data differs from the checkpoint's: the vocabulary (4 symbols in the "
-                                    "checkpoint, 4 now); data.path " +
-                                    path + ": its content (the same size, 601 bytes"));
-  write("abc", 201);
-  const std::string c = fingerprint(vocab_c);
-  CHECK_THROWS_WITH(train::check_same_data(a, vocab_a, c, vocab_c, false, "c", notes),
-                    Catch::Contains("its size (601 bytes in the checkpoint, 604 now)"));
-  train::check_same_data(a, vocab_a, c, vocab_c, true, "c", notes);
-  CHECK_THAT(notes.at(0), Catch::EndsWith("(accepted: --allow-changes)"));
-  notes.clear();
-  train::check_same_data("", vocab_a, c, vocab_c, false, "c", notes);  // an older checkpoint: a note
-  CHECK_THAT(notes.at(0), Catch::StartsWith("the checkpoint has no data fingerprint"));
-  CHECK_THROWS_WITH(train::check_same_data("", vocab_a, b, vocab_b, false, "c", notes),
-                    Catch::Contains("the vocabulary (4 symbols in the checkpoint, 4 now)"));
 }
 
 TEST_CASE("run log: the progress line has step/total, loss, lr, tok/s, elapsed and ETA, the summary line the results",

@@ -68,14 +68,13 @@ std::string with_current_model_names(const std::string& text) {
 }
 
 // "tensor X holds NaN at [i, j] (and N more values that are not finite)", or "" when every value is finite.
-std::string nonfinite_in(const io::SafetensorsFile& file, const std::string& name) {
-  const Array<float> values = file.get_f32(name);
+std::string nonfinite_in(const Array<float>& values, const std::string& name, const Shape& shape) {
   std::size_t count = 0, first = 0;
   for (std::size_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(values.data()[i]) && count++ == 0) first = i;
   if (count == 0) return "";
   return fmt::format("tensor {} holds {} at {}{}, which no model can compute with (weights of a run that diverged?)",
-                     name, values.data()[first], position_str(first, file.shape(name)),
+                     name, values.data()[first], position_str(first, shape),
                      count > 1 ? fmt::format(" (and {} more values that are not finite)", count - 1) : "");
 }
 
@@ -112,6 +111,16 @@ TrainingState read_training_state(const io::SafetensorsFile& file) {
   st.vocab = metadata_or_throw(file, "tinyformer.vocab");
   st.data_rng = metadata_or_throw(file, "tinyformer.rng.data");
   st.dropout_rng = metadata_or_throw(file, "tinyformer.rng.dropout");
+  for (const auto& [key, state] :
+       {std::pair{"tinyformer.rng.data", &st.data_rng}, std::pair{"tinyformer.rng.dropout", &st.dropout_rng}}) {
+    if (state->empty()) continue;  // tf::save records none (a model saved by a program, not a run)
+    try {
+      Rng().set_state(*state);  // a resumed run restores it: checked now, named with its key
+    } catch (const std::invalid_argument&) {
+      throw std::runtime_error(
+          fmt::format("{}: corrupt '{}' metadata: not the state of a random generator (mt19937_64)", file.path(), key));
+    }
+  }
   const auto& md = file.metadata();
   if (auto it = md.find("tinyformer.sequences_per_step"); it != md.end())
     st.sequences_per_step = count_metadata(file, it->first, it->second);
@@ -143,41 +152,55 @@ void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const
   writer.write_atomic(path);
 }
 
-void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& model) {
-  const auto params = model.named_parameters();
+std::vector<std::string> weight_problems(const io::SafetensorsFile& file,
+                                         const std::vector<nn::ParameterShape>& expected) {
   std::vector<std::string> problems;
-  std::vector<std::string> expected;
-  for (const auto& [name, p] : params) {
-    expected.push_back(name);
+  for (const auto& [name, shape] : expected) {
     if (!file.has(name)) {
-      problems.push_back(fmt::format("missing tensor {} {}", name, shape_str(p.shape())));
+      problems.push_back(fmt::format("missing tensor {} {}", name, shape_str(shape)));
       continue;
     }
-    if (file.shape(name) != p.shape())
+    if (file.shape(name) != shape)
       problems.push_back(fmt::format("{}: the file has shape {}, the model needs {}", name, shape_str(file.shape(name)),
-                                     shape_str(p.shape())));
+                                     shape_str(shape)));
     if (file.dtype(name) != io::DType::F32)
       problems.push_back(fmt::format("{}: dtype {} in the file, F32 needed", name, io::dtype_name(file.dtype(name))));
   }
   for (const auto& name : file.names()) {
     if (name.rfind(kOptimizerPrefix, 0) == 0) continue;
     bool known = false;
-    for (const auto& e : expected) known = known || e == name;
+    for (const auto& e : expected) known = known || e.name == name;
     // a tied model has no lm_head.weight of its own; PyTorch state dicts may still carry the shared copy
     if (!known && !(name == "lm_head.weight" && file.has("transformer.wte.weight")))
       problems.push_back(fmt::format("unexpected tensor {} {}", name, shape_str(file.shape(name))));
   }
-  if (problems.empty())
-    for (const auto& name : expected)
-      if (const std::string bad = nonfinite_in(file, name); !bad.empty())
-        throw std::invalid_argument(fmt::format("{}: {}", file.path(), bad));
-  if (!problems.empty()) {
-    std::string msg = fmt::format("{}: the weights do not match the model ({} problem{}):", file.path(),
-                                  problems.size(), problems.size() == 1 ? "" : "s");
-    for (const auto& p : problems) msg += "\n  " + p;
-    throw std::invalid_argument(msg);
+  return problems;
+}
+
+std::string weight_mismatch_message(const io::SafetensorsFile& file, const std::vector<std::string>& problems) {
+  std::string msg = fmt::format("{}: the weights do not match the model ({} problem{}):", file.path(), problems.size(),
+                                problems.size() == 1 ? "" : "s");
+  for (const auto& p : problems) msg += "\n  " + p;
+  return msg;
+}
+
+void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& model) {
+  const auto params = model.named_parameters();
+  std::vector<nn::ParameterShape> expected;
+  for (const auto& [name, p] : params) expected.push_back({name, p.shape()});
+  const std::vector<std::string> problems = weight_problems(file, expected);
+  if (!problems.empty()) throw std::invalid_argument(weight_mismatch_message(file, problems));
+  // Each tensor decoded once: checked for NaN and infinity, kept, and moved into the model only when every one is
+  // finite (a refused file changes no weight).
+  std::vector<Array<float>> values;
+  values.reserve(expected.size());
+  for (const auto& e : expected) {
+    values.push_back(file.get_f32(e.name));
+    if (const std::string bad = nonfinite_in(values.back(), e.name, e.shape); !bad.empty())
+      throw std::invalid_argument(fmt::format("{}: {}", file.path(), bad));
   }
-  for (auto& [name, p] : model.named_parameters()) p.mutable_value() = file.get_f32(name);
+  std::size_t i = 0;
+  for (auto& [name, p] : model.named_parameters()) p.mutable_value() = std::move(values[i++]);
 }
 
 void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<float>& optimizer) {
@@ -189,9 +212,10 @@ void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<floa
   optim::NamedArrays<float> tensors;
   for (const auto& name : file.names())
     if (name.rfind(kOptimizerPrefix, 0) == 0) {
-      if (const std::string bad = nonfinite_in(file, name); !bad.empty())
+      Array<float> values = file.get_f32(name);  // decoded once: checked, then kept
+      if (const std::string bad = nonfinite_in(values, name, file.shape(name)); !bad.empty())
         throw std::invalid_argument(fmt::format("{}: optimizer state: {}", file.path(), bad));
-      tensors.emplace_back(name.substr(kOptimizerPrefix.size()), file.get_f32(name));
+      tensors.emplace_back(name.substr(kOptimizerPrefix.size()), std::move(values));
     }
   std::int64_t count = 0;
   auto it = md.find("tinyformer.optimizer.step_count");
@@ -232,6 +256,7 @@ void save(const std::string& path, const nn::GPT<float>& model, const data::Voca
 LoadedGPT load_gpt(const std::string& path) {
   const auto file = io::SafetensorsFile::load(path);
   LoadedGPT loaded;
+  loaded.path = path;
   loaded.config = checkpoint::read_model_config(file);
   loaded.model = std::make_unique<nn::GPT<float>>(loaded.config, 0);  // the seed does not matter: weights are loaded
   checkpoint::load_model_weights(file, *loaded.model);

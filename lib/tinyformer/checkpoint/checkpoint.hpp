@@ -14,10 +14,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/nn/parameter_shapes.hpp"
 #include "tinyformer/optim/optimizer.hpp"
 
 namespace tf::checkpoint {
@@ -52,8 +54,13 @@ void check_same_architecture(const io::SafetensorsFile& file, const config::Mode
 
 // Copies every weight from the file into `model`. Throws std::invalid_argument listing each mismatch
 // (missing tensor, unexpected tensor, shape or dtype differences), or naming the first tensor that holds a NaN or an
-// infinity and where, before changing anything.
+// infinity and where, before changing anything. Each tensor is decoded from the file once.
 void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& model);
+// The mismatches load_model_weights lists between the file's tensors and `expected` (names and shapes; for a GPT
+// nn::parameter_shapes of its config, known before a model of that size is built), and its one message of them.
+std::vector<std::string> weight_problems(const io::SafetensorsFile& file,
+                                         const std::vector<nn::ParameterShape>& expected);
+std::string weight_mismatch_message(const io::SafetensorsFile& file, const std::vector<std::string>& problems);
 // Restores the optimizer's state and step count from the "optimizer." tensors (refusing non-finite values, as above).
 void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<float>& optimizer);
 
@@ -75,6 +82,7 @@ void save(const std::string& path, const nn::GPT<float>& model, const data::Voca
           const SaveOptions& options = {});
 
 struct LoadedGPT {
+  std::string path;                       // the checkpoint it was read from
   std::unique_ptr<nn::GPT<float>> model;  // built from `config` with the file's weights, in eval mode
   config::ModelConfig config;
   data::Vocabulary vocab;

@@ -91,6 +91,11 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
        config::keys::data::tokenizer, config::to_string(run.data.tokenizer),
        "bpe (its encoder merges pieces by score, which reproduces SentencePiece's BPE)");
 
+  // run.c reads one tokenizer entry per id of the model's vocabulary: fewer pieces would read past tokenizer.bin
+  if (vocab.size() != *m.vocab_size)
+    throw std::invalid_argument(fmt::format("export --format llama2c: {}: its tokenizer has {} pieces but its model "
+                                            "{} ({}); llama2.c's run.c needs one piece per id (a corrupt checkpoint)",
+                                            path, vocab.size(), *m.vocab_size, mk::vocab_size));
   const std::size_t C = m.d_model, H = m.n_head, D = C / H, L = m.n_layer, F = nn::mlp_hidden(m);
   // grouped-query attention: run.c's n_kv_heads, query head h reading key/value head h / (H / Hkv) as tinyformer's
   const std::size_t Hkv = m.n_kv_head == 0 ? H : m.n_kv_head;
@@ -127,14 +132,23 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
       }
   if (!m.tie_weights) append_floats(bin, get("lm_head.weight"));
 
+  // Both files are written in full before either replaces its target, and a directory made here is removed again
+  // when they cannot be: a refused export leaves nothing behind.
+  const std::string tokenizer = tokenizer_bin(vocab);
   std::error_code ec;
+  const bool made = !std::filesystem::exists(out_dir, ec);
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw std::runtime_error(fmt::format("--out {}: cannot create the directory: {}", out_dir, ec.message()));
-  for (const auto& [name, bytes] :
-       {std::pair<const char*, std::string>{"model.bin", bin}, {"tokenizer.bin", tokenizer_bin(vocab)}}) {
-    io::AtomicFile out((std::filesystem::path(out_dir) / name).string());
-    out.write(bytes);
-    out.commit();
+  try {
+    io::AtomicFile model_file((std::filesystem::path(out_dir) / "model.bin").string());
+    io::AtomicFile tokenizer_file((std::filesystem::path(out_dir) / "tokenizer.bin").string());
+    model_file.write(bin);
+    tokenizer_file.write(tokenizer);
+    model_file.commit();
+    tokenizer_file.commit();
+  } catch (...) {
+    if (made) std::filesystem::remove_all(out_dir, ec);
+    throw;
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -179,6 +180,12 @@ double parse_number(const YAML::Node& n) {
   // ERANGE with a finite result is an underflow: a subnormal is kept (it is finite); one below even those became 0
   if (errno == ERANGE && v == 0.0 && s.find_first_of("123456789") < s.find_first_of("eE"))
     throw BadValue{fmt::format("is closer to 0 than the smallest number a double holds (4.9e-324), got '{}'", s)};
+  // Training computes in float32: a value below its smallest normal number (a learning rate of 5e-324) would be 0
+  // there, or keep only a few bits. Finite, but not a value a run can use.
+  if (v != 0.0 && std::fabs(v) < static_cast<double>(std::numeric_limits<float>::min()))
+    throw BadValue{fmt::format("{} is below the smallest normal float32 number (1.2e-38), where training computes; "
+                               "give 0 or a value of at least 1.2e-38",
+                               s)};
   return v;
 }
 
@@ -294,10 +301,11 @@ class Loader {
   void read_file() {
     if (file_.empty()) throw ConfigError("the config file name is empty; give a YAML file (configs/*.yaml)");
     std::string text;
-    try {
-      text = read_regular_file(file_);
-    } catch (const FileError& e) {  // is a directory, no such file, ...
-      fail_file("cannot read the config file: " + e.why());
+    try {  // the size is checked before the file is read: a config of many GiB is not read to be refused
+      text = read_regular_file(file_, kMaxConfigBytes, "a config");
+    } catch (const FileError& e) {  // is a directory, no such file, too large, ...
+      if (e.why().find(" bytes; a config is at most ") != std::string::npos) fail_file(e.why() + " (1 MiB)");
+      throw FileError(file_, "cannot read the config file: " + e.why());
     }
     // An empty file (or comments only) is most likely a mistake (a truncated file, the wrong name): `{}` takes every
     // default on purpose. load_config_text("") stays all defaults (a config built in code).

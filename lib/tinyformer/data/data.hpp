@@ -77,8 +77,9 @@ class DataSource {
 
 // The source the run config asks for: data.* with model.context, model.vocab_size (tokens) and training.seed (the
 // held-out set and the probe). Checks `cfg` first (config::validate). A model.context or model.vocab_size that does
-// not fit the data throws config::ConfigError pointing at that key (config::error_at); an unreadable or unusable
-// file (missing, empty, invalid UTF-8, too short, bad .npy) std::runtime_error starting with data.path's location.
+// not fit the data throws config::ConfigError pointing at that key (config::error_at); a file that cannot be read
+// (missing, a directory, a FIFO) FileError, one that cannot be used (empty, invalid UTF-8, too short, a bad .npy)
+// std::invalid_argument, both starting with data.path's location.
 std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg);
 
 // What make_data_source(cfg) will hold, known without reading the data (the config, the file's size): T and V where

@@ -5,6 +5,7 @@
 #include <xtensor/xview.hpp>
 
 #include "tinyformer/data/sources.hpp"
+#include "tinyformer/tensor/files.hpp"
 
 namespace tf::data {
 
@@ -53,8 +54,10 @@ std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg) {
       default:
         return make_task_source(cfg);
     }
-  } catch (const std::runtime_error& e) {  // the file: missing, empty, not UTF-8, a bad .npy, ...
-    throw std::runtime_error(fmt::format("{}: {}", cfg.source.locate(config::keys::data::path), e.what()));
+  } catch (const FileError& e) {  // the file cannot be read: missing, a directory, a FIFO, ...
+    throw FileError(cfg.source.locate(config::keys::data::path), e.what());
+  } catch (const std::runtime_error& e) {  // what it holds: empty, not UTF-8, a bad .npy, too short, ...
+    throw std::invalid_argument(fmt::format("{}: {}", cfg.source.locate(config::keys::data::path), e.what()));
   }
 }
 

@@ -32,6 +32,9 @@ class Sentences final : public sentencepiece::SentenceIterator {
 
 }  // namespace
 
+// The longest line SentencePiece's trainer reads; longer ones are skipped.
+constexpr std::size_t kMaxSentenceBytes = 65536;
+
 std::string train_sentencepiece(const std::vector<std::string>& sentences, const config::RunConfig& cfg) {
   const config::DataConfig& d = cfg.data;
   const std::unordered_map<std::string, std::string> args{
@@ -43,7 +46,7 @@ std::string train_sentencepiece(const std::vector<std::string>& sentences, const
       {"remove_extra_whitespaces", "false"},
       {"add_dummy_prefix", "true"},
       {"split_digits", "true"},
-      {"max_sentence_length", "65536"},
+      {"max_sentence_length", std::to_string(kMaxSentenceBytes)},
       {"unk_id", "0"},
       {"bos_id", "1"},
       {"eos_id", "2"},
@@ -69,8 +72,19 @@ std::string train_sentencepiece(const std::vector<std::string>& sentences, const
                            fmt::format("{} is too few: the 3 special pieces, 256 bytes and the training text's "
                                        "characters need at least {}",
                                        d.vocab_size, m[1].str()));
-  throw std::runtime_error(fmt::format("SentencePiece ({} {}, {} {}) failed: {}", config::keys::data::tokenizer,
-                                       tokenizer, config::keys::data::vocab_size, d.vocab_size, why));
+  if (why.find("sentences_.empty()") != std::string::npos)  // every line skipped
+    throw config::error_at(cfg, config::keys::data::path,
+                           fmt::format("{} finds no line to learn its pieces from: each line of the training text is "
+                                       "empty or longer than {} bytes (lines end at a newline)",
+                                       tokenizer, kMaxSentenceBytes));
+  // SentencePiece's status reads "Internal: <source>.cc(428) [<condition>] <text>": its source location and the
+  // condition it checked are not for a user
+  const std::string reason =
+      std::regex_replace(why, std::regex(R"(^[A-Za-z ]+: ([^ ]*\.cc\([0-9]+\) )?(\[[^\]]*\] ?)?)"), "");
+  throw config::error_at(cfg, config::keys::data::path,
+                         fmt::format("SentencePiece ({} {}, {} {}) cannot learn pieces from the training text{}",
+                                     config::keys::data::tokenizer, tokenizer, config::keys::data::vocab_size,
+                                     d.vocab_size, reason.empty() ? "" : ": " + reason));
 }
 
 }  // namespace tf::data

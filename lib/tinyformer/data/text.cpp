@@ -33,7 +33,7 @@ std::string read_file_bytes(const std::string& path) {
   try {
     return read_regular_file(path);
   } catch (const FileError& e) {
-    throw std::runtime_error(fmt::format("text data '{}': {}", path, e.why()));
+    throw FileError(fmt::format("text data '{}'", path), e.why());  // kept a file error: its kind is the file's
   }
 }
 

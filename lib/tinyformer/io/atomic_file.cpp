@@ -233,6 +233,14 @@ void AppendFile::write(const std::string& bytes) {
 
 namespace {
 
+// Whether process `pid` runs (a zombie, which has ended and waits for its parent to collect it, does not).
+bool process_running(long pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno != EPERM) return false;
+  const std::string stat = read_system_file(fmt::format("/proc/{}/stat", pid));
+  const std::size_t paren = stat.rfind(')');  // "pid (comm) S ...": the state follows the command's name
+  return paren == std::string::npos || paren + 2 >= stat.size() || (stat[paren + 2] != 'Z' && stat[paren + 2] != 'X');
+}
+
 long pid_in(int fd) {
   char text[32] = {};
   const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
@@ -267,6 +275,16 @@ LockFile::LockFile(std::string path) : path_(std::move(path)) {
     throw FileError(path_, fmt::format("cannot lock the run dir: {}", std::strerror(err)));
   }
   const long before = pid_in(fd_);
+  if (before > 0 && before != static_cast<long>(::getpid()) && process_running(before)) {
+    // The flock was free, but the process named in the file is running: a run that does not hold the lock the way
+    // this one does (another host over a network file system, another program). It is never taken over.
+    ::close(fd_);
+    fd_ = -1;
+    throw std::runtime_error(fmt::format("{} is in use by process {}, which is running and named in {} (it holds no "
+                                         "lock on it); wait for it to end or choose another --out (remove the file if "
+                                         "process {} is not a tinyformer run)",
+                                         directory_of(path_), before, path_, before));
+  }
   if (before > 0 && before != static_cast<long>(::getpid()))
     note_ = fmt::format("took over the lock of {}, left by process {} which is no longer running", directory_of(path_),
                         before);

@@ -85,7 +85,9 @@ class AppendFile {
 
 // A run dir's lock: an flock held on `path` (created if missing, through the gate) for the object's lifetime, with
 // the holder's process id written in the file. A second process is refused with std::runtime_error naming the
-// holder's PID. The file of a holder that died (the kernel dropped its flock) is taken over; note() says so.
+// holder's PID. The file of a holder that died (the kernel dropped its flock) is taken over; note() says so. A file
+// that names a process still running is never taken over, even when no flock is held on it (another host's run over
+// a network file system, another program): refused naming that process.
 class LockFile {
  public:
   LockFile() = default;

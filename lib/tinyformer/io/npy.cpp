@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/tensor/memory.hpp"
 
 // Values are copied with memcpy and the dtypes we accept are little-endian ('<') or single bytes ('|').
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, ".npy I/O assumes a little-endian host");
@@ -206,6 +207,11 @@ NpyHeader parse_header(InputFile& in) {
   if (have > need)
     throw std::runtime_error(fmt::format("{}: {} unexpected bytes after the data (shape {} of '{}' needs {} bytes)",
                                          path, have - need, shape_str(h.shape), h.descr, need));
+  // read as stored and converted: up to twice the data (an int64 file becomes int32 ids, float32 float64)
+  if (const double available = available_memory(); available > 0 && 2.0 * static_cast<double>(need) > available)
+    throw std::runtime_error(fmt::format("{}: its shape {} of '{}' needs {} in memory; this machine has {} available",
+                                         path, shape_str(h.shape), h.descr,
+                                         format_bytes(2.0 * static_cast<double>(need)), format_bytes(available)));
   return h;
 }
 

@@ -13,6 +13,7 @@
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/io/json_error.hpp"
 #include "tinyformer/tensor/files.hpp"
+#include "tinyformer/tensor/memory.hpp"
 
 // Values are copied with memcpy, so the host must store them as the file does.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors I/O assumes a little-endian host");
@@ -248,8 +249,21 @@ SafetensorsFile SafetensorsFile::load(const std::string& path) {
     for (const auto& name : f.names_) in_order.push_back(&f.entries_.at(name));
     refuse_past_end(path, in_order, past_end.front(), f.entries_.at(past_end.front()), data_size, in.size());
   }
-  f.data_.resize(data_size);
-  in.read(f.data_.data(), data_size, "the tensor data");
+  // The data section is exactly the tensors' bytes (as safetensors' own reader requires): bytes after them are
+  // refused before anything is read, so that a file of many GiB is not read to be refused.
+  std::size_t used = 0;
+  for (const auto& [name, e] : f.entries_) used = std::max(used, e.end);
+  if (data_size > used)
+    throw std::runtime_error(
+        fmt::format("{}: corrupt safetensors file: {} bytes follow the {} bytes of tensor data its "
+                    "header describes (the file is {} bytes, {} expected)",
+                    path, data_size - used, used, in.size(), in.size() - (data_size - used)));
+  if (const double available = available_memory(); available > 0 && static_cast<double>(used) > available)
+    throw std::runtime_error(fmt::format("{}: its {} of tensor data need more memory than this machine has available "
+                                         "({})",
+                                         path, format_bytes(static_cast<double>(used)), format_bytes(available)));
+  f.data_.resize(used);
+  in.read(f.data_.data(), used, "the tensor data");
   return f;
 }
 

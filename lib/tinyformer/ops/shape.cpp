@@ -129,8 +129,8 @@ Var<S> reshape(const Var<S>& a, const std::vector<long>& shape) {
       inferred_at = i;
     } else if (shape[i] < 0) {
       throw fail(fmt::format("dimension {} is {}; dimensions must be >= 0, or -1 to infer one", i, shape[i]));
-    } else {
-      known *= static_cast<std::size_t>(shape[i]);
+    } else if (__builtin_mul_overflow(known, static_cast<std::size_t>(shape[i]), &known)) {
+      throw fail("the product of its dimensions overflows 64 bits");
     }
   }
   Shape out_shape(shape.size());
@@ -160,7 +160,12 @@ std::vector<Var<S>> split(const Var<S>& a, long axis, const std::vector<std::siz
   const Shape in_shape = a.shape();
   const AxisSlabs s = axis_slabs(in_shape, ax);
   std::size_t total = 0;
-  for (auto size : sizes) total += size;
+  bool wraps = false;
+  for (auto size : sizes) wraps = wraps || __builtin_add_overflow(total, size, &total);
+  if (wraps)
+    throw std::invalid_argument(fmt::format("split: sizes ({}) add up to more than 64 bits hold; they must add up to "
+                                            "{}, the length of axis {} of a tensor of shape {}",
+                                            fmt::join(sizes, ", "), s.len, ax, shape_str(in_shape)));
   if (total != s.len)
     throw std::invalid_argument(fmt::format(
         "split: sizes ({}) add up to {}, but axis {} of a tensor of shape {} has length {}; they must add up to {}",

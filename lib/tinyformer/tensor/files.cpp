@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -145,11 +146,13 @@ void check_output_dir(const std::string& dir, const std::vector<std::string>& fi
     part = slash == std::string::npos ? "." : slash == 0 ? "/" : part.substr(0, slash);
     if (::lstat(part.c_str(), &st) != 0) continue;
     if (S_ISLNK(st.st_mode) && ::stat(part.c_str(), &st) != 0)
-      throw FileError(part, "is a symbolic link to nothing; the output directory cannot be created below it");
-    if (!S_ISDIR(st.st_mode))
-      throw FileError(part, "is not a directory; the output directory cannot be created below it");
-    if (::access(part.c_str(), W_OK) != 0)
-      throw FileError(part, "is not writable; the output directory cannot be created in it");
+      throw FileError(dir, fmt::format("cannot be created: '{}' is a symbolic link to nothing", part));
+    if (!S_ISDIR(st.st_mode)) throw FileError(dir, fmt::format("cannot be created: '{}' is not a directory", part));
+    if (::access(part.c_str(), W_OK) != 0) {
+      const int err = errno;
+      throw FileError(dir, fmt::format("cannot be created: '{}' is not writable ({})", part,
+                                       err == EACCES ? "permission denied" : std::strerror(err)));
+    }
     return;
   }
 }
@@ -163,6 +166,11 @@ void reopen_closed_standard_streams() noexcept {
       ::close(null_fd);
     }
   }
+}
+
+std::string exception_text(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of memory";
+  return e.what();
 }
 
 std::string printable_message(const std::string& text, std::size_t max_line) {

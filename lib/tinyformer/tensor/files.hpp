@@ -7,6 +7,7 @@
 // opens a file (tests/app/cli_file_gate.sh checks that with grep).
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -42,9 +43,9 @@ std::string output_target_problem(const std::string& path);
 // go in is missing, not a directory, or not writable. Called before a command writes anything (a plan of its
 // outputs), and by every writer again when it opens the file.
 void check_output_path(const std::string& path);
-// For a directory a command will create (if missing) and write `files` into: throws FileError naming `dir`, or the
-// first part of it that exists and is not a directory (a file, a dangling link), or one of the files refused by
-// check_output_path. Called before the command reads its inputs.
+// For a directory a command will create (if missing) and write `files` into: throws FileError naming `dir` (and the
+// first part of it that exists and is not a writable directory: a file, a dangling link, a read-only directory), or
+// one of the files refused by check_output_path. Called before the command reads its inputs.
 void check_output_dir(const std::string& dir, const std::vector<std::string>& files);
 
 // Whether `text` nests [ ] and { } deeper than `max_depth` (strings skipped). Checked before parsing text that came
@@ -74,6 +75,10 @@ inline bool json_too_deep(const std::string& text, std::size_t max_depth = 64) {
 // fds 0, 1 and 2 that are closed at start-up are opened on /dev/null, so that the first file opened does not take
 // the number of stdout or stderr (progress lines would go into metrics.jsonl). Call first thing in main.
 void reopen_closed_standard_streams() noexcept;
+
+// The text of `e` inside another message: e.what(), except "out of memory" for std::bad_alloc, whose what() is the name
+// of its C++ class.
+std::string exception_text(const std::exception& e);
 
 // One line a user sees: control bytes and bytes that are not UTF-8 shown as \xNN, an indented listing joined
 // ("2 problems:\n  a\n  b" -> "2 problems: a; b"), the line cut to `max_line` bytes.

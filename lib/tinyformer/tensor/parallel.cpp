@@ -163,8 +163,11 @@ std::unique_ptr<Pool> g_pool;  // g_threads - 1 workers, made on first use after
 int num_threads() { return g_threads; }
 
 void set_num_threads(int n) {
+  if (n < 1 || n > max_threads())
+    throw std::invalid_argument(fmt::format("set_num_threads: n = {} threads; valid: 1 to {} (4 x this machine's {} "
+                                            "hardware threads)",
+                                            n, max_threads(), max_threads() / 4));
   openblas_set_num_threads(1);
-  n = std::max(1, n);
   if (n == g_threads) return;
   g_pool.reset();
   g_threads = n;

@@ -10,7 +10,7 @@
 namespace tf {
 
 int num_threads();
-void set_num_threads(int n);  // n >= 1; also pins BLAS to one thread per caller
+void set_num_threads(int n);  // 1 <= n <= max_threads() (else std::invalid_argument); BLAS: one thread per caller
 bool in_parallel_region();    // true inside a parallel_for body (nested calls then run serially)
 
 // The machine's physical cores: distinct (physical id, core id) pairs of /proc/cpuinfo, or

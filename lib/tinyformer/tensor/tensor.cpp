@@ -11,7 +11,10 @@ std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join
 
 std::size_t shape_numel(const Shape& shape) {
   std::size_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      throw std::length_error(
+          fmt::format("shape {}: the product of its dimensions overflows 64 bits", shape_str(shape)));
   return n;
 }
 

@@ -3,6 +3,7 @@
 #include "tinyformer/data/data.hpp"
 #include "tinyformer/nn/parameter_shapes.hpp"
 #include "tinyformer/tensor/files.hpp"
+#include "tinyformer/tensor/memory.hpp"
 
 #include <algorithm>
 #include <array>
@@ -12,8 +13,6 @@
 #include <limits>
 #include <sstream>
 #include <type_traits>
-
-#include <sys/resource.h>
 
 #include <fmt/format.h>
 
@@ -51,13 +50,6 @@ double file_bytes(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   return ec ? 0.0 : static_cast<double>(size);
-}
-
-double read_number_file(const char* path) {
-  std::istringstream in(read_system_file(path));
-  std::string text;
-  if (!(in >> text) || text == "max") return 0;
-  return std::strtod(text.c_str(), nullptr);
 }
 
 // What the estimate is computed from: the config, the data's T and V, and the data's bytes.
@@ -139,24 +131,6 @@ MemoryEstimate estimate_memory(const config::RunConfig& cfg, std::size_t T, std:
   return e;
 }
 
-double available_memory() {
-  double available = 0;
-  std::istringstream meminfo(read_system_file("/proc/meminfo"));
-  std::string line;
-  while (std::getline(meminfo, line))
-    if (line.rfind("MemAvailable:", 0) == 0) {
-      std::istringstream fields(line.substr(13));
-      double kib = 0;
-      if (fields >> kib) available = kib * 1024;
-    }
-  const double limit = read_number_file("/sys/fs/cgroup/memory.max");
-  if (limit > 0) {
-    const double left = std::max(0.0, limit - read_number_file("/sys/fs/cgroup/memory.current"));
-    available = available > 0 ? std::min(available, left) : left;
-  }
-  return available;
-}
-
 void check_memory(const config::RunConfig& cfg, const MemoryEstimate& e, std::size_t T, std::size_t V) {
   const double available = available_memory();
   if (available <= 0 || e.total() <= available) return;
@@ -194,22 +168,6 @@ void check_memory(const config::RunConfig& cfg, const MemoryEstimate& e, std::si
                          fmt::format("{} need{} an estimated {} ({}); this machine has {} available; lower {}", driven,
                                      driven.find(" and ") == std::string::npos ? "s" : "", format_bytes(e.total()),
                                      listed, format_bytes(available), first));
-}
-
-std::string address_space_note() {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";
-  return fmt::format("; this process may map at most {} (ulimit -v)",
-                     format_bytes(static_cast<double>(limit.rlim_cur)));
-}
-
-std::string format_bytes(double bytes) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  std::size_t u = 0;
-  while (bytes >= 1024 && u + 1 < std::size(units)) bytes /= 1024, ++u;
-  if (u == 0) return fmt::format("{:.0f} B", bytes);
-  if (bytes >= 1e6) return fmt::format("{:.2g} {}", bytes, units[u]);
-  return fmt::format(bytes < 10 ? "{:.1f} {}" : "{:.0f} {}", bytes, units[u]);
 }
 
 }  // namespace tf::train

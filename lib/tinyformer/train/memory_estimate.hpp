@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/tensor/memory.hpp"
 
 namespace tf::train {
 
@@ -30,19 +31,8 @@ struct MemoryEstimate {
 // With T and V of the data (0 where not known yet: then only the data's part is counted).
 MemoryEstimate estimate_memory(const config::RunConfig& cfg, std::size_t T, std::size_t V, double data_bytes);
 
-// The bytes this machine can give a new process: /proc/meminfo's MemAvailable, at most what a cgroup v2 memory
-// limit leaves (memory.max - memory.current); 0 when neither can be read (the check is then skipped).
-double available_memory();
-
 // Throws config::ConfigError when the estimate exceeds the available memory: "<file>: <key> (...): <key>=<value>
 // and ... need an estimated 812 GiB (parameters 40 GiB, ...); this machine has 21.3 GiB available; ...".
 void check_memory(const config::RunConfig& cfg, const MemoryEstimate& estimate, std::size_t T, std::size_t V);
-
-// For a std::bad_alloc message: "; this process may map at most 1.4 GiB (ulimit -v)" when an address-space limit is
-// set, "" otherwise.
-std::string address_space_note();
-
-// 812 GiB, 45 MiB, 1.5 KiB, 512 B.
-std::string format_bytes(double bytes);
 
 }  // namespace tf::train

@@ -25,7 +25,7 @@ struct Run {
   io::AppendFile metrics;  // metrics.jsonl, appended to on resume
   long start_step = 0;
   bool nothing_to_do = false;    // --resume of a run already at training.steps (or past it): no file is touched
-  std::string data_fingerprint;  // rank 0: train/resume.hpp's data_fingerprint, stored in every checkpoint
+  std::string data_fingerprint;  // rank 0: checkpoint::data_fingerprint, stored in every checkpoint
   bool created_out_dir =
       false;  // the out dir did not exist before this run (removed again if step 1 runs out of memory)
   std::optional<std::string> kept_metrics;   // --resume: metrics.jsonl cut back to the checkpoint's step (if needed)

@@ -89,9 +89,9 @@ void RunLog::end_line() {
   line_open_ = false;
 }
 
-void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
-                 const std::optional<infer::EvalResult>& eval) {
-  if (!dist::is_root()) return;
+std::string RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
+                        const std::optional<infer::EvalResult>& eval) {
+  if (!dist::is_root()) return "";
   nlohmann::json row = {{"step", done},
                         {"train_loss", s.loss},
                         {"lr", s.lr},
@@ -120,8 +120,9 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
     if (!eval->induction_score.empty()) row["induction_score"] = eval->induction_score;
     if (!eval->previous_token_score.empty()) row["previous_token_score"] = eval->previous_token_score;
   }
-  run_.metrics.write(row.dump() + "\n");
-  if (!progress_) return;
+  std::string text = row.dump();
+  run_.metrics.write(text + "\n");
+  if (!progress_) return text;
 
   Progress p;
   p.done = done, p.total = run_.total_steps(), p.start = run_.start_step, p.loss = s.loss, p.lr = s.lr;
@@ -132,6 +133,7 @@ void RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>
   if (eval && eval->accuracy) p.accuracy = *eval->accuracy;
   if (eval) p.train_accuracy = eval->train_accuracy;
   draw(p, eval.has_value());
+  return text;
 }
 
 }  // namespace tf::train

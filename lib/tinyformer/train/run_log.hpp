@@ -41,9 +41,10 @@ class RunLog {
   // since the last row; attention_entropy [L][H] when `attention` (per layer [B,H,T,T]) is given; val_loss, val_bpb
   // (text), accuracy, train_accuracy (a fixed training set: modular), attention_score or induction_score and
   // previous_token_score [L][H] when `eval` is; under MPI allreduce_ms, the mean time per step in the gradient
-  // all-reduce since the last row. Written to metrics.jsonl at once, then the progress line.
-  void row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
-           const std::optional<infer::EvalResult>& eval);
+  // all-reduce since the last row. Written to metrics.jsonl at once, then the progress line. Returns the row (JSON;
+  // "" on a rank other than 0).
+  std::string row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
+                  const std::optional<infer::EvalResult>& eval);
   // Ends a line left open by an in-place refresh, so that the next print starts on a line of its own.
   void end_line();
 

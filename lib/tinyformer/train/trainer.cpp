@@ -1,8 +1,9 @@
 // The training loop behind `tinyformer train`, as nanoGPT's: open (or resume) the run, then per step: train,
 // stop or skip on a non-finite step, log and evaluate, snapshot the attention, checkpoint; finally the report.
-// Each of these is a named function (run.cpp, step.cpp, run_log.cpp, run_report.cpp).
-// Under MPI every rank runs this loop in lock step (the same collectives at the same steps: the step's all-reduce,
-// the evaluation, the agreed stop, the checkpoint's weight check); rank 0 alone prints and writes files.
+// Each of these is a named function (run.cpp, step.cpp, run_log.cpp; the attention snapshots in
+// infer/attention_files.cpp, the report in io/run_report.cpp). Under MPI every rank runs this loop in lock step (the
+// same collectives at the same steps: the step's all-reduce, the evaluation, the agreed stop, the checkpoint's weight
+// check); rank 0 alone prints and writes files.
 #include "tinyformer/train/trainer.hpp"
 
 #include <chrono>
@@ -15,16 +16,17 @@
 
 #include "tinyformer/analysis/circuits.hpp"
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/infer/attention_files.hpp"
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/infer/lens.hpp"
 #include "tinyformer/io/atomic_file.hpp"
+#include "tinyformer/io/run_report.hpp"
 #include "tinyformer/ops/kernels/dispatch.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/run.hpp"
 #include "tinyformer/train/run_log.hpp"
-#include "tinyformer/train/run_report.hpp"
 #include "tinyformer/train/step.hpp"
 
 namespace fs = std::filesystem;
@@ -63,7 +65,7 @@ void snapshot(Run& run, long done, const std::optional<infer::EvalResult>& eval)
   else if (!data.expected_pattern().empty())
     if (const auto heads = infer::score_heads_on_data(model, data, t.batch_size, t.eval_batches))
       scores = heads->table(analysis::Pattern::expected);
-  write_attention_snapshot(run.out_dir, done, model, data, run.parts.probe, scores);
+  infer::write_attention_snapshot(run.out_dir, done, model, data, run.parts.probe, scores);
 }
 
 // heads.json: the head detector on the held-out data; for data with an expected pattern, one line on the best head.
@@ -96,9 +98,9 @@ void report_circuits(Run& run) {
     c.attribution_heads = a.heads, c.attribution_attention_bias = a.attention_bias, c.attribution_mlp = a.mlp;
     c.attribution_final_bias = a.final_bias;
   }
-  if (run.cfg.data.task == config::Task::repeats) c.phase_change = io::phase_change_of(read_run_metrics(run.out_dir));
+  if (run.cfg.data.task == config::Task::repeats) c.phase_change = io::phase_change_of(io::read_run_metrics(run.out_dir));
   if (run.cfg.data.task == config::Task::modular) {
-    c.grokking = io::grokking_of(read_run_metrics(run.out_dir));
+    c.grokking = io::grokking_of(io::read_run_metrics(run.out_dir));
     const Array<float>& wte = model.named_parameters().front().second.value();  // [p + 1, C]: the numbers, then '='
     const Array<float> numbers = xt::view(wte, xt::range(0, run.cfg.data.modulus), xt::all());  // [p, C]
     c.embedding_spectrum = analysis::fourier_spectrum(numbers);
@@ -173,7 +175,8 @@ void announce(const Run& run, const std::vector<std::string>& notes, bool progre
 // The log row of a step (rank 0 writes it) and, when due, the evaluation (every rank takes part). `recorded`: the
 // step recorded its attention (otherwise the model holds an earlier step's, left out of the row).
 std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainResult& result, const StepResult& s,
-                                                  long done, bool log_now, bool eval_now, bool recorded) {
+                                                  long done, bool log_now, bool eval_now, bool recorded,
+                                                  std::string& row) {
   std::optional<infer::EvalResult> eval;
   if (!log_now && !eval_now) return eval;
   nn::GPT<float>& model = *run.parts.model;
@@ -184,7 +187,7 @@ std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainRe
   if (eval) result.last_val_loss = eval->loss;
   if (eval && eval->bpb) result.last_val_bpb = eval->bpb;
   if (eval && eval->accuracy) result.last_accuracy = eval->accuracy;
-  log.row(done, s, attention, eval);
+  row = log.row(done, s, attention, eval);
   return eval;
 }
 
@@ -195,7 +198,7 @@ void finish(Run& run, TrainResult& result, bool progress, std::chrono::steady_cl
   if (dist::is_root()) {
     if (!result.interrupted) report_heads(run, progress);
     if (!result.interrupted) report_circuits(run);
-    write_run_report(run.out_dir);
+    io::write_run_report(run.out_dir);
     if (progress) fmt::print("tinyformer: report written to {}\n", (fs::path(run.out_dir) / "report.html").string());
     result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("{}\n", summary_line(result));
@@ -251,6 +254,22 @@ bool time_budget_used(const config::RunConfig& cfg, std::chrono::steady_clock::t
   return dist::any(elapsed >= budget);
 }
 
+// A run whose every step was skipped (training.nonfinite: skip) learned nothing: an error, not a success. Every rank
+// took the same decisions (the loss and the gradients were all-reduced).
+void refuse_if_nothing_learned(const Run& run, const TrainResult& result) {
+  const long ran = result.steps_done - run.start_step;
+  if (ran == 0 || result.steps_skipped < ran) return;
+  std::error_code ec;
+  throw dist::CollectiveError(fmt::format(
+      "every one of the {} step{} of this run was skipped: the loss or the gradients were not finite at each ({}: "
+      "skip), so nothing was learned{}; lower {} or check the data",
+      ran, ran == 1 ? "" : "s", config::keys::training::nonfinite,
+      fs::exists(run.checkpoint_path, ec)
+          ? fmt::format(" ({} holds the weights of step {})", run.checkpoint_path, run.start_step)
+          : "",
+      config::keys::optimizer::lr));
+}
+
 // While the steps run, a stop request waits for the end of the step (options.in_steps, read by the signal handler).
 struct InSteps {
   std::atomic<bool>* flag;
@@ -283,6 +302,7 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
   std::optional<InSteps> in_steps;
   in_steps.emplace(options.in_steps);
   const auto steps_t0 = std::chrono::steady_clock::now();
+  std::exception_ptr callback_error;  // what options.on_step threw: rethrown once the run has ended
   for (long step = run.start_step; step < total; ++step) {
     const long done = step + 1;
     // The probe's attention is recorded on the steps due a log row; the time budget can make this step the last (and
@@ -292,22 +312,32 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
     result.out_of_time = done < total && time_budget_used(cfg, steps_t0);
     const bool last = done == total || result.out_of_time;
     const bool log_now = every(done, cfg.logging.log_interval) || last;
-    if (!s.finite()) {
+    StepInfo info;
+    info.step = done, info.total = total, info.loss = s.loss, info.lr = s.lr, info.skipped = !s.finite();
+    bool save_now = false;
+    if (info.skipped) {
       handle_nonfinite(run, s, done);
       result.steps_done = done;
       ++result.steps_skipped;
-      continue;
+    } else {
+      record(result, s, done);
+      if (step == run.start_step) write_gemm_plan(run);  // every product shape has been met
+      log.count(done, s);
+      const bool eval_now = every(done, cfg.training.eval_interval) || last;
+      const std::optional<infer::EvalResult> eval =
+          log_and_evaluate(run, log, result, s, done, log_now, eval_now, recorded, info.row);
+      run.parts.model->record_attention(false);
+      if (snapshot_due(cfg, done, last)) snapshot(run, done, eval);
+      save_now = every(done, cfg.logging.checkpoint_interval) || last;
     }
-    record(result, s, done);
-    if (step == run.start_step) write_gemm_plan(run);  // every product shape has been met
-    log.count(done, s);
-    const bool eval_now = every(done, cfg.training.eval_interval) || last;
-    const std::optional<infer::EvalResult> eval =
-        log_and_evaluate(run, log, result, s, done, log_now, eval_now, recorded);
-    run.parts.model->record_attention(false);
-    if (snapshot_due(cfg, done, last)) snapshot(run, done, eval);
-    const bool stop_now = dist::any(options.stop && options.stop->load());  // every rank stops at the same step
-    if (every(done, cfg.logging.checkpoint_interval) || last || stop_now) run.save(done);
+    if (options.on_step && !callback_error) try {
+        options.on_step(info);
+      } catch (...) {
+        callback_error = std::current_exception();
+      }
+    // every rank stops at the same step
+    const bool stop_now = dist::any((options.stop && options.stop->load()) || callback_error);
+    if (save_now || stop_now) run.save(done);
     if (stop_now) {
       result.interrupted = true;
       log.end_line();
@@ -328,8 +358,10 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
   in_steps.reset();
   if (total <= run.start_step) run.save(run.start_step);  // training.steps 0: the initial weights
   log.end_line();
+  if (!callback_error) refuse_if_nothing_learned(run, result);
   write_gemm_plan(run);
   finish(run, result, progress, t0);
+  if (callback_error) std::rethrow_exception(callback_error);
   return result;
 }
 
@@ -347,7 +379,7 @@ TrainResult train(const TrainOptions& options) {
     run.metrics = io::AppendFile();
     run.lock = io::LockFile();
     if (fs::remove_all(run.out_dir, ec) == 0 || ec || dynamic_cast<const dist::CollectiveError*>(&e)) throw;
-    throw std::runtime_error(fmt::format("{}; removed the new out dir {}", e.what(), run.out_dir));
+    throw std::runtime_error(fmt::format("{}; removed the new out dir {}", exception_text(e), run.out_dir));
   }
 }
 

@@ -7,14 +7,28 @@
 //   checkpoint.safetensors   weights + optimizer + step + RNG states (atomic)
 //   report.html              loss curves and every attention snapshot, self-contained
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tinyformer/config/config.hpp"
+
 namespace tf::train {
 
+// What a per-step callback sees, after each step (on every process of a data-parallel run).
+struct StepInfo {
+  long step = 0;         // the step just done (1-based)
+  long total = 0;        // training.steps
+  double loss = 0;       // its training loss (not finite when skipped)
+  double lr = 0;         // the learning rate it used
+  bool skipped = false;  // its loss or gradients were not finite and it changed nothing (training.nonfinite: skip)
+  std::string row;       // the row it wrote to metrics.jsonl (one JSON object), or "" when it logged none
+};
+
 struct TrainOptions {
-  std::string config_path;
+  std::string config_path;                  // the YAML file; with config_text, the name that stands for it in messages
+  std::string config_text;                  // when not empty: the config itself (no file is read)
   std::vector<std::string> overrides;       // --set key.path=value
   std::optional<std::string> out_dir;       // --out, overrides logging.out_dir
   bool resume = false;                      // continue from <out>/checkpoint.safetensors
@@ -23,6 +37,9 @@ struct TrainOptions {
   std::string init_from;                    // --init-from weights.safetensors
   bool progress = true;                     // print progress lines
   const std::atomic<bool>* stop = nullptr;  // set by a signal handler: finish the step, checkpoint, stop
+  // Called after each step. When it throws, training stops as a stop request stops it (the checkpoint written, the
+  // run dir's files and lock finished), then train() rethrows what it threw.
+  std::function<void(const StepInfo&)> on_step;
   // Set by train() while a stop request can wait for the end of a step (the loop over steps); false before (loading,
   // building) and after it (the report), where the signal handler ends the process at once.
   std::atomic<bool>* in_steps = nullptr;
@@ -45,6 +62,12 @@ struct TrainResult {
   std::string out_dir;
 };
 
+// Trains as `tinyformer train` does. A run whose steps were all skipped (training.nonfinite: skip) learned nothing:
+// it throws naming the key, after the run's files are finished.
 TrainResult train(const TrainOptions& options);
+
+// The run's config: options.config_text (named options.config_path) or the file options.config_path, with
+// options.overrides.
+config::RunConfig load_run_config(const TrainOptions& options);
 
 }  // namespace tf::train

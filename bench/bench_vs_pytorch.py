@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Training speed of tinyformer against PyTorch on the same GPT shapes, side by side in one run.
+
+For each shape it alternates, round after round: PyTorch at 1 and 2 threads and `tinyformer bench` at 1 and 2
+threads, every measurement in a fresh process (so its peak RSS, VmHWM, is that shape's alone), each the median
+ms/step over the timed steps, with AdamW on random tokens, untied LM head, biases on, dropout 0. For each engine
+and thread count the best of the rounds is kept. Prints a Markdown table with both engines' 1- and 2-thread
+ms/step, the ratio PyTorch ms / tinyformer ms taken at the better thread count of each side (and at 1 thread
+alone), tinyformer's GFLOP/s and fraction of the measured 2-thread SGEMM peak (the best line of `tinyformer bench
+--gemm`: the faster of OpenBLAS, libxsmm and the choice per shape, so the fraction is of this machine's best
+library), and the peak RSS of the two runs in the ratio.
+
+Shapes: tiny, small, medium, large (the bench's), and with --scaling T64 ... T1024 instead: T = 64 ... 1024 at
+V 512, C 256, H 8, L 4 and 2048 tokens a step (B = 2048 / T), as `tinyformer bench --scaling`.
+
+usage: bench_vs_pytorch.py [--tinyformer build/bin/tinyformer] [--shapes tiny,small,medium,large] [--scaling]
+                           [--steps N] [--warmup N] [--rounds R]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from torch_gpt import GPT, param_groups  # noqa: E402
+
+SHAPES = {  # vocab, T, d_model, heads, layers, batch
+    "tiny": (64, 32, 64, 4, 2, 32),
+    "small": (96, 128, 128, 4, 4, 16),
+    "medium": (256, 256, 256, 8, 6, 8),
+    "large": (512, 1024, 256, 8, 4, 2),
+}
+SCALING = [f"T{T}" for T in (64, 128, 256, 512, 1024)]  # tinyformer bench --scaling's shapes
+for _T in (64, 128, 256, 512, 1024):
+    SHAPES[f"T{_T}"] = (512, _T, 256, 8, 4, 2048 // _T)
+
+
+def torch_ms_per_step(shape, threads, steps, warmup):
+    V, T, C, H, L, B = SHAPES[shape]
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    model = GPT(dict(vocab_size=V, block_size=T, n_embd=C, n_head=H, n_layer=L, mlp_ratio=4, bias=True,
+                     dropout=0.0, tie_weights=False))
+    opt = torch.optim.AdamW(param_groups(model, 0.01), lr=3e-4)
+    times = []
+    for i in range(warmup + steps):
+        x = torch.randint(0, V, (B, T))
+        y = torch.randint(0, V, (B, T))
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        _, loss = model(x, y)
+        loss.backward()
+        opt.step()
+        if i >= warmup:
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def peak_rss_mb():
+    """VmHWM of this process (ru_maxrss would include the parent's peak, inherited across exec)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def torch_worker(shape, threads, steps, warmup):
+    """One PyTorch measurement in a fresh process, so its peak RSS is that shape's alone."""
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", shape, str(threads), str(steps),
+                          str(warmup)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def tinyformer_run(binary, shape, threads, steps, warmup):
+    out = subprocess.run([binary, "bench", "--shape", shape, "--threads", str(threads), "--steps", str(steps),
+                          "--warmup", str(warmup)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tinyformer", default=os.path.join(os.path.dirname(__file__), "..", "build", "bin", "tinyformer"))
+    ap.add_argument("--shapes", default="tiny,small,medium,large")
+    ap.add_argument("--scaling", action="store_true",
+                    help="the shapes T64 ... T1024 (2048 tokens a step) instead of --shapes")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds; the best median of each is kept")
+    ap.add_argument("--torch-worker", nargs=4, metavar=("SHAPE", "THREADS", "STEPS", "WARMUP"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.torch_worker:
+        shape, threads, steps, warmup = args.torch_worker
+        ms = torch_ms_per_step(shape, int(threads), int(steps), int(warmup))
+        rss_mb = peak_rss_mb()
+        print(json.dumps({"ms_per_step": ms, "peak_rss_mb": rss_mb}))
+        return 0
+    def sgemm_peak():  # the best library's 2-thread SGEMM GFLOP/s, measured before every shape
+        gemm = subprocess.run([args.tinyformer, "bench", "--gemm"], check=True, capture_output=True, text=True).stdout
+        return max(json.loads(line)["sgemm_gflops"] for line in gemm.splitlines() if '"threads": 2' in line)
+
+    shapes = SCALING if args.scaling else args.shapes.split(",")
+    for shape in shapes:
+        if shape not in SHAPES:
+            ap.error(f"unknown shape {shape}: expected one of {', '.join(SHAPES)}")
+    peaks = []
+    rows = []
+    for shape in shapes:
+        peaks.append(sgemm_peak())
+        pt, tf = {}, {}  # threads -> the best (lowest median) measurement over the rounds
+        for _ in range(args.rounds):
+            for threads in (1, 2):
+                p = torch_worker(shape, threads, args.steps, args.warmup)
+                p["threads"] = threads
+                if threads not in pt or p["ms_per_step"] < pt[threads]["ms_per_step"]:
+                    pt[threads] = p
+                r = tinyformer_run(args.tinyformer, shape, threads, args.steps, args.warmup)
+                if threads not in tf or r["ms_per_step"] < tf[threads]["ms_per_step"]:
+                    tf[threads] = r
+        rows.append((shape, pt, tf))
+        print(f"{shape}: PyTorch {pt[1]['ms_per_step']:.1f} / {pt[2]['ms_per_step']:.1f} ms, tinyformer "
+              f"{tf[1]['ms_per_step']:.1f} / {tf[2]['ms_per_step']:.1f} ms (1 / 2 threads)", file=sys.stderr, flush=True)
+    peak2 = max(peaks)
+    print(f"SGEMM peak measured here: {peak2:.1f} GFLOP/s at 2 threads (best of {', '.join(f'{p:.1f}' for p in peaks)})\n")
+    lead = "| T | B " if args.scaling else "| shape (V, T, C, H, L, B) "
+    print(lead + "| PyTorch ms/step 1T / 2T | tinyformer ms/step 1T / 2T | PyTorch / tinyformer (best of 1T, 2T each) | "
+          "at 1 thread | tinyformer GFLOP/s | fraction of SGEMM peak | peak RSS MB PyTorch / tinyformer |")
+    print("|---" * (lead.count("|") + 7) + "|")
+    for shape, pt, tf in rows:
+        bp = min(pt.values(), key=lambda m: m["ms_per_step"])
+        bt = min(tf.values(), key=lambda m: m["ms_per_step"])
+        V, T, C, H, L, B = SHAPES[shape]
+        head = f"| {T} | {B} " if args.scaling else f"| {shape} ({V}, {T}, {C}, {H}, {L}, {B}) "
+        print(head + f"| {pt[1]['ms_per_step']:.1f} / {pt[2]['ms_per_step']:.1f} "
+              f"| {tf[1]['ms_per_step']:.1f} / {tf[2]['ms_per_step']:.1f} "
+              f"| {bp['ms_per_step'] / bt['ms_per_step']:.2f}x ({bp['threads']}T / {bt['threads']}T) "
+              f"| {pt[1]['ms_per_step'] / tf[1]['ms_per_step']:.2f}x "
+              f"| {bt['gflops']:.1f} | {bt['gflops'] / peak2:.0%} "
+              f"| {bp['peak_rss_mb']:.0f} / {bt['peak_rss_mb']:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

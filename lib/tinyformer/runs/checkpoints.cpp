@@ -1,0 +1,70 @@
+#include "tinyformer/runs/checkpoints.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "tinyformer/checkpoint/data_fingerprint.hpp"
+#include "tinyformer/checkpoint/llama2c.hpp"
+#include "tinyformer/runs/errors.hpp"
+#include "tinyformer/tensor/files.hpp"
+
+namespace tf::runs {
+
+LoadedGPT open_checkpoint(const std::string& path) {
+  return at_boundary([&] { return load_gpt(path); });
+}
+
+namespace {
+
+std::unique_ptr<data::DataSource> rebuild_data(const LoadedGPT& model) {
+  if (model.config_yaml.empty())
+    throw Error(ErrorKind::value, fmt::format("{}: saved without its run config (by a program's save), so the "
+                                              "data it was trained on is not known",
+                                              model.path));
+  std::unique_ptr<data::DataSource> source;
+  std::string fingerprint;
+  try {
+    const config::RunConfig cfg = config::load_config_text(model.config_yaml, model.path + " (its config)");
+    source = data::make_data_source(cfg);
+    fingerprint = checkpoint::data_fingerprint(cfg, *source);
+  } catch (const std::exception& e) {
+    throw Error(user_error(e).first,
+                fmt::format("{}: the data it was trained on cannot be rebuilt: {}", model.path, user_message(e)));
+  }
+  std::vector<std::string> notes;  // the same check as train --resume's, without --allow-changes
+  checkpoint::check_same_data(model.data_fingerprint, model.vocab.serialize(), fingerprint, source->vocab().serialize(),
+                              false, model.path, notes, model.path);
+  return source;
+}
+
+}  // namespace
+
+std::unique_ptr<data::DataSource> run_data(const LoadedGPT& model) {
+  return at_boundary([&] { return rebuild_data(model); });
+}
+
+std::unique_ptr<data::DataSource> run_data_if_available(const LoadedGPT& model, std::string& note) {
+  try {
+    return run_data(model);
+  } catch (const Error& e) {
+    note = e.what();
+    return nullptr;
+  }
+}
+
+Prompt encode_prompt(const LoadedGPT& model, const std::string& text, const std::string& argument, Overflow overflow) {
+  return encode_prompt(model.vocab, model.model->context(), text, argument, overflow);
+}
+
+void export_checkpoint(const std::string& path, const std::string& format, const std::string& out_dir) {
+  at_boundary([&] {
+    if (format != "llama2c")
+      throw Error(ErrorKind::value, fmt::format("--format '{}': valid formats are llama2c", format));
+    check_output_dir(out_dir, {"model.bin", "tokenizer.bin"});  // before the checkpoint is read
+    const LoadedGPT checked = load_gpt(path);  // every check a sample makes: vocabulary, config, finite weights
+    checkpoint::export_llama2c(io::SafetensorsFile::load(path), out_dir);
+  });
+}
+
+}  // namespace tf::runs

@@ -1,0 +1,36 @@
+#pragma once
+// A trained model opened from its checkpoint, the same for every front end: `tinyformer sample`, `attention`,
+// `heads` and `export`, Python's tf.load, and a C++ program. Every consistency check of tf::load_gpt runs (the model
+// metadata against the tensors, the vocabulary against the model, the run config against the model, finite weights),
+// and the run's data is rebuilt only when it is still the data the checkpoint was trained on.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tinyformer/checkpoint/checkpoint.hpp"
+#include "tinyformer/data/data.hpp"
+#include "tinyformer/runs/prompt.hpp"
+
+namespace tf::runs {
+
+// The model (eval mode), its config and vocabulary, the step and the run config of `path`. Throws runs::Error naming
+// the file.
+LoadedGPT open_checkpoint(const std::string& path);
+
+// The run's data source, rebuilt from the checkpoint's config (its task, or its text or tokens file, which must
+// still be there and hold what the run trained on, as `train --resume` checks). Throws runs::Error naming the
+// checkpoint when the config cannot be read, the data cannot be built, or it differs from the checkpoint's.
+std::unique_ptr<data::DataSource> run_data(const LoadedGPT& model);
+// The same, or nullptr with the reason in `note` (for a command that does without the data).
+std::unique_ptr<data::DataSource> run_data_if_available(const LoadedGPT& model, std::string& note);
+
+// encode_prompt with the checkpoint's vocabulary and its model's context.
+Prompt encode_prompt(const LoadedGPT& model, const std::string& text, const std::string& argument = "prompt",
+                     Overflow overflow = Overflow::keep_last);
+
+// Writes out_dir/model.bin and out_dir/tokenizer.bin for llama2.c's run.c (checkpoint/llama2c.hpp), after checking
+// out_dir and opening the checkpoint with every check above; a refused export writes nothing and creates no
+// directory. `format` must be "llama2c".
+void export_checkpoint(const std::string& path, const std::string& format, const std::string& out_dir);
+
+}  // namespace tf::runs
