@@ -1,7 +1,7 @@
 // tinyformer lens CHECKPOINT --prompt TEXT [--position N] [--top K] [--answer TOKEN] [--json]
 // The logit lens (the top tokens after the embeddings and after each block) at one position of a prompt, and the direct
 // logit attribution of the answer token there: what each head, each MLP and the embeddings add to its logit. The
-// analysis is the library's (infer/lens.hpp); this file parses, calls and prints.
+// analysis is the library's (runs::lens_of over infer/lens.hpp); this file parses, calls and prints.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "model_loading.hpp"
-#include "tinyformer/infer/lens.hpp"
+#include "tinyformer/runs/checkpoints.hpp"
+#include "tinyformer/runs/inspect.hpp"
 
 namespace tf::app {
 
@@ -23,22 +23,7 @@ struct LensOptions {
   bool json = false;
 };
 
-// The answer token: --answer (one token of the vocabulary), else the model's own top prediction at the position.
-Index answer_token(const LoadedModel& loaded, const LensOptions& o, const std::vector<infer::LensRow>& lens) {
-  if (o.answer.empty()) return lens.back().tokens.front();
-  std::vector<Index> ids;
-  try {
-    ids = loaded.vocab.encode(o.answer);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(fmt::format("--answer: {}", e.what()));
-  }
-  if (ids.size() != 1)
-    throw std::invalid_argument(
-        fmt::format("--answer '{}' is {} tokens of this vocabulary; give exactly one", o.answer, ids.size()));
-  return ids.front();
-}
-
-void print_text(const LoadedModel& loaded, const std::vector<Index>& ids, std::size_t position,
+void print_text(const LoadedGPT& loaded, const std::vector<Index>& ids, std::size_t position,
                 const std::vector<infer::LensRow>& lens, Index answer, const infer::LogitAttribution& a) {
   fmt::print("logit lens of {} (step {}) at position {} (token '{}'), top {}:\n", loaded.path, loaded.step, position,
              loaded.vocab.label(ids[position]), lens.front().tokens.size());
@@ -65,7 +50,7 @@ void print_text(const LoadedModel& loaded, const std::vector<Index>& ids, std::s
   fmt::print("  embeddings {:+.3f}, final norm's bias {:+.3f}\n", a.embed, a.final_bias);
 }
 
-nlohmann::json to_json(const LoadedModel& loaded, std::size_t position, const std::vector<infer::LensRow>& lens,
+nlohmann::json to_json(const LoadedGPT& loaded, std::size_t position, const std::vector<infer::LensRow>& lens,
                        Index answer, const infer::LogitAttribution& a) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : lens) {
@@ -90,24 +75,18 @@ nlohmann::json to_json(const LoadedModel& loaded, std::size_t position, const st
 }
 
 int run_lens(const LensOptions& o) {
-  LoadedModel loaded = load_trained_model(o.checkpoint);
-  const std::vector<Index> ids = encode_prompt(loaded, o.prompt);
-  const std::size_t position = o.position.value_or(ids.size() - 1);
-  if (position >= ids.size())
-    throw std::invalid_argument(fmt::format("--position {} is past the prompt's {} tokens; valid: 0 to {}", position,
-                                            ids.size(), ids.size() - 1));
-  if (o.top > loaded.vocab.size())
-    throw std::invalid_argument(
-        fmt::format("--top {} is more than the vocabulary's {} tokens", o.top, loaded.vocab.size()));
-  IndexArray x = IndexArray::from_shape({ids.size()});
-  std::copy(ids.begin(), ids.end(), x.data());
-  const std::vector<infer::LensRow> lens = infer::logit_lens(*loaded.model, x, position, o.top);
-  const Index answer = answer_token(loaded, o, lens);
-  const infer::LogitAttribution a = infer::direct_logit_attribution(*loaded.model, x, position, answer);
+  LoadedGPT loaded = runs::open_checkpoint(o.checkpoint);
+  const runs::Prompt prompt = runs::encode_prompt(loaded, o.prompt, "--prompt");
+  if (!prompt.warning.empty()) warn(prompt.warning);
+  runs::LensRequest request;
+  request.position = o.position;
+  request.top = o.top;
+  request.answer = o.answer;
+  const runs::PromptLens r = runs::lens_of(loaded, prompt, request, "--");
   if (o.json)
-    fmt::print("{}\n", to_json(loaded, position, lens, answer, a).dump(1));
+    fmt::print("{}\n", to_json(loaded, r.position, r.lens, r.answer, r.attribution).dump(1));
   else
-    print_text(loaded, ids, position, lens, answer, a);
+    print_text(loaded, prompt.ids, r.position, r.lens, r.answer, r.attribution);
   return 0;
 }
 
