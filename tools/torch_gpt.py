@@ -7,9 +7,11 @@ names for two of them (n_embd, block_size) are accepted too. Keys that are missi
 Used by compare_with_pytorch.py (parity), bench_vs_pytorch.py (speed) and export_nanogpt.py.
 Pre-LayerNorm blocks, learned positions, GELU (tanh approximation), causal attention, optional tied head.
 Options, each default keeping the architecture above:
-  norm      "layernorm" | "rmsnorm"   RMSNorm: x * rsqrt(mean(x^2) + 1e-5) * weight, no bias (parameter `weight`)
-  mlp       "gelu" | "swiglu"         SwiGLU: c_fc [2*hidden, C] (gate rows first, then up), silu(gate) * up,
-                                      c_proj [C, hidden], hidden = swiglu_hidden(C, mlp_ratio)
+  norm      "layernorm" | "rmsnorm" | "none"   RMSNorm: x * rsqrt(mean(x^2) + 1e-5) * weight, no bias (parameter
+                                      `weight`); none: the identity, no parameters (ln_1, ln_2, ln_f hold nothing)
+  mlp       "gelu" | "swiglu" | "relu" | "none"   SwiGLU: c_fc [2*hidden, C] (gate rows first, then up),
+                                      silu(gate) * up, c_proj [C, hidden], hidden = swiglu_hidden(C, mlp_ratio);
+                                      relu: c_proj(relu(c_fc(x))); none: no MLP and no ln_2 (attention-only)
   position  "learned" | "rope"        rope: no transformer.wpe; q and k rotated (rotate_half pairs, base 10000)
   n_kv_head 0 = n_head (default) | a divisor of n_head: grouped-query attention (Llama 2), 1 = multi-query.
                                       c_attn [(n_head + 2 n_kv_head) D, C]: the q heads, then the k heads, then
@@ -95,11 +97,11 @@ class CausalSelfAttention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, d_model, ratio, bias, dropout, kind="gelu"):
         super().__init__()
-        if kind not in ("gelu", "swiglu"):
-            raise ValueError(f"mlp must be gelu or swiglu, got {kind!r}")
+        if kind not in ("gelu", "swiglu", "relu"):
+            raise ValueError(f"mlp must be gelu, swiglu or relu, got {kind!r}")
         self.kind = kind
-        hidden = ratio * d_model if kind == "gelu" else swiglu_hidden(d_model, ratio)
-        fc_out = hidden if kind == "gelu" else 2 * hidden  # swiglu: gate rows, then up rows
+        hidden = swiglu_hidden(d_model, ratio) if kind == "swiglu" else ratio * d_model
+        fc_out = 2 * hidden if kind == "swiglu" else hidden  # swiglu: gate rows, then up rows
         self.c_fc = nn.Linear(d_model, fc_out, bias=bias)
         self.c_proj = nn.Linear(hidden, d_model, bias=bias)
         self.dropout = dropout
@@ -108,6 +110,8 @@ class MLP(nn.Module):
         h = self.c_fc(x)
         if self.kind == "gelu":
             h = F.gelu(h, approximate="tanh")
+        elif self.kind == "relu":
+            h = F.relu(h)
         else:
             gate, up = h.chunk(2, dim=-1)
             h = F.silu(gate) * up
@@ -141,7 +145,9 @@ def make_norm(cfg):
         return LayerNorm(cfg["d_model"], cfg["bias"])
     if kind == "rmsnorm":
         return RMSNorm(cfg["d_model"])
-    raise ValueError(f"norm must be layernorm or rmsnorm, got {kind!r}")
+    if kind == "none":
+        return nn.Identity()
+    raise ValueError(f"norm must be layernorm, rmsnorm or none, got {kind!r}")
 
 
 def position_kind(cfg):
@@ -157,11 +163,15 @@ class Block(nn.Module):
         self.ln_1 = make_norm(cfg)
         self.attn = CausalSelfAttention(cfg["d_model"], cfg["n_head"], cfg["bias"], cfg["dropout"],
                                         rope=position_kind(cfg) == "rope", n_kv_head=cfg.get("n_kv_head"))
-        self.ln_2 = make_norm(cfg)
-        self.mlp = MLP(cfg["d_model"], cfg["mlp_ratio"], cfg["bias"], cfg["dropout"], cfg.get("mlp", "gelu"))
+        self.attention_only = cfg.get("mlp", "gelu") == "none"
+        if not self.attention_only:
+            self.ln_2 = make_norm(cfg)
+            self.mlp = MLP(cfg["d_model"], cfg["mlp_ratio"], cfg["bias"], cfg["dropout"], cfg.get("mlp", "gelu"))
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
+        if self.attention_only:
+            return x
         return x + self.mlp(self.ln_2(x))
 
 

@@ -31,6 +31,7 @@ void add_commands(CLI::App& app) {
   add_heads_command(app);
   add_compare_command(app);
   add_export_command(app);
+  add_lens_command(app);
 }
 
 CLI::Validator whole_number(std::size_t min, std::size_t max, const char* bound) {

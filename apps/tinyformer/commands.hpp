@@ -34,6 +34,7 @@ void add_config_command(CLI::App& app);
 void add_heads_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_lens_command(CLI::App& app);
 
 // Option checks with one-line messages: "--tokens: must be a whole number >= 0, got '-3'" (CLI11's own number
 // validators would otherwise let "-3" wrap around in an unsigned option, or print the range's limits in full).

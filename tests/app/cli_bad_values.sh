@@ -40,8 +40,10 @@ bad "negative batch size" "training.batch_size (--set training.batch_size=-8): m
 bad "negative seed" "training.seed (--set training.seed=-1): must be >= 0, got -1" --set training.seed=-1
 bad "val_fraction 1" "data.val_fraction (--set data.val_fraction=1): must be in (0, 1), got 1" --set data.val_fraction=1
 bad "val_fraction 0" "data.val_fraction (--set data.val_fraction=0): must be in (0, 1), got 0" --set data.val_fraction=0
-bad "alphabet 1" "data.alphabet (--set data.alphabet=1): must be in [2, 36], got 1" --set data.alphabet=1
-bad "alphabet 37" "data.alphabet (--set data.alphabet=37): must be in [2, 36], got 37" --set data.alphabet=37
+bad "alphabet 1" "data.alphabet (--set data.alphabet=1): must be in [2, 62], got 1" --set data.alphabet=1
+bad "alphabet 63" "data.alphabet (--set data.alphabet=63): must be in [2, 62], got 63" --set data.alphabet=63
+bad "train_fraction 1" "data.train_fraction (--set data.train_fraction=1): must be in (0, 1), got 1" --set data.train_fraction=1
+bad "modulus 1" "data.modulus (--set data.modulus=1): must be in [2, 1000], got 1" --set data.modulus=1
 bad "digits 10" "data.digits (--set data.digits=10): must be in [1, 9], got 10" --set data.digits=10
 bad "learning rate not finite" "optimizer.lr (--set optimizer.lr=.nan): expected a number, got '.nan'" --set optimizer.lr=.nan
 bad "learning rate beyond a double (1e400)" "optimizer.lr (--set optimizer.lr=1e400): expected a finite number, got '1e400'" --set optimizer.lr=1e400
@@ -52,6 +54,10 @@ bad "min_lr above lr" "schedule.min_lr (--set schedule.min_lr=0.01): 0.01 is lar
 bad "decay_steps before the warmup ends" "schedule.decay_steps (--set schedule.decay_steps=10): 10 must be at least schedule.warmup_steps = 50" --set schedule.decay_steps=10
 bad "nesterov without momentum" "optimizer.nesterov (--set optimizer.nesterov=true): true needs optimizer.momentum > 0 (got 0)" \
   --set optimizer.name=sgd --set optimizer.nesterov=true --set optimizer.momentum=0
+bad "batch_size all without a fixed training set" "training.batch_size (--set training.batch_size=all): 'all' takes the whole training set of a task that has a fixed one (modular); task 'reverse' draws new examples every step or reads a file: give a number of sequences" --set training.batch_size=all
+bad "a batch larger than modular's training set" "training.batch_size (--set training.batch_size=100): 100 x training.grad_accum 1 is more than the 48 training examples of task 'modular'" \
+  --set data.task=modular --set data.modulus=11 --set data.train_fraction=0.4 --set training.batch_size=100
+bad "repeats without a sequence length" "model.context at line 3: 'auto' takes the length of a task's sequences; task 'repeats'" --set data.task=repeats
 bad "rope with an odd head size" "model.position (--set model.position=rope): rope rotates pairs of a head's columns" \
   --set model.position=rope --set model.d_model=12 --set model.n_head=4
 

@@ -477,7 +477,7 @@ TEST_CASE("config: sizes below their minimum name the key, line and minimum", "[
   CHECK_THROWS_WITH(load_text(dir, "training:\n  steps: -5\n"),
                     Contains("training.steps at line 2: must be >= 0, got -5"));
   CHECK_THROWS_WITH(load_text(dir, "data:\n  alphabet: 1\n"),
-                    Contains("data.alphabet at line 2: must be in [2, 36], got 1"));
+                    Contains("data.alphabet at line 2: must be in [2, 62], got 1"));
 }
 
 TEST_CASE("config: lr, dropout and other reals outside their range name the valid range", "[config]") {
@@ -523,9 +523,9 @@ TEST_CASE("config: an unknown enum name lists the valid names", "[config]") {
   CHECK_THROWS_WITH(load_text(dir, "optimizer:\n  name: AdamW\n"),
                     Contains("optimizer.name at line 2: unknown value 'AdamW'; valid: sgd, adam, adamw") &&
                         Contains("did you mean adamw?"));
-  CHECK_THROWS_WITH(
-      load_text(dir, "data:\n  task: reversed\n"),
-      Contains("data.task at line 2") && Contains("valid: copy, reverse, sort, add, induction, text, tokens"));
+  CHECK_THROWS_WITH(load_text(dir, "data:\n  task: reversed\n"),
+                    Contains("data.task at line 2") &&
+                        Contains("valid: copy, reverse, sort, add, induction, repeats, modular, text, tokens"));
   CHECK_THROWS_WITH(load_text(dir, "{}", {"schedule.name=linear"}),
                     Contains("schedule.name (--set schedule.name=linear): unknown value 'linear'; valid: constant, "
                              "warmup, cosine"));
@@ -661,8 +661,8 @@ TEST_CASE("config: the model section round-trips through its checkpoint JSON, an
 }
 
 TEST_CASE("config: every enum's names are its enumerators, and parse_enum suggests the closest", "[config]") {
-  CHECK(enum_names(Task{}) ==
-        std::vector<std::string>{"copy", "reverse", "sort", "add", "induction", "text", "tokens"});
+  CHECK(enum_names(Task{}) == std::vector<std::string>{"copy", "reverse", "sort", "add", "induction", "repeats",
+                                                       "modular", "text", "tokens"});
   CHECK(parse_enum<DecayRule>("matrices") == DecayRule::matrices);
   CHECK(to_string(DecayRule::none) == "none");
   CHECK_THROWS_WITH(parse_enum<DecayRule>("matrics"), Contains("valid: matrices_no_embeddings, matrices, all, none") &&

@@ -312,8 +312,8 @@ TEST_CASE("data: a model context other than the task's sequence length is refuse
 TEST_CASE("data: bad task specs are refused naming the key and the valid values", "[data]") {
   using Catch::Matchers::Contains;
   CHECK_THROWS_WITH(task_spec("revers"), Contains("'revers'") && Contains("copy, reverse, sort"));
-  config::RunConfig spec = task_spec("copy", 6, 37);
-  CHECK_THROWS_WITH(make_data_source(spec), Contains("data.alphabet") && Contains("[2, 36]") && Contains("37"));
+  config::RunConfig spec = task_spec("copy", 6, 63);
+  CHECK_THROWS_WITH(make_data_source(spec), Contains("data.alphabet") && Contains("[2, 62]") && Contains("63"));
   spec = task_spec("copy", 6, 1);
   CHECK_THROWS_AS(make_data_source(spec), std::invalid_argument);
   spec = task_spec("sort", 0);

@@ -78,7 +78,7 @@ TEST_CASE("nn: train() and eval() reach every sub-module", "[nn]") {
   GPT<float> model(small_config(), kSeed);
   model.eval();
   CHECK_FALSE(model.training());
-  CHECK_FALSE(model.block(1).mlp.c_fc.training());
+  CHECK_FALSE(model.block(1).mlp->c_fc.training());
   model.train();
   CHECK(model.block(0).attn.c_proj.training());
 }
@@ -105,10 +105,14 @@ TEST_CASE("nn: GPT rejects a sequence longer than the context and a bad config",
 }
 
 TEST_CASE("gradcheck: whole GPT loss (2 layers, C=8, H=2, T=5, V=7), every parameter", "[gradcheck][nn]") {
-  for (bool tied : {false, true}) {
-    INFO("tied " << tied);
+  // untied, tied, a ReLU MLP without norms (the grokking model's blocks), attention-only (the induction model's)
+  for (int variant = 0; variant < 4; ++variant) {
+    const bool tied = variant == 1;
+    INFO("variant " << variant);
     config::ModelConfig cfg = small_config();
     cfg.tie_weights = tied;
+    if (variant == 2) cfg.mlp = config::Mlp::relu, cfg.norm = config::Norm::none;
+    if (variant == 3) cfg.mlp = config::Mlp::none;
     cfg.init = InitScheme::normal;  // small weights keep the softmaxes away from saturation
     GPT<double> model(cfg, kSeed);
     // larger weights than GPT-2's 0.02 so every path carries a clearly non-zero gradient

@@ -43,6 +43,10 @@ std::vector<Variant> variants(AttentionImpl impl) {
   mqa.n_kv_head = 1;
   mqa.tie_weights = true;
   out.push_back({"multi-query, tied", mqa});
+  config::ModelConfig attn_only = learned;  // model.mlp none and model.norm none: no resid_mid, mlp_out, ln_final
+  attn_only.mlp = config::Mlp::none;
+  attn_only.norm = config::Norm::none;
+  out.push_back({"attention-only, no norms", attn_only});
   return out;
 }
 
@@ -118,8 +122,13 @@ TEST_CASE("nn: each cached activation is where its name says: sums of its neighb
       CHECK((c.at("blocks.0.hook_resid_pre") == embedded(c)));
       for (std::size_t l = 0; l < cfg.n_layer; ++l) {
         const std::string b = "blocks." + std::to_string(l) + ".";
-        CHECK((c.at(b + "hook_resid_mid") == plus(c.at(b + "hook_resid_pre"), c.at(b + "hook_attn_out"))));
-        CHECK((c.at(b + "hook_resid_post") == plus(c.at(b + "hook_resid_mid"), c.at(b + "hook_mlp_out"))));
+        if (cfg.mlp == config::Mlp::none) {
+          CHECK(c.count(b + "hook_resid_mid") + c.count(b + "hook_mlp_out") == 0);
+          CHECK((c.at(b + "hook_resid_post") == plus(c.at(b + "hook_resid_pre"), c.at(b + "hook_attn_out"))));
+        } else {
+          CHECK((c.at(b + "hook_resid_mid") == plus(c.at(b + "hook_resid_pre"), c.at(b + "hook_attn_out"))));
+          CHECK((c.at(b + "hook_resid_post") == plus(c.at(b + "hook_resid_mid"), c.at(b + "hook_mlp_out"))));
+        }
         if (l + 1 < cfg.n_layer)
           CHECK((c.at(b + "hook_resid_post") == c.at("blocks." + std::to_string(l + 1) + ".hook_resid_pre")));
         CHECK((c.at(b + "attn.hook_pattern") == softmax(Var<float>(c.at(b + "attn.hook_attn_scores"))).value()));
@@ -153,10 +162,13 @@ TEST_CASE("nn: each cached activation is where its name says: sums of its neighb
               }
         }
       }
-      // the logits are ln_final's output times the unembedding
+      // the logits are ln_final's output (without norms: the last block's resid_post) times the unembedding
       Var<float> unembed = model->named_parameters().back().second;  // lm_head.weight, or wte tied
       if (cfg.tie_weights) unembed = model->named_parameters().front().second;
-      const Array<float> expected = matmul(Var<float>(c.at("ln_final.hook_normalized")), unembed, false, true).value();
+      const std::string last = "blocks." + std::to_string(cfg.n_layer - 1) + ".hook_resid_post";
+      CHECK((cfg.norm == config::Norm::none) == (c.count("ln_final.hook_normalized") == 0));
+      const Array<float>& final_resid = cfg.norm == config::Norm::none ? c.at(last) : c.at("ln_final.hook_normalized");
+      const Array<float> expected = matmul(Var<float>(final_resid), unembed, false, true).value();
       CHECK(xt::allclose(logits, expected, 1e-5, 1e-6));
     }
 }

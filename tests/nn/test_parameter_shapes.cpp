@@ -11,8 +11,8 @@ using namespace tf;
 TEST_CASE("nn: parameter_shapes lists the GPT's parameters, names and shapes in order, for every model option",
           "[nn]") {
   std::size_t combinations = 0;
-  for (auto norm : {config::Norm::layernorm, config::Norm::rmsnorm})
-    for (auto mlp : {config::Mlp::gelu, config::Mlp::swiglu})
+  for (auto norm : {config::Norm::layernorm, config::Norm::rmsnorm, config::Norm::none})
+    for (auto mlp : {config::Mlp::gelu, config::Mlp::swiglu, config::Mlp::relu, config::Mlp::none})
       for (auto position : {config::Position::learned, config::Position::rope})
         for (bool bias : {true, false})
           for (bool tie : {true, false})
@@ -35,7 +35,7 @@ TEST_CASE("nn: parameter_shapes lists the GPT's parameters, names and shapes in 
               CHECK(nn::parameter_count(cfg) == static_cast<double>(model.num_parameters()));
               ++combinations;
             }
-  CHECK(combinations == 64);
+  CHECK(combinations == 192);
 }
 
 TEST_CASE("nn: parameter_shapes gives SwiGLU's c_fc the gate and up rows of the rounded-up hidden width", "[nn]") {
@@ -72,4 +72,19 @@ TEST_CASE("nn: parameter_shapes refuses a model section whose vocab_size or cont
   config::ModelConfig cfg = test::tiny_model();
   cfg.vocab_size.reset();
   CHECK_THROWS_WITH(nn::parameter_shapes(cfg), Catch::Contains("vocab_size must be a number"));
+}
+
+TEST_CASE("nn: parameter_shapes of an attention-only model without norms holds only embeddings, attention and head",
+          "[nn]") {
+  config::ModelConfig cfg = test::model(7, 5, 16, 2, 2);
+  cfg.mlp = config::Mlp::none;
+  cfg.norm = config::Norm::none;
+  cfg.bias = false;
+  std::vector<std::string> names;
+  for (const auto& p : nn::parameter_shapes(cfg)) names.push_back(p.name);
+  CHECK(names == std::vector<std::string>{"transformer.wte.weight", "transformer.wpe.weight",
+                                          "transformer.h.0.attn.c_attn.weight", "transformer.h.0.attn.c_proj.weight",
+                                          "transformer.h.1.attn.c_attn.weight", "transformer.h.1.attn.c_proj.weight",
+                                          "lm_head.weight"});
+  CHECK(nn::mlp_hidden(cfg) == 0);
 }

@@ -25,13 +25,13 @@ config::ModelConfig attention_config(std::size_t d_model, std::size_t n_head, do
   return cfg;
 }
 
-struct Run {
+struct AttentionRun {
   Array<double> out, weights;
   std::vector<Array<double>> grads;  // x, then each parameter
 };
 
-Run run_attention(AttentionImpl impl, double dropout_p, bool training, std::size_t n_head = 2,
-                  std::size_t n_kv_head = 0, config::Position position = config::Position::learned) {
+AttentionRun run_attention(AttentionImpl impl, double dropout_p, bool training, std::size_t n_head = 2,
+                           std::size_t n_kv_head = 0, config::Position position = config::Position::learned) {
   Rng init_rng(7);
   config::ModelConfig cfg = attention_config(8, n_head, dropout_p, impl, n_kv_head);
   cfg.position = position;
@@ -41,7 +41,7 @@ Run run_attention(AttentionImpl impl, double dropout_p, bool training, std::size
   Var<double> x(random_array({2, 5, 8}, 3), true);
   Var<double> y = attn.forward(x);
   y.backward(random_array({2, 5, 8}, 4));
-  Run r{y.value(), attn.last_weights(), {x.grad()}};
+  AttentionRun r{y.value(), attn.last_weights(), {x.grad()}};
   for (auto& [name, p] : attn.named_parameters()) r.grads.push_back(p.grad());
   return r;
 }
@@ -50,8 +50,8 @@ Run run_attention(AttentionImpl impl, double dropout_p, bool training, std::size
 TEST_CASE("nn: fused and composed attention agree in output, weights and every gradient", "[nn]") {
   for (double p : {0.0, 0.3}) {
     INFO("dropout " << p);
-    const Run fused = run_attention(AttentionImpl::fused, p, true);
-    const Run composed = run_attention(AttentionImpl::composed, p, true);
+    const AttentionRun fused = run_attention(AttentionImpl::fused, p, true);
+    const AttentionRun composed = run_attention(AttentionImpl::composed, p, true);
     CHECK(xt::allclose(fused.out, composed.out, 1e-12, 1e-12));
     CHECK(xt::allclose(fused.weights, composed.weights, 1e-12, 1e-12));
     REQUIRE(fused.grads.size() == composed.grads.size());
@@ -65,8 +65,8 @@ TEST_CASE("nn: fused and composed grouped-query attention agree in output, weigh
     for (double p : {0.0, 0.3})
       for (auto position : {config::Position::learned, config::Position::rope}) {
         INFO("n_head 4, n_kv_head " << kv << ", dropout " << p << ", rope " << (position == config::Position::rope));
-        const Run fused = run_attention(AttentionImpl::fused, p, true, 4, kv, position);
-        const Run composed = run_attention(AttentionImpl::composed, p, true, 4, kv, position);
+        const AttentionRun fused = run_attention(AttentionImpl::fused, p, true, 4, kv, position);
+        const AttentionRun composed = run_attention(AttentionImpl::composed, p, true, 4, kv, position);
         CHECK(xt::allclose(fused.out, composed.out, 1e-12, 1e-12));
         CHECK(xt::allclose(fused.weights, composed.weights, 1e-12, 1e-12));
         REQUIRE(fused.grads.size() == composed.grads.size());
@@ -77,7 +77,7 @@ TEST_CASE("nn: fused and composed grouped-query attention agree in output, weigh
 }
 
 TEST_CASE("nn: attention weights are causal and rows sum to one", "[nn]") {
-  const Run r = run_attention(AttentionImpl::fused, 0.0, false);
+  const AttentionRun r = run_attention(AttentionImpl::fused, 0.0, false);
   REQUIRE(r.weights.shape()[1] == 2);
   for (std::size_t b = 0; b < 2; ++b)
     for (std::size_t h = 0; h < 2; ++h)

@@ -239,14 +239,16 @@ TEST_CASE("train: grouped-query (n_kv_head 2) and multi-query (1) attention lear
 // (each value of one option meets each value of another in some run), one run with all three non-default values
 // (Llama's rmsnorm, swiglu and rope), and the all-default model is configs/reverse.yaml's own test above. The table is
 // checked to cover every pair, so a new option value must add runs that keep it so.
-TEST_CASE("train: every pair of values of model.norm, model.mlp and model.position learns reverse to accuracy 0.99",
+TEST_CASE("train: every pair of values of model.norm, model.mlp and model.position learns reverse to accuracy 0.99, "
+          "and so do relu, norm none and an attention-only model",
           "[train][slow]") {
   const std::vector<std::string> norms = {"layernorm", "rmsnorm"}, mlps = {"gelu", "swiglu"},
                                  positions = {"learned", "rope"};
-  const std::vector<std::array<std::string, 3>> runs = {{"rmsnorm", "swiglu", "rope"},
-                                                        {"rmsnorm", "gelu", "learned"},
-                                                        {"layernorm", "swiglu", "learned"},
-                                                        {"layernorm", "gelu", "rope"}};
+  // the pairs of the GPT-2 and LLaMA values, then the grokking model's blocks (relu, no norm) and an attention-only
+  // model (two more runs rather than every pair of the new values: the suite's time is tight)
+  const std::vector<std::array<std::string, 3>> runs = {
+      {"rmsnorm", "swiglu", "rope"}, {"rmsnorm", "gelu", "learned"}, {"layernorm", "swiglu", "learned"},
+      {"layernorm", "gelu", "rope"}, {"none", "relu", "learned"},    {"layernorm", "none", "rope"}};
   const std::array<const std::vector<std::string>*, 3> values = {&norms, &mlps, &positions};
   for (std::size_t a = 0; a < 3; ++a)
     for (std::size_t b = a + 1; b < 3; ++b)
@@ -273,6 +275,8 @@ TEST_CASE("train: every pair of values of model.norm, model.mlp and model.positi
     CHECK(config::to_string(saved.mlp) == mlp);
     CHECK(config::to_string(saved.position) == position);
     CHECK(file.has("transformer.wpe.weight") == (saved.position == config::Position::learned));
+    CHECK(file.has("transformer.ln_f.weight") == (saved.norm != config::Norm::none));
+    CHECK(file.has("transformer.h.0.mlp.c_fc.weight") == (saved.mlp != config::Mlp::none));
     nn::GPT<float> reloaded(saved, 0);
     CHECK_NOTHROW(checkpoint::load_model_weights(file, reloaded));
   }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <utility>
 
@@ -198,6 +199,13 @@ std::size_t effective_decay_steps(const RunConfig& cfg) {
   return cfg.schedule.decay_steps ? *cfg.schedule.decay_steps : cfg.training.steps;
 }
 
+std::optional<std::size_t> fixed_train_set_size(const DataConfig& data) {
+  if (data.task != Task::modular) return std::nullopt;
+  const double pairs = static_cast<double>(data.modulus) * static_cast<double>(data.modulus);
+  const double n = std::round(data.train_fraction * pairs);
+  return static_cast<std::size_t>(std::clamp(n, 1.0, pairs - 1.0));
+}
+
 // ---- value checks ----
 
 namespace {
@@ -263,6 +271,13 @@ void validate_data(const RunConfig& cfg) {
        fmt::format("'auto' takes the length of a task's sequences or a tokens file's rows; task 'text' cuts the file "
                    "into windows: set {} to the window length (e.g. 64)",
                    keys::model::context));
+  need(!(d.task == Task::repeats && !m.context), {keys::model::context, keys::data::task},
+       fmt::format("'auto' takes the length of a task's sequences; task 'repeats' places its two copies of a segment "
+                   "anywhere in a sequence of any length: set {} to it (at least 2 x {} = {})",
+                   keys::model::context, keys::data::length, 2 * d.length));
+  need(!(d.task == Task::repeats && m.context && *m.context < 2 * d.length), {keys::model::context, keys::data::length},
+       fmt::format("{} is shorter than the two copies of the repeated segment of {} {}; valid: at least {}",
+                   m.context.value_or(0), keys::data::length, d.length, 2 * d.length));
   need(d.tokenizer == Tokenizer::char_ || d.task == Task::text, {keys::data::tokenizer, keys::data::task},
        fmt::format("{} tokenizes text; task '{}' has its own tokens: use 'char' (or task 'text')",
                    to_string(d.tokenizer), to_string(d.task)));
@@ -270,6 +285,19 @@ void validate_data(const RunConfig& cfg) {
     need(*m.vocab_size == d.vocab_size, {keys::model::vocab_size, keys::data::vocab_size},
          fmt::format("{} differs from {} = {}, the SentencePiece vocabulary; set it to {} or auto", *m.vocab_size,
                      keys::data::vocab_size, d.vocab_size, d.vocab_size));
+}
+
+// A step of a task with a fixed training set takes distinct examples of it: at most the whole set.
+void validate_batch(const RunConfig& cfg) {
+  const std::optional<std::size_t> n = fixed_train_set_size(cfg.data);
+  if (!n) return;
+  const TrainingConfig& t = cfg.training;
+  need(t.batch_size * t.grad_accum <= *n, {keys::training::batch_size, keys::training::grad_accum},
+       fmt::format("{} x {} {} is more than the {} training examples of task '{}' ({} {} of {}² pairs); valid: 1 to "
+                   "{} sequences a step, or all (the whole set in one batch, with {} 1)",
+                   t.batch_size, keys::training::grad_accum, t.grad_accum, *n, to_string(cfg.data.task),
+                   keys::data::train_fraction, cfg.data.train_fraction, cfg.data.modulus, *n,
+                   keys::training::grad_accum));
 }
 
 void validate_optimizer_and_schedule(const RunConfig& cfg) {
@@ -314,6 +342,7 @@ void validate(const RunConfig& cfg) {
   for_each_section(cfg, [](const char*, const auto& section) { check_ranges(section); });
   check_head_split(cfg.model);
   validate_data(cfg);
+  validate_batch(cfg);
   validate_optimizer_and_schedule(cfg);
   validate_threads(cfg);
 }

@@ -210,6 +210,11 @@ std::string reference_markdown();
 // schedule.decay_steps, or training.steps when it is auto.
 std::size_t effective_decay_steps(const RunConfig& cfg);
 
+// The number of training examples of a task whose training set is fixed (`modular`: data.train_fraction of the
+// modulus² pairs, rounded, at least 1 and at most modulus² - 1), or nullopt for data drawn afresh (the other synthetic
+// tasks) or read from a file. training.batch_size `all` is this number.
+std::optional<std::size_t> fixed_train_set_size(const DataConfig& data);
+
 // The value checks of load_config (ranges, d_model % n_head, warmup_steps <= steps, min_lr <= lr, path for
 // text/tokens, ...) on a config built in code. Throws ConfigError; keys() names the key paths involved.
 void validate(const RunConfig& cfg);

@@ -245,6 +245,14 @@ void parse_value(const YAML::Node& n, E& out) {
   }
 }
 
+// training.batch_size `all`: the size of the data's fixed training set (config::fixed_train_set_size).
+std::size_t whole_training_set(const DataConfig& data) {
+  if (const std::optional<std::size_t> n = fixed_train_set_size(data)) return *n;
+  throw BadValue{fmt::format("'all' takes the whole training set of a task that has a fixed one (modular); task '{}' "
+                             "draws new examples every step or reads a file: give a number of sequences",
+                             to_string(data.task))};
+}
+
 // Limits checked before the YAML parser sees the text (it recurses per level and would report "bad file"): a config
 // is at most 1 MiB (checked first), holds no NUL byte, and nests at most kMaxDepth levels of [ ] / { } or indents at
 // most 64 columns (a config needs two levels: sections and their keys). "" when the text is within them.
@@ -411,7 +419,10 @@ class Loader {
       try {
         if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::size_t>) {
           // a seed is 64 bits, not a count: no sum or product is made of it
-          value = key == keys::training::seed ? parse_count(e->value, UINT64_MAX) : parse_count(e->value);
+          if (key == keys::training::batch_size && e->value.IsScalar() && e->value.Scalar() == "all")
+            value = whole_training_set(cfg.data);  // the data section is read before the training section
+          else
+            value = key == keys::training::seed ? parse_count(e->value, UINT64_MAX) : parse_count(e->value);
         } else {
           parse_value(e->value, value);
         }

@@ -22,10 +22,11 @@ using Pair = std::array<double, 2>;  // a macro argument cannot hold the comma o
 
 TF_CONFIG_ENUM(InitScheme, xavier_uniform, xavier_normal, normal)
 TF_CONFIG_ENUM(AttentionImpl, fused, composed)
-TF_CONFIG_ENUM(Norm, layernorm, rmsnorm)
-TF_CONFIG_ENUM(Mlp, gelu, swiglu)
+TF_CONFIG_ENUM(Norm, layernorm, rmsnorm, none)
+TF_CONFIG_ENUM(Mlp, gelu, swiglu, relu, none)
 TF_CONFIG_ENUM(Position, learned, rope)
-TF_CONFIG_ENUM(Task, copy, reverse, sort, add, induction, text, tokens)
+TF_CONFIG_ENUM(Task, copy, reverse, sort, add, induction, repeats, modular, text, tokens)
+TF_CONFIG_ENUM(Operation, add, subtract, multiply)
 TF_CONFIG_ENUM(Tokenizer, char_, bpe, unigram)  // char_: the YAML name `char` (a C++ keyword)
 TF_CONFIG_ENUM(OptimizerName, sgd, adam, adamw)
 TF_CONFIG_ENUM(DecayRule, matrices_no_embeddings, matrices, all, none)
@@ -42,7 +43,7 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
   X(context, std::optional<std::size_t>, std::nullopt, Check::at_least(1), OnResume::fixed,                            \
     "T, the sequence length the model sees (rows of the positional table, nanoGPT's block_size); `auto` takes the "    \
     "length of a task's sequences or of a tokens file's rows; a number must equal it (no positions that are never "    \
-    "trained). Task `text` needs a number: its window length")                                                         \
+    "trained). Task `text` needs a number: its window length; task `repeats` too: its sequence length")              \
   X(d_model, std::size_t, 64, Check::at_least(1), OnResume::fixed,                                                     \
     "C, the embedding width; must be divisible by `n_head`")                                                           \
   X(n_head, std::size_t, 4, Check::at_least(1), OnResume::fixed,                                                       \
@@ -65,29 +66,44 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
   X(attention, AttentionImpl, AttentionImpl::fused, Check::any(), OnResume::exact,                                     \
     "the fused attention kernel, or the same attention composed from primitive ops (slower, for checking)")          \
   X(norm, Norm, Norm::layernorm, Check::any(), OnResume::fixed,                                                        \
-    "`layernorm`, or `rmsnorm`: x / sqrt(mean(x²) + 1e-5) * weight, no centring and no bias (LLaMA)")                \
+    "`layernorm`, or `rmsnorm`: x / sqrt(mean(x²) + 1e-5) * weight, no centring and no bias (LLaMA); `none`: no "      \
+    "normalisation at all, no ln_1, ln_2, ln_f parameters (TransformerLens' normalization_type None, as the "          \
+    "grokking model of Nanda et al.)")                                                                                 \
   X(mlp, Mlp, Mlp::gelu, Check::any(), OnResume::fixed,                                                                \
     "`gelu`: c_proj(gelu(c_fc(x))), hidden mlp_ratio * d_model; `swiglu`: c_proj(silu(gate) * up) with [gate; up] = "  \
-    "c_fc(x), hidden 2/3 * mlp_ratio * d_model rounded up to a multiple of 8 (about the GELU MLP's parameters)")      \
+    "c_fc(x), hidden 2/3 * mlp_ratio * d_model rounded up to a multiple of 8 (about the GELU MLP's parameters); "      \
+    "`relu`: c_proj(relu(c_fc(x))), hidden mlp_ratio * d_model; `none`: no MLP and no ln_2, an attention-only model "  \
+    "(each block is x + attn(ln_1(x)))")                                                                               \
   X(position, Position, Position::learned, Check::any(), OnResume::fixed,                                              \
     "`learned`: a positional table `transformer.wpe` [context, d_model] added to the token embeddings; `rope`: no "    \
     "table, q and k of every head rotated by position (rotary embeddings, base 10000; the head size must be even)")
 
 #define TF_DATA_FIELDS(X)                                                                                              \
   X(task, Task, Task::reverse, Check::any(), OnResume::exact,                                                          \
-    "what to learn: a synthetic task, character-level text, or pre-tokenized ids")                                     \
+    "what to learn: a synthetic task (`repeats`: random tokens with a segment of up to `length` repeated at random "   \
+    "places, " \
+    "the in-context task of an induction head; `modular`: (a, b, =) -> (a op b) mod `modulus`, a fixed split of the "   \
+    "pairs), character-level text, or pre-tokenized ids")                                                              \
   X(path, std::string, "", Check::any(), OnResume::exact,                                                              \
     "the input file for `text` (UTF-8 text) and `tokens` (`.npy` of token ids); required for those tasks. A relative " \
     "path in the file is resolved against the config file's directory, one given with `--set` against the working "   \
     "directory")                                                                                                       \
   X(length, std::size_t, 8, Check::at_least(1), OnResume::exact,                                                       \
-    "synthetic tasks: length of the source part of each sequence")                                                     \
+    "synthetic tasks: length of the source part of each sequence (`repeats`: the longest repeated segment; each "     \
+    "sequence's is drawn from 2 to it)")                                                                               \
   X(digits, std::size_t, 3, Check::closed(1, 9), OnResume::exact,                                                      \
     "`add`: digits per operand")                                                                                       \
-  X(alphabet, std::size_t, 10, Check::closed(2, 36), OnResume::exact,                                                  \
-    "synthetic tasks: number of distinct symbols (0-9, then a-z)")                                                     \
+  X(alphabet, std::size_t, 10, Check::closed(2, 62), OnResume::exact,                                                  \
+    "synthetic tasks: number of distinct symbols (0-9, then a-z, then A-Z)")                                           \
+  X(modulus, std::size_t, 113, Check::closed(2, 1000), OnResume::exact,                                                \
+    "`modular`: p, the modulus; the tokens are 0 .. p-1 and `=`")                                                      \
+  X(operation, Operation, Operation::add, Check::any(), OnResume::exact,                                               \
+    "`modular`: the answer to (a, b, =) is (a + b), (a - b) or (a * b) mod p")                                         \
+  X(train_fraction, double, 0.3, Check::open(0, 1), OnResume::exact,                                                   \
+    "`modular`: the fraction of the p² pairs (a, b) that is the training set (rounded, at least 1 and at most p² - 1); " \
+    "the rest is held out. The split is fixed by `training.seed`")                                                     \
   X(eval_size, std::size_t, 512, Check::at_least(1), OnResume::exact,                                                  \
-    "number of held-out examples used for evaluation")                                                                 \
+    "number of held-out examples used for evaluation (`modular`: at most the held-out pairs, in the split's order)")  \
   X(val_fraction, double, 0.1, Check::open(0, 1), OnResume::exact,                                                     \
     "`text`, `tokens`: fraction of the data held out for validation")                                                  \
   X(shuffle, bool, true, Check::any(), OnResume::exact,                                                                \
@@ -143,7 +159,9 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
 
 #define TF_TRAINING_FIELDS(X)                                                                                          \
   X(batch_size, std::size_t, 32, Check::at_least(1), OnResume::exact,                                                  \
-    "B, sequences per batch (per process; a step takes `grad_accum` of them on each process)")                        \
+    "B, sequences per batch (per process; a step takes `grad_accum` of them on each process); `all`: every example "  \
+    "of a task with a fixed training set (`modular`) in one batch, full-batch training (the resolved config holds "    \
+    "the number)")                                                                                                     \
   X(grad_accum, std::size_t, 1, Check::at_least(1), OnResume::exact,                                                   \
     "K, micro-batches of `batch_size` per optimizer step (gradient accumulation): the step uses the mean of their "    \
     "losses and gradients (nanoGPT's loss / K; every sequence of the built-in data has the same number of scored "    \

@@ -1,7 +1,7 @@
 #pragma once
 // The data layer: next-token batches for training a GPT, from a synthetic task (copy, reverse, sort, add,
-// induction), a character-level UTF-8 text file, or a pre-tokenized .npy array, as the data section of the run
-// config says. Depends on tensor/ and config/ (and io/npy.hpp to read .npy files).
+// induction, repeats, modular), a character-level UTF-8 text file, or a pre-tokenized .npy array, as the data section
+// of the run config says. Depends on tensor/ and config/ (and io/npy.hpp to read .npy files).
 //
 // Next-token layout, used everywhere: a sequence seq of length T+1 gives the input x = seq[0..T-1] and the
 // targets y = seq[1..T], so the query at position q of x predicts y[q] = seq[q+1]. y is -1 where the position
@@ -45,6 +45,9 @@ class DataSource {
   // The fixed held-out set in batches of B (the last one may be smaller). Built once per B, from
   // training.seed (synthetic tasks) or the validation part of the file; the same on every call.
   virtual const std::vector<Batch>& eval_batches(std::size_t B) = 0;
+  // A task with a fixed training set (modular): the whole set in batches of B (the last one may be smaller), in its
+  // fixed order, for measuring the training accuracy; nullptr for data drawn afresh or read from a file.
+  virtual const std::vector<Batch>* training_set(std::size_t /*B*/) { return nullptr; }
   // True for the synthetic tasks, whose answers have one right value (report exact-match accuracy).
   virtual bool is_task() const = 0;
   // The synthetic tasks: the number of answer tokens at the end of each sequence (0 for text and tokens).

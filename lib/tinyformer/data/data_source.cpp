@@ -14,6 +14,12 @@ Batch rows_of(const Batch& batch, std::size_t first, std::size_t count) {
           xt::view(batch.y, xt::range(first, first + count), xt::all())};
 }
 
+std::string task_symbol(std::size_t i) {
+  if (i < 10) return std::string(1, static_cast<char>('0' + i));
+  if (i < 36) return std::string(1, static_cast<char>('a' + (i - 10)));
+  return std::string(1, static_cast<char>('A' + (i - 36)));
+}
+
 void check_batch_size(std::size_t B, const char* who) {
   if (B == 0) throw std::invalid_argument(fmt::format("DataSource::{}: batch size must be >= 1, got 0", who));
 }
@@ -41,6 +47,10 @@ std::unique_ptr<DataSource> make_data_source(const config::RunConfig& cfg) {
         return make_text_source(cfg);
       case config::Task::tokens:
         return make_tokens_source(cfg);
+      case config::Task::repeats:
+        return make_repeats_source(cfg);
+      case config::Task::modular:
+        return make_modular_source(cfg);
       default:
         return make_task_source(cfg);
     }

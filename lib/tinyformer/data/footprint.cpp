@@ -51,6 +51,23 @@ DataFootprint data_footprint(const config::RunConfig& cfg) {
       fp.bytes = 4 * bytes + static_cast<double>(fp.V) * kTokenNameBytes;
       break;
     }
+    case config::Task::repeats: {
+      // T is model.context (a number: config::validate requires it); the rows, the held-out batches x and y and a
+      // scored flag per position while they are cut
+      const double L = static_cast<double>(fp.T + 1);
+      fp.V = std::max<std::size_t>(fp.V, d.alphabet);
+      fp.bytes = eval_size * (L * kIdBytes + 2 * (L - 1) * kIdBytes + 32 + L);
+      break;
+    }
+    case config::Task::modular: {
+      // every pair as a 64-bit number while splitting, the rows [a, b, =, c] of both parts, their batches x and y (the
+      // training set's cut once for evaluation and, with batch_size all, for training)
+      const double pairs = static_cast<double>(d.modulus) * static_cast<double>(d.modulus);
+      fp.T = 3;
+      fp.V = std::max<std::size_t>(fp.V, d.modulus + 1);
+      fp.bytes = pairs * (8 + 4 * kIdBytes + 2 * 2 * 3 * kIdBytes);
+      break;
+    }
     default: {
       std::size_t L = 0;  // the row length: source, separator, answer
       if (d.task == config::Task::add) {

@@ -7,10 +7,18 @@
 
 namespace tf::data {
 
+// The generator streams of the synthetic tasks, each seeded with training.seed ^ stream: the held-out set, the probe,
+// and (modular) the split of the pairs.
+inline constexpr std::uint64_t kEvalStream = 0x5eedE7A1C0FFEE01ULL;
+inline constexpr std::uint64_t kProbeStream = 0x9B0BE5EED0000002ULL;
+inline constexpr std::uint64_t kSplitStream = 0x6D0D0A5717C0FFEEULL;
+
 // The sources behind make_data_source; `cfg` has been validated.
-std::unique_ptr<DataSource> make_task_source(const config::RunConfig& cfg);    // copy, reverse, sort, add, induction
-std::unique_ptr<DataSource> make_text_source(const config::RunConfig& cfg);    // text
-std::unique_ptr<DataSource> make_tokens_source(const config::RunConfig& cfg);  // tokens
+std::unique_ptr<DataSource> make_task_source(const config::RunConfig& cfg);     // copy, reverse, sort, add, induction
+std::unique_ptr<DataSource> make_repeats_source(const config::RunConfig& cfg);  // repeats
+std::unique_ptr<DataSource> make_modular_source(const config::RunConfig& cfg);  // modular
+std::unique_ptr<DataSource> make_text_source(const config::RunConfig& cfg);     // text
+std::unique_ptr<DataSource> make_tokens_source(const config::RunConfig& cfg);   // tokens
 
 // A SentencePiece model (ModelProto bytes) of cfg.data.tokenizer (bpe or unigram) with cfg.data.vocab_size pieces,
 // trained on `sentences` (data/subword.cpp). Throws config::ConfigError at data.vocab_size when the text cannot
@@ -42,6 +50,9 @@ std::vector<Batch> rows_to_batches(const std::vector<Index>& rows, std::size_t N
 // auto. Throws config::ConfigError at model.context otherwise; `what` describes the data ("task 'reverse' with
 // data.length 8").
 std::size_t resolve_context(const config::RunConfig& cfg, std::size_t T, const std::string& what);
+
+// The synthetic tasks' symbol i: "0".."9", then "a".."z", then "A".."Z" (data.alphabet is at most 62).
+std::string task_symbol(std::size_t i);
 
 // Throws std::invalid_argument when B is 0 (`who` names the caller).
 void check_batch_size(std::size_t B, const char* who);

@@ -19,7 +19,7 @@
 //                                              end of the first copy, which attends to key 0 by the same
 //                                              formula.
 //
-// Symbols are the tokens "0".."9" then "a".."z" (ids 0..alphabet-1), followed by the separators.
+// Symbols are the tokens "0".."9", "a".."z", then "A".."Z" (ids 0..alphabet-1), followed by the separators.
 // The held-out set is drawn from Rng(seed ^ kEvalStream), the probe from Rng(seed ^ kProbeStream); training
 // draws come from the caller's generator. When the task has at least 2 * eval_size distinct sources, the
 // held-out sources are distinct and training redraws any source that is in the held-out set, so the two never
@@ -38,14 +38,7 @@ namespace tf::data {
 
 namespace {
 
-constexpr std::uint64_t kEvalStream = 0x5eedE7A1C0FFEE01ULL;
-constexpr std::uint64_t kProbeStream = 0x9B0BE5EED0000002ULL;
-
 using config::Task;  // copy, reverse, sort, add, induction here
-
-std::string symbol(std::size_t i) {
-  return std::string(1, i < 10 ? static_cast<char>('0' + i) : static_cast<char>('a' + (i - 10)));
-}
 
 // base^exp, saturated at 2^62.
 std::uint64_t saturating_pow(std::uint64_t base, std::size_t exp) {
@@ -67,7 +60,7 @@ class TaskSource final : public DataSource {
     std::vector<std::string> tokens;
     if (kind == Task::add) {
       d_ = spec.digits;
-      for (std::size_t i = 0; i < 10; ++i) tokens.push_back(symbol(i));
+      for (std::size_t i = 0; i < 10; ++i) tokens.push_back(task_symbol(i));
       plus_ = 10;
       equals_ = 11;
       tokens.push_back("+");
@@ -79,7 +72,7 @@ class TaskSource final : public DataSource {
     } else {
       n_ = spec.length;
       alphabet_ = spec.alphabet;
-      for (std::size_t i = 0; i < alphabet_; ++i) tokens.push_back(symbol(i));
+      for (std::size_t i = 0; i < alphabet_; ++i) tokens.push_back(task_symbol(i));
       if (kind != Task::induction) {
         sep_ = static_cast<Index>(alphabet_);
         tokens.push_back("|");
@@ -214,9 +207,11 @@ class TaskSource final : public DataSource {
                            "earlier occurrence of its current token, i-{} (an induction head); the last query of "
                            "the first copy attends to position 0.",
                            n_ - 1);
+      case Task::repeats:
+      case Task::modular:
       case Task::text:
       case Task::tokens:
-        break;  // not synthetic: no such object is made for them
+        break;  // sources of their own (repeats.cpp, modular.cpp, text, tokens): no such object is made for them
     }
     return "";
   }
@@ -275,6 +270,8 @@ class TaskSource final : public DataSource {
         case Task::induction:
           key = static_cast<long>(q0 + k) - static_cast<long>(n_) + 1;
           break;
+        case Task::repeats:
+        case Task::modular:
         case Task::text:
         case Task::tokens:
           break;
@@ -333,6 +330,8 @@ class TaskSource final : public DataSource {
         std::sort(answer, answer + n_);
         break;
       case Task::add:
+      case Task::repeats:
+      case Task::modular:
       case Task::text:
       case Task::tokens:
         break;

@@ -142,11 +142,13 @@ std::vector<Series> entropy_series(const std::vector<MetricsRow>& metrics) {
   return series;
 }
 
-std::string charts_html(const std::vector<MetricsRow>& metrics, const StepAxis& axis) {
+std::string charts_html(const ReportData& data, const StepAxis& axis) {
+  const std::vector<MetricsRow>& metrics = data.metrics;
   // Colors chosen away from the blues of the attention maps.
   Series train{"train loss", "#e6550d", {}}, val{"val loss", "#756bb1", {}};
   Series bpb{"val bits per byte", "#756bb1", {}};
   Series accuracy{"accuracy", "#31a354", {}}, lr{"learning rate", "#636363", {}}, grad{"gradient norm", "#a63603", {}};
+  Series train_accuracy{"train accuracy", "#e6550d", {}}, weight_norm{"weight norm", "#7f7f7f", {}};
   for (const auto& m : metrics) {
     const double x = static_cast<double>(m.step);
     train.points.emplace_back(x, m.train_loss);
@@ -156,12 +158,25 @@ std::string charts_html(const std::vector<MetricsRow>& metrics, const StepAxis& 
     if (m.val_bpb) bpb.points.emplace_back(x, *m.val_bpb);
     if (m.accuracy) accuracy.points.emplace_back(x, *m.accuracy);
     if (m.grad_norm) grad.points.emplace_back(x, *m.grad_norm);
+    if (m.train_accuracy) train_accuracy.points.emplace_back(x, *m.train_accuracy);
+    if (m.weight_norm) weight_norm.points.emplace_back(x, *m.weight_norm);
   }
   const std::vector<Series> entropy = entropy_series(metrics);
+  const report::CircuitMarks marks = report::circuit_marks(data);
   std::string out = "<div class=\"charts\">";
-  out += report::svg_line_chart("chart-loss", "Loss", {train, val}, axis, true);
+  out += report::svg_line_chart("chart-loss", "Loss", {train, val}, axis, true, {{}, "", marks.loss});
   if (!bpb.points.empty()) out += report::svg_line_chart("chart-bpb", "Bits per byte (held out)", {bpb}, axis, false);
-  if (!accuracy.points.empty()) out += report::svg_line_chart("chart-accuracy", "Accuracy", {accuracy}, axis, false);
+  if (!accuracy.points.empty()) {
+    // with a fixed training set (modular): its accuracy too, and the weight norm that weight decay shrinks
+    std::vector<Series> accuracies{accuracy};
+    report::ChartExtras extras{{}, "", marks.accuracy};
+    if (!train_accuracy.points.empty()) {
+      accuracy.name = "held-out accuracy";
+      accuracies = {train_accuracy, accuracy};
+      if (!weight_norm.points.empty()) extras.right = {weight_norm}, extras.right_title = "weight norm";
+    }
+    out += report::svg_line_chart("chart-accuracy", "Accuracy", accuracies, axis, false, extras);
+  }
   out += report::svg_line_chart("chart-lr", "Learning rate", {lr}, axis, false);
   if (!grad.points.empty()) out += report::svg_line_chart("chart-grad-norm", "Gradient norm", {grad}, axis, true);
   if (!entropy.empty())
@@ -184,6 +199,7 @@ std::string summary_html(const std::vector<MetricsRow>& metrics) {
     s +=
         fmt::format(", val loss {} (best {} at step {})", short_number(*last_val), short_number(*best_val), *best_step);
   if (last.val_bpb) s += fmt::format(", val bits per byte {}", short_number(*last.val_bpb));
+  if (last.train_accuracy) s += fmt::format(", train accuracy {}", short_number(*last.train_accuracy));
   if (last.accuracy) s += fmt::format(", accuracy {}", short_number(*last.accuracy));
   if (last.grad_norm) s += fmt::format(", gradient norm {}", short_number(*last.grad_norm));
   s += fmt::format(", learning rate {}.", short_number(last.lr));
@@ -303,7 +319,7 @@ std::string heads_html(const ReportData& data, const StepAxis& axis) {
   if (s.points.size() >= 2) {  // a chart over steps needs at least two of them
     html += "<div class=\"charts\">" +
             report::svg_line_chart("chart-best-score", fmt::format("{} of {} (best head)", score_name(*scores), s.name),
-                                   {s}, axis, false) +
+                                   {s}, axis, false, {{}, "", report::circuit_marks(data).scores}) +
             "</div>\n";
   }
   return html;
@@ -348,7 +364,8 @@ std::string render_html_report(const ReportData& data) {
   html += "<title>" + title + "</title>\n<style>\n" + report::report_style() + "</style>\n</head>\n<body>\n";
   html += "<h1>" + title + "</h1>\n";
   if (!data.metrics.empty())
-    html += summary_html(data.metrics) + "<h2>Training curves</h2>\n" + charts_html(data.metrics, axis);
+    html += summary_html(data.metrics) + "<h2>Training curves</h2>\n" + charts_html(data, axis);
+  html += report::circuits_html(data);
   html += heads_html(data, axis);
   if (!data.attention.empty()) html += maps_html(data) + kHeadViewHtml;
   if (!data.config_yaml.empty()) html += "<h2>Config</h2>\n<pre>" + html_escape(data.config_yaml) + "</pre>\n";

@@ -9,6 +9,15 @@
 //    with the same width and margins, so their x positions line up. A point with no neighbour on its line (a
 //    one-point validation series, or a point between gaps) is drawn as a large ringed marker; series of at most 60
 //    points also mark every point.
+//    With a fixed training set (modular) the accuracy chart holds the training and the held-out accuracy, and the
+//    weight norm on a second scale at the right.
+//  - The circuits (html_report_circuits.cpp; ReportData::circuits from the run's circuits.json): for a `repeats` run
+//    "Phase change" (analysis::find_phase_change on the evaluations: its step, the loss drop, the best later-layer
+//    head's score before and after, the step the layer-0 previous-token head formed; or that there was none), its
+//    window shaded and its step marked on the loss chart; for a `modular` run "Grokking" (analysis::find_grokking:
+//    the memorised and grokked steps, marked on the loss and accuracy charts) and "Embedding spectrum" (a bar chart
+//    of the embedding's share at each frequency); for any run with an attribution, "Direct logit attribution" (a
+//    layer x head table coloured red for what a head adds to the answer's logit, blue for what it takes).
 //  - "Heads" (per-head scores or roles given): the expected pattern in one sentence, a table layer x head of the
 //    expected-pattern scores (the latest MetricsRow::attention_score, else the latest AttentionSnapshot::scores; with
 //    neither, as for text, the latest MetricsRow::induction_score) with the best head highlighted and each head's
@@ -34,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "tinyformer/analysis/circuits.hpp"
 #include "tinyformer/tensor/tensor.hpp"
 
 namespace tf::io {
@@ -49,10 +59,13 @@ struct MetricsRow {
   std::optional<double> val_bpb;   // text: held-out bits per byte
   std::optional<double> accuracy;  // a fraction in [0, 1] or a percentage: plotted as given
   double lr = 0.0;
-  std::optional<double> grad_norm;  // gradient norm of the step (plotted as given)
-  HeadTable attention_entropy;      // [L][H] mean attention-row entropy in nats, or [[mean]] for one number
-  HeadTable attention_score;  // [L][H] expected-pattern score of each head (analysis/head_patterns.hpp), in [0, 1]
-  HeadTable induction_score;  // [L][H] induction score of each head (data without an expected pattern), in [0, 1]
+  std::optional<double> grad_norm;       // gradient norm of the step (plotted as given)
+  std::optional<double> train_accuracy;  // on the whole fixed training set (modular), a fraction in [0, 1]
+  std::optional<double> weight_norm;     // the 2-norm of all parameters' values
+  HeadTable attention_entropy;           // [L][H] mean attention-row entropy in nats, or [[mean]] for one number
+  HeadTable attention_score;       // [L][H] expected-pattern score of each head (analysis/head_patterns.hpp), in [0, 1]
+  HeadTable induction_score;       // [L][H] induction score of each head (data without an expected pattern), in [0, 1]
+  HeadTable previous_token_score;  // [L][H] previous-token score of each head, in [0, 1]
 };
 
 // Attention weights of one batch row at one step.
@@ -64,6 +77,45 @@ struct AttentionSnapshot {
   HeadTable scores;                 // [L][H] expected-pattern score of each head at this step, or empty
 };
 
+// What a run learnt about its circuits, written at the end of training as <out>/circuits.json (circuits_json) and read
+// back for the report (circuits_from_json). The trainer fills it from infer/lens (the attribution) and
+// analysis/circuits (the spectrum).
+struct CircuitsReport {
+  // The run's data.task: "repeats" makes the report look for a phase change in the held-out loss and mark it,
+  // "modular" for the two marks of grokking in the accuracies (analysis/circuits.hpp defines both).
+  std::string task;
+  // modular: the share of the numbers' embedding (wte rows 0..p-1) at each frequency 0..p/2
+  // (analysis::fourier_spectrum) at the end of the run; empty otherwise.
+  std::vector<double> embedding_spectrum;
+  // Direct logit attribution (infer/lens.hpp) of the correct next token, averaged over the scored positions of the
+  // first held-out batch: `positions` of them; logit = logit[t] - mean logit, and the parts that add up to it.
+  std::size_t attribution_positions = 0;
+  double attribution_logit = 0.0, attribution_embed = 0.0, attribution_final_bias = 0.0;
+  HeadTable attribution_heads;                     // [L][H]
+  std::vector<double> attribution_attention_bias;  // [L]
+  std::vector<double> attribution_mlp;             // [L], empty for an attention-only model
+  // What the run's evaluations show (phase_change_of, grokking_of below), for scripts and notebooks; the report
+  // computes them from the metrics itself.
+  std::optional<analysis::PhaseChange> phase_change;  // repeats
+  std::optional<analysis::GrokkingMarks> grokking;    // modular
+};
+
+// {"task": ..., "embedding_spectrum": [...], "direct_logit_attribution": {"positions", "logit", "embed", "heads",
+// "attention_bias", "mlp", "final_bias"}, "phase_change": {"found", "windows", "step", "start_step", "end_step",
+// "loss_before", "loss_after", "layer", "head", "score_before", "score_after", "previous_token_step",
+// "previous_token_head", "previous_token_score"}, "grokking": {"memorised", "grokked", "train_at_memorised",
+// "held_out_at_memorised", "held_out_at_grokked", "best_held_out"}} (each part only when there is one; a step that was
+// not reached, and a number that is not finite, is null).
+std::string circuits_json(const CircuitsReport& c);
+// Its inverse; throws std::invalid_argument naming what is wrong (not JSON, a value of the wrong type) for the caller
+// to put the file's path in front.
+CircuitsReport circuits_from_json(const std::string& text);
+
+// The phase change and the grokking marks in a run's metrics rows (analysis/circuits.hpp on its evaluations: the
+// held-out loss with each head's in-context and previous-token scores; the training and held-out accuracies).
+analysis::PhaseChange phase_change_of(const std::vector<MetricsRow>& metrics);
+analysis::GrokkingMarks grokking_of(const std::vector<MetricsRow>& metrics);
+
 struct ReportData {
   std::string title;
   std::string config_yaml;
@@ -71,6 +123,7 @@ struct ReportData {
   std::vector<AttentionSnapshot> attention;  // in step order; each may have its own L, H, T
   std::string expected_pattern;              // one sentence: which key each answer query should attend to, or ""
   std::vector<std::vector<std::string>> head_roles;  // [L][H] a short role per head ("previous_token 0.93"), or empty
+  CircuitsReport circuits;                           // what circuits.json holds (empty without it)
 };
 
 // The page as a string. Throws std::invalid_argument naming the snapshot (index and step) when its weights are

@@ -110,7 +110,7 @@ std::vector<double> y_ticks(const ChartScale& c) {
 }
 
 // Grid lines, tick labels (x ticks as text.xtick), the plot frame and the x axis title.
-std::string axes_svg(const ChartScale& c) {
+std::string axes_svg(const ChartScale& c, const std::string& x_title = "step") {
   std::string svg;
   for (const double t : y_ticks(c)) {
     const double y = c.py(t);
@@ -127,8 +127,9 @@ std::string axes_svg(const ChartScale& c) {
                        x, kPlotT, kPlotT + c.ph, kPlotT + c.ph + 15, short_number(t));
   }
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>"
-                     "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">step{}</text>",
-                     kPlotL, kPlotT, c.pw, c.ph, kPlotL + c.pw / 2, kChartHeight - 6, c.log_y ? " (log-scale y)" : "");
+                     "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" fill=\"#555\">{}{}</text>",
+                     kPlotL, kPlotT, c.pw, c.ph, kPlotL + c.pw / 2, kChartHeight - 6, html_escape(x_title),
+                     c.log_y ? " (log-scale y)" : "");
   return svg;
 }
 
@@ -179,8 +180,85 @@ std::string legend_svg(const std::string& title, const std::vector<Series>& seri
 
 }  // namespace
 
+namespace {
+
+// The marks: shaded bands first (under the lines), then dashed lines with their labels, labels staggered in height
+// so that marks close together stay readable.
+std::string marks_svg(const std::vector<ChartMark>& marks, const ChartScale& c) {
+  std::string svg;
+  const auto clamp_x = [&](double step) { return std::clamp(c.px(step), kPlotL, kPlotL + c.pw); };
+  for (const auto& m : marks)
+    if (m.band && m.band_start < m.band_end)
+      svg += fmt::format("<rect class=\"mark-band\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
+                         "fill=\"{}\" fill-opacity=\"0.12\"/>",
+                         clamp_x(m.band_start), kPlotT, clamp_x(m.band_end) - clamp_x(m.band_start), c.ph, m.color);
+  for (std::size_t i = 0; i < marks.size(); ++i) {
+    const ChartMark& m = marks[i];
+    const double x = clamp_x(m.step), y = kPlotT + 14 + 13 * static_cast<double>(i % 3);
+    const bool right_half = x > kPlotL + c.pw * 0.6;
+    svg += fmt::format(
+        "<line class=\"mark\" data-step=\"{}\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+        "stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>"
+        "<text class=\"mark-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"11\" font-weight=\"bold\" "
+        "text-anchor=\"{}\" fill=\"{}\" stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">{}</text>",
+        m.step, x, kPlotT, x, kPlotT + c.ph, m.color, right_half ? x - 3 : x + 3, y, right_half ? "end" : "start",
+        m.color, html_escape(m.label));
+  }
+  return svg;
+}
+
+// The right axis: the series on their own linear scale, tick values written inside the plot's right edge.
+std::string right_axis_svg(const ChartExtras& extras, const StepAxis& axis) {
+  const std::optional<ChartScale> right = chart_scale(extras.right, axis, false);
+  if (!right) return "";
+  const std::string color = extras.right.front().color;
+  std::string svg;
+  for (const double t : y_ticks(*right))
+    svg += fmt::format("<text class=\"right-tick\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\" "
+                       "fill=\"{}\">{}</text>",
+                       kPlotL + right->pw - 3, right->py(t) + 3, color, short_number(t));
+  svg += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" text-anchor=\"end\" fill=\"{}\" stroke=\"#fff\" "
+                     "stroke-width=\"3\" paint-order=\"stroke\">{} (right scale)</text>",
+                     kPlotL + right->pw - 3, kPlotT + right->ph - 5, color, html_escape(extras.right_title));
+  for (const auto& s : extras.right) svg += series_svg(s, *right);
+  return svg;
+}
+
+}  // namespace
+
+std::string svg_bar_chart(const std::string& id, const std::string& title, const std::string& x_title,
+                          const std::vector<double>& values, const std::vector<std::size_t>& labelled) {
+  std::string svg = fmt::format(
+      "<svg id=\"{0}\" class=\"chart\" width=\"{1}\" height=\"{2}\" viewBox=\"0 0 {1} {2}\" role=\"img\" "
+      "aria-label=\"{3}\"><text x=\"{4}\" y=\"18\" font-size=\"13\" font-weight=\"bold\" fill=\"#222\">{3}</text>",
+      html_escape(id), kChartWidth, kChartHeight, html_escape(title), kPlotL);
+  double top = 0;
+  for (const double v : values)
+    if (std::isfinite(v)) top = std::max(top, v);
+  if (values.empty() || !(top > 0))
+    return svg + fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"#888\">no data</text></svg>", kPlotL,
+                             kChartHeight / 2);
+  ChartScale c;
+  c.xmin = -0.5, c.xmax = static_cast<double>(values.size()) - 0.5, c.lo = 0, c.hi = top * 1.12;
+  svg += axes_svg(c, x_title);
+  const double width = std::max(1.0, c.pw / static_cast<double>(values.size()) * 0.8);
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    if (!std::isfinite(values[k])) continue;
+    const double x = c.px(static_cast<double>(k)), y = c.py(values[k]);
+    svg += fmt::format("<rect class=\"bar\" data-index=\"{}\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" "
+                       "height=\"{:.1f}\" fill=\"#3182bd\"/>",
+                       k, x - width / 2, y, width, kPlotT + c.ph - y);
+  }
+  for (const std::size_t k : labelled)
+    if (k < values.size())
+      svg += fmt::format("<text class=\"bar-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" "
+                         "text-anchor=\"middle\" fill=\"#08519c\">{}</text>",
+                         c.px(static_cast<double>(k)), c.py(values[k]) - 3, k);
+  return svg + "</svg>";
+}
+
 std::string svg_line_chart(const std::string& id, const std::string& title, const std::vector<Series>& series,
-                           const StepAxis& axis, bool allow_log) {
+                           const StepAxis& axis, bool allow_log, const ChartExtras& extras) {
   std::string svg = fmt::format(
       "<svg id=\"{0}\" class=\"chart\" width=\"{1}\" height=\"{2}\" viewBox=\"0 0 {1} {2}\" role=\"img\" "
       "aria-label=\"{3}\"><text x=\"{4}\" y=\"18\" font-size=\"13\" font-weight=\"bold\" fill=\"#222\">{3}</text>",
@@ -195,7 +273,12 @@ std::string svg_line_chart(const std::string& id, const std::string& title, cons
                     [&](const auto& p) { return scale->plottable(p.first, p.second); }))
       drawn.push_back(s);
   svg += axes_svg(*scale);
+  svg += marks_svg(extras.marks, *scale);
   for (const auto& s : drawn) svg += series_svg(s, *scale);
+  if (!extras.right.empty()) {
+    svg += right_axis_svg(extras, axis);
+    for (const auto& s : extras.right) drawn.push_back(s);
+  }
   if (drawn.size() > 1) svg += legend_svg(title, drawn);  // a single series is named by the title
   return svg + "</svg>";
 }

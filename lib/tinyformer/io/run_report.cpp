@@ -53,10 +53,13 @@ MetricsRow metrics_row(const nlohmann::json& j, const fs::path& path, std::size_
   if (j.contains("val_bpb")) row.val_bpb = number("val_bpb");
   if (j.contains("accuracy")) row.accuracy = number("accuracy");
   if (j.contains("grad_norm") && j["grad_norm"].is_number()) row.grad_norm = number("grad_norm");
+  if (j.contains("train_accuracy")) row.train_accuracy = number("train_accuracy");
+  if (j.contains("weight_norm")) row.weight_norm = number("weight_norm");
   try {
     row.attention_entropy = head_table(j, "attention_entropy");
     row.attention_score = head_table(j, "attention_score");
     row.induction_score = head_table(j, "induction_score");
+    row.previous_token_score = head_table(j, "previous_token_score");
   } catch (const nlohmann::json::exception&) {
     throw FileError(path.string(),
                     fmt::format("line {}: the attention tables are not lists of lists of numbers", line_no));
@@ -141,6 +144,11 @@ ReportData read_run_report(const std::string& out) {
       report.head_roles = heads["verdicts"].get<std::vector<std::vector<std::string>>>();
     } catch (const nlohmann::json::exception&) {
       throw FileError((fs::path(out) / "heads.json").string(), "'verdicts' is not a list of lists of strings");
+    }
+  if (const std::string circuits = read_text(fs::path(out) / "circuits.json"); !circuits.empty()) try {
+      report.circuits = circuits_from_json(circuits);
+    } catch (const std::invalid_argument& e) {
+      throw FileError((fs::path(out) / "circuits.json").string(), e.what());
     }
   return report;
 }

@@ -14,8 +14,8 @@ std::vector<MetricsRow> read_run_metrics(const std::string& out);
 // <out>/config.yaml as a config; FileError "<out>: not a run directory" when there is none.
 config::RunConfig read_run_config(const std::string& out);
 // The report of the run dir `out`: <out>/config.yaml, <out>/metrics.jsonl, every <out>/attention/step_*.npy/json and
-// <out>/heads.json (the head detector's verdicts) when present. Throws FileError naming a file the run wrote that
-// cannot be read.
+// <out>/heads.json (the head detector's verdicts) and <out>/circuits.json (CircuitsReport) when present. Throws
+// FileError naming a file the run wrote that cannot be read.
 ReportData read_run_report(const std::string& out);
 // <out>/report.html from read_run_report(out).
 void write_run_report(const std::string& out);

@@ -23,32 +23,48 @@ MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> 
 
 template <class S>
 Var<S> MLP<S>::forward(const Var<S>& x) {
-  const Var<S> h = kind_ == config::Mlp::swiglu ? swiglu(c_fc.forward(x)) : c_fc.forward_gelu(x);
+  Var<S> h;
+  switch (kind_) {
+    case config::Mlp::swiglu:
+      h = swiglu(c_fc.forward(x));
+      break;
+    case config::Mlp::relu:
+      h = relu(c_fc.forward(x));
+      break;
+    case config::Mlp::gelu:
+    case config::Mlp::none:  // a Block builds no MLP then
+      h = c_fc.forward_gelu(x);
+      break;
+  }
   return dropout(c_proj.forward(h), dropout_, this->training(), *dropout_rng_);
 }
 
 template <class S>
 Block<S>::Block(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> dropout_rng)
-    : ln_1(cfg), attn(cfg, init_rng, dropout_rng), ln_2(cfg), mlp(cfg, init_rng, dropout_rng) {
+    : ln_1(cfg), attn(cfg, init_rng, dropout_rng) {
   this->register_module("ln_1", ln_1);
   this->register_module("attn", attn);
-  this->register_module("ln_2", ln_2);
-  this->register_module("mlp", mlp);
+  if (!has_mlp(cfg)) return;
+  ln_2 = std::make_unique<Norm<S>>(cfg);
+  mlp = std::make_unique<MLP<S>>(cfg, init_rng, std::move(dropout_rng));
+  this->register_module("ln_2", *ln_2);
+  this->register_module("mlp", *mlp);
 }
 
 template <class S>
 Var<S> Block<S>::forward(const Var<S>& x, const HookScope<S>& hooks) {
   const Var<S> resid_pre = hooks("hook_resid_pre", x);
   const Var<S> attn_out = hooks("hook_attn_out", attn.forward(ln_1.forward(resid_pre), hooks));
+  if (!mlp) return hooks("hook_resid_post", add(resid_pre, attn_out));  // attention-only, as TransformerLens' attn_only
   const Var<S> resid_mid = hooks("hook_resid_mid", add(resid_pre, attn_out));
-  const Var<S> mlp_out = hooks("hook_mlp_out", mlp.forward(ln_2.forward(resid_mid)));
+  const Var<S> mlp_out = hooks("hook_mlp_out", mlp->forward(ln_2->forward(resid_mid)));
   return hooks("hook_resid_post", add(resid_mid, mlp_out));
 }
 
 template <class S>
 Var<S> Block<S>::forward_cached(const Var<S>& x, KVCache<S>& cache) {
   const Var<S> h = add(x, attn.forward_cached(ln_1.forward(x), cache));
-  return add(h, mlp.forward(ln_2.forward(h)));
+  return mlp ? add(h, mlp->forward(ln_2->forward(h))) : h;
 }
 
 template <class S>
@@ -159,7 +175,8 @@ Var<S> GPT<S>::embed(const IndexArray& ids, std::size_t p0, const HookScope<S>& 
 
 template <class S>
 Var<S> GPT<S>::head(const Var<S>& x, const HookScope<S>& hooks) {
-  const Var<S> h = hooks("ln_final.hook_normalized", transformer_->ln_f.forward(x));
+  Var<S> h = transformer_->ln_f.forward(x);  // x itself with model.norm: none, which has no ln_final hook
+  if (cfg_.norm != config::Norm::none) h = hooks("ln_final.hook_normalized", h);
   if (lm_head_) return lm_head_->forward(h);
   return matmul(h, transformer_->wte.weight(), false, true);  // tied: [B,n,C] x [V,C]^T
 }

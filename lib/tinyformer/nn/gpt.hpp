@@ -3,8 +3,10 @@
 // config (config::ModelConfig, the YAML names: d_model, n_head, n_layer, context, ...):
 //   transformer.wte [V,C], transformer.wpe [T,C] (model.position: learned; none with rope), transformer.h.{i}
 //   blocks, transformer.ln_f, lm_head [V,C]
-//   Block: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))
-//   MLP: c_proj(gelu(c_fc(x))), hidden = mlp_ratio * C; or (model.mlp: swiglu) c_proj(swiglu(c_fc(x)))
+//   Block: x = x + attn(ln_1(x)); x = x + mlp(ln_2(x))  (model.mlp: none, attention-only: the first line alone)
+//   MLP: c_proj(gelu(c_fc(x))), hidden = mlp_ratio * C; or (model.mlp: swiglu) c_proj(swiglu(c_fc(x))), or
+//   (model.mlp: relu) c_proj(relu(c_fc(x)))
+//   model.norm: none makes ln_1, ln_2 and ln_f the identity
 // The forward passes its activations to optional hooks under TransformerLens' names (nn/hooks.hpp).
 #include <cstdint>
 #include <memory>
@@ -41,8 +43,8 @@ class Block : public Module<S> {
   Var<S> forward_cached(const Var<S>& x, KVCache<S>& cache);  // [1,n,C] -> [1,n,C], see CausalSelfAttention
   Norm<S> ln_1;
   CausalSelfAttention<S> attn;
-  Norm<S> ln_2;
-  MLP<S> mlp;
+  std::unique_ptr<Norm<S>> ln_2;  // null for model.mlp none (attention-only)
+  std::unique_ptr<MLP<S>> mlp;    // null for model.mlp none
 };
 
 template <class S>

@@ -10,12 +10,14 @@ namespace tf::nn {
 std::vector<std::string> hook_names(const config::ModelConfig& cfg) {
   std::vector<std::string> names{"hook_embed"};
   if (cfg.position == config::Position::learned) names.emplace_back("hook_pos_embed");
+  const bool mlp = cfg.mlp != config::Mlp::none;  // attention-only blocks have no resid_mid and mlp_out
   for (std::size_t l = 0; l < cfg.n_layer; ++l)
     for (const char* name :
          {"hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores", "attn.hook_pattern",
           "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post"})
-      names.push_back(fmt::format("blocks.{}.{}", l, name));
-  names.emplace_back("ln_final.hook_normalized");
+      if (mlp || (std::string(name) != "hook_resid_mid" && std::string(name) != "hook_mlp_out"))
+        names.push_back(fmt::format("blocks.{}.{}", l, name));
+  if (cfg.norm != config::Norm::none) names.emplace_back("ln_final.hook_normalized");
   return names;
 }
 

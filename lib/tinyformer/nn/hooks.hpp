@@ -12,10 +12,10 @@
 //   blocks.{l}.attn.hook_pattern   [B,H,T,T]  softmax of the scores, before dropout (batch, head, query, key)
 //   blocks.{l}.attn.hook_z         [B,T,H,D]  the heads' outputs before c_proj
 //   blocks.{l}.hook_attn_out       [B,T,C]    attention's output (c_proj, dropout)
-//   blocks.{l}.hook_resid_mid      [B,T,C]    resid_pre + attn_out
-//   blocks.{l}.hook_mlp_out        [B,T,C]
-//   blocks.{l}.hook_resid_post     [B,T,C]    resid_mid + mlp_out
-//   ln_final.hook_normalized       [B,T,C]    ln_f's output, before the unembedding
+//   blocks.{l}.hook_resid_mid      [B,T,C]    resid_pre + attn_out      (absent with model.mlp: none)
+//   blocks.{l}.hook_mlp_out        [B,T,C]                              (absent with model.mlp: none)
+//   blocks.{l}.hook_resid_post     [B,T,C]    resid_mid + mlp_out (attention-only: resid_pre + attn_out)
+//   ln_final.hook_normalized       [B,T,C]    ln_f's output, before the unembedding (absent with model.norm: none)
 #include <functional>
 #include <map>
 #include <string>

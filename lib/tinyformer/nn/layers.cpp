@@ -56,6 +56,7 @@ Var<S> Embedding<S>::forward(const IndexArray& ids) const {
 template <class S>
 Norm<S>::Norm(std::size_t dim, const NormOptions& options) : kind_(options.kind) {
   check_positive(dim, "Norm", "dim");
+  if (kind_ == config::Norm::none) return;  // the identity: no parameters
   weight_ = this->register_parameter("weight", xt::ones<S>({dim}));
   if (kind_ == config::Norm::rmsnorm) return;
   // Without a learnable bias the shift is a constant zero (nanoGPT's LayerNorm(bias=False)).
@@ -67,7 +68,15 @@ Norm<S>::Norm(const config::ModelConfig& cfg) : Norm(cfg.d_model, NormOptions{cf
 
 template <class S>
 Var<S> Norm<S>::forward(const Var<S>& x) const {
-  return kind_ == config::Norm::rmsnorm ? rms_norm(x, weight_) : layer_norm(x, weight_, bias_);
+  switch (kind_) {
+    case config::Norm::rmsnorm:
+      return rms_norm(x, weight_);
+    case config::Norm::none:
+      return x;
+    case config::Norm::layernorm:
+      break;
+  }
+  return layer_norm(x, weight_, bias_);
 }
 
 template class Linear<float>;

@@ -50,7 +50,8 @@ struct NormOptions {
 
 // The blocks' normalisation (ln_1, ln_2, ln_f) over the last axis of width `dim`, as model.norm says: LayerNorm
 // centres, scales by weight (ones) and shifts by bias (zeros, a learnable parameter when model.bias is on);
-// RMSNorm only scales x / rms(x) by weight, and has no bias whatever model.bias says.
+// RMSNorm only scales x / rms(x) by weight, and has no bias whatever model.bias says; `none` is the identity, with no
+// parameters (an attention-only or grokking model without normalisation).
 template <class S>
 class Norm : public Module<S> {
  public:

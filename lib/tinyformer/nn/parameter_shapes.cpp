@@ -11,6 +11,7 @@ namespace {
 using Shapes = std::vector<ParameterShape>;
 
 void add_norm(Shapes& out, const std::string& name, const config::ModelConfig& cfg) {
+  if (cfg.norm == config::Norm::none) return;
   out.push_back({name + ".weight", {cfg.d_model}});
   if (cfg.norm == config::Norm::layernorm && cfg.bias) out.push_back({name + ".bias", {cfg.d_model}});
 }
@@ -52,7 +53,10 @@ double count(const Shapes& shapes) {
 
 }  // namespace
 
+bool has_mlp(const config::ModelConfig& cfg) { return cfg.mlp != config::Mlp::none; }
+
 std::size_t mlp_hidden(const config::ModelConfig& cfg) {
+  if (!has_mlp(cfg)) return 0;
   return cfg.mlp == config::Mlp::swiglu ? swiglu_hidden(cfg.d_model, cfg.mlp_ratio) : cfg.mlp_ratio * cfg.d_model;
 }
 
@@ -72,6 +76,7 @@ std::vector<ParameterShape> block_parameter_shapes(const config::ModelConfig& cf
   add_norm(out, "ln_1", cfg);
   add_linear(out, "attn.c_attn", C, qkv_width(cfg), cfg.bias);
   add_linear(out, "attn.c_proj", C, C, cfg.bias);
+  if (!has_mlp(cfg)) return out;
   add_norm(out, "ln_2", cfg);
   add_linear(out, "mlp.c_fc", C, mlp_fc_width(cfg), cfg.bias);
   add_linear(out, "mlp.c_proj", mlp_hidden(cfg), C, cfg.bias);

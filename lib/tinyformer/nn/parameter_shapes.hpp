@@ -5,9 +5,10 @@
 // checkpoint's tensors are checked against them before a model is built, and the memory estimate counts them.
 //   transformer.wte.weight [V,C]    transformer.wpe.weight [T,C] (model.position: learned)
 //   transformer.h.{l}.ln_1, attn.c_attn [qkv_width,C], attn.c_proj [C,C], ln_2, mlp.c_fc [mlp_fc_width,C],
-//   mlp.c_proj [C,F]
+//   mlp.c_proj [C,F] (ln_2 and the MLP only when model.mlp is not none)
 //   transformer.ln_f                lm_head.weight [V,C] (unless model.tie_weights)
-// A norm has weight [C], and bias [C] with layernorm and model.bias; a Linear has bias [out] with model.bias.
+// A norm has weight [C], and bias [C] with layernorm and model.bias, and nothing with model.norm none; a Linear has
+// bias [out] with model.bias.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -22,7 +23,10 @@ struct ParameterShape {
   Shape shape;
 };
 
-// F, the MLP's hidden width (c_proj's input): mlp_ratio * C for gelu, swiglu_hidden(C, mlp_ratio) for swiglu.
+// Whether the blocks have an MLP (and its ln_2): false for model.mlp none, an attention-only model.
+bool has_mlp(const config::ModelConfig& cfg);
+// F, the MLP's hidden width (c_proj's input): mlp_ratio * C for gelu and relu, swiglu_hidden(C, mlp_ratio) for
+// swiglu, 0 without an MLP.
 std::size_t mlp_hidden(const config::ModelConfig& cfg);
 // c_attn's output width, the q, k and v heads side by side: 3C; with model.n_kv_head (grouped-query attention)
 // (n_head + 2 n_kv_head) D: the q heads, then the k heads, then the v heads.

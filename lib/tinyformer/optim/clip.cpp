@@ -62,6 +62,17 @@ double grad_norm(const NamedVars<S>& params) {
   return grad_norm(vars_of(params));
 }
 
+template <class S>
+double weight_norm(const NamedVars<S>& params) {
+  double sum_sq = 0.0;
+  std::unordered_set<const Node<S>*> seen;
+  for (const auto& [name, p] : params) {
+    if (!seen.insert(&p.node()).second) continue;
+    for (const S v : p.value()) sum_sq += static_cast<double>(v) * static_cast<double>(v);
+  }
+  return std::sqrt(sum_sq);
+}
+
 // total = sqrt(sum_p sum_i g_p[i]^2)  (float64, parameters in order, elements in order)
 // coef  = max_norm / (total + 1e-6);  g_p *= coef  when coef < 1
 template <class S>
@@ -121,6 +132,8 @@ template std::string first_nonfinite_value(const NamedVars<double>&);
 template double grad_norm(const std::vector<Var<float>>&);
 template double grad_norm(const std::vector<Var<double>>&);
 template double grad_norm(const NamedVars<float>&);
+template double weight_norm(const NamedVars<float>&);
+template double weight_norm(const NamedVars<double>&);
 template double grad_norm(const NamedVars<double>&);
 template double clip_grad_norm(const std::vector<Var<float>>&, double);
 template double clip_grad_norm(const std::vector<Var<double>>&, double);

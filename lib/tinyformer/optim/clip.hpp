@@ -21,6 +21,10 @@ template <class S>
 double grad_norm(const NamedVars<S>& params);
 template <class S>
 double clip_grad_norm(const NamedVars<S>& params, double max_norm);
+// The 2-norm of the parameters' values, sqrt(sum of w^2 over every element of every parameter), float64, each Var
+// once (a tied weight counts once): the weight norm that weight decay shrinks (logged as weight_norm).
+template <class S>
+double weight_norm(const NamedVars<S>& params);
 // For the message when training meets a NaN or an infinity: the name of the first parameter (in order) whose
 // gradient (parameters without one are skipped), or whose value, holds one; "" when there is none.
 template <class S>

@@ -168,4 +168,37 @@ infer::AblationReport ablate(LoadedGPT& model, std::size_t batches, std::size_t 
   });
 }
 
+PromptLens lens_of(LoadedGPT& model, const Prompt& prompt, const LensRequest& request, const std::string& flag_prefix) {
+  return at_boundary([&] {
+    PromptLens r;
+    r.position = request.position.value_or(prompt.ids.size() - 1);
+    if (r.position >= prompt.ids.size())
+      throw Error(ErrorKind::value, fmt::format("{}position {} is past the prompt's {} tokens; valid: 0 to {}",
+                                                flag_prefix, r.position, prompt.ids.size(), prompt.ids.size() - 1));
+    if (request.top < 1 || request.top > model.vocab.size())
+      throw Error(
+          ErrorKind::value,
+          fmt::format("{}top {} is {} the vocabulary's {} tokens; valid: 1 to {}", flag_prefix, request.top,
+                      request.top < 1 ? "fewer than one of" : "more than", model.vocab.size(), model.vocab.size()));
+    std::optional<Index> answer;
+    if (!request.answer.empty()) {
+      std::vector<Index> ids;
+      try {
+        ids = model.vocab.encode(request.answer);
+      } catch (const std::invalid_argument& e) {
+        throw Error(ErrorKind::value, fmt::format("{}answer: {}", flag_prefix, e.what()));
+      }
+      if (ids.size() != 1)
+        throw Error(ErrorKind::value, fmt::format("{}answer '{}' is {} tokens of this vocabulary; give exactly one",
+                                                  flag_prefix, request.answer, ids.size()));
+      answer = ids.front();
+    }
+    const IndexArray x = array_of(prompt.ids);
+    r.lens = infer::logit_lens(*model.model, x, r.position, request.top);
+    r.answer = answer.value_or(r.lens.back().tokens.front());  // the model's own top prediction
+    r.attribution = infer::direct_logit_attribution(*model.model, x, r.position, r.answer);
+    return r;
+  });
+}
+
 }  // namespace tf::runs

@@ -1,7 +1,8 @@
 #pragma once
 // What a trained model's attention does, the same for every front end: the attention maps of a prompt (with the
 // task's expected keys when the prompt has its shape), each head's pattern scores and verdict on a prompt or on the
-// run's held-out data, and each head ablated in turn. Counts are bounded and checked against the memory they need.
+// run's held-out data, each head ablated in turn, and the logit lens with the direct logit attribution of a prompt.
+// Counts are bounded and checked against the memory they need.
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/infer/ablation.hpp"
 #include "tinyformer/infer/attention_files.hpp"
+#include "tinyformer/infer/lens.hpp"
 #include "tinyformer/runs/prompt.hpp"
 
 namespace tf::runs {
@@ -45,5 +47,21 @@ analysis::HeadScores head_scores(LoadedGPT& model, const HeadsRequest& request, 
 // Each head ablated in turn on the run's held-out data (`mode` "zero" or "mean").
 infer::AblationReport ablate(LoadedGPT& model, std::size_t batches, std::size_t batch_size, const std::string& mode,
                              const std::string& flag_prefix = "");
+
+struct LensRequest {
+  std::optional<std::size_t> position;  // the position read (default: the prompt's last)
+  std::size_t top = 5;                  // tokens per stage, 1 <= top <= the vocabulary
+  std::string answer;                   // the token attributed: one token of the vocabulary ("": the top prediction)
+};
+struct PromptLens {
+  std::size_t position = 0;
+  std::vector<infer::LensRow> lens;  // the top tokens after the embeddings and after each block
+  Index answer = 0;
+  infer::LogitAttribution attribution;  // of `answer`'s logit at `position`
+};
+// The logit lens and direct logit attribution (infer/lens.hpp) at one position of a prompt. Throws runs::Error naming
+// the position, top or answer (`flag_prefix` "--" for the CLI's flags) before anything is computed.
+PromptLens lens_of(LoadedGPT& model, const Prompt& prompt, const LensRequest& request,
+                   const std::string& flag_prefix = "");
 
 }  // namespace tf::runs

@@ -10,6 +10,7 @@
 
 #include "tinyformer/analysis/head_patterns.hpp"
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/optim/clip.hpp"
 
 namespace tf::train {
 
@@ -26,6 +27,7 @@ std::string progress_line(const Progress& p) {
                                  format_duration(per_step * static_cast<double>(p.total - p.done)));
   if (p.val_loss) line += fmt::format(" | val {:.4f}", *p.val_loss);
   if (p.val_bpb) line += fmt::format(" | bpb {:.4f}", *p.val_bpb);
+  if (p.train_accuracy) line += fmt::format(" | train acc {:.3f}", *p.train_accuracy);
   if (p.accuracy) line += fmt::format(" | acc {:.3f}", *p.accuracy);
   return line;
 }
@@ -90,7 +92,11 @@ void RunLog::end_line() {
 std::string RunLog::row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
                         const std::optional<infer::EvalResult>& eval) {
   if (!dist::is_root()) return "";
-  nlohmann::json row = {{"step", done}, {"train_loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}};
+  nlohmann::json row = {{"step", done},
+                        {"train_loss", s.loss},
+                        {"lr", s.lr},
+                        {"grad_norm", s.grad_norm},
+                        {"weight_norm", optim::weight_norm(run_.parts.model->named_parameters())}};
   const auto now = Clock::now();
   const double secs = std::chrono::duration<double>(now - t_row_).count();
   const double tokens_per_s = secs > 0 ? tokens_since_row_ / secs : 0.0;
@@ -109,8 +115,10 @@ std::string RunLog::row(long done, const StepResult& s, const std::vector<Array<
     row["val_loss"] = eval->loss;
     if (eval->bpb) row["val_bpb"] = *eval->bpb;
     if (eval->accuracy) row["accuracy"] = *eval->accuracy;
+    if (eval->train_accuracy) row["train_accuracy"] = *eval->train_accuracy;
     if (!eval->attention_score.empty()) row["attention_score"] = eval->attention_score;
     if (!eval->induction_score.empty()) row["induction_score"] = eval->induction_score;
+    if (!eval->previous_token_score.empty()) row["previous_token_score"] = eval->previous_token_score;
   }
   std::string text = row.dump();
   run_.metrics.write(text + "\n");
@@ -123,6 +131,7 @@ std::string RunLog::row(long done, const StepResult& s, const std::vector<Array<
   if (eval) p.val_loss = eval->loss;
   if (eval) p.val_bpb = eval->bpb;
   if (eval && eval->accuracy) p.accuracy = *eval->accuracy;
+  if (eval) p.train_accuracy = eval->train_accuracy;
   draw(p, eval.has_value());
   return text;
 }

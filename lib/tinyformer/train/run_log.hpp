@@ -18,10 +18,10 @@ std::string format_duration(double seconds);
 struct Progress {
   long done = 0, total = 0, start = 0;  // steps done, training.steps, the step this run started from
   double loss = 0, lr = 0, tokens_per_s = 0, elapsed_s = 0;
-  std::optional<double> val_loss, val_bpb, accuracy;
+  std::optional<double> val_loss, val_bpb, accuracy, train_accuracy;
 };
 // "step    120/400 | loss 0.4321 | lr 9.51e-04 | 51234 tok/s | 0m03s elapsed | ETA 0m07s" (| val ..., | bpb ...
-// for text, | acc ...);
+// for text, | train acc ... for a fixed training set, | acc ...);
 // the ETA from this run's mean time per step.
 std::string progress_line(const Progress& p);
 // The run's last line, printed with and without --quiet: "tinyformer: done: step 400 of 400 (400 this run) | train
@@ -37,10 +37,12 @@ class RunLog {
   // Counts step `done`'s tokens (all ranks') towards the next row's tokens/s, and its all-reduce time. On a
   // terminal, refreshes the progress line when a second has passed since it was last drawn.
   void count(long done, const StepResult& s);
-  // The row of step `done`: step, train_loss, lr, grad_norm, tokens_per_s since the last row; attention_entropy
-  // [L][H] when `attention` (per layer [B,H,T,T]) is given; val_loss, val_bpb (text), accuracy and attention_score
-  // [L][H] when `eval` is; under MPI allreduce_ms, the mean time per step in the gradient all-reduce since the last
-  // row. Written to metrics.jsonl at once, then the progress line. Returns the row (JSON; "" on a rank other than 0).
+  // The row of step `done`: step, train_loss, lr, grad_norm, weight_norm (of the parameters' values), tokens_per_s
+  // since the last row; attention_entropy [L][H] when `attention` (per layer [B,H,T,T]) is given; val_loss, val_bpb
+  // (text), accuracy, train_accuracy (a fixed training set: modular), attention_score or induction_score and
+  // previous_token_score [L][H] when `eval` is; under MPI allreduce_ms, the mean time per step in the gradient
+  // all-reduce since the last row. Written to metrics.jsonl at once, then the progress line. Returns the row (JSON;
+  // "" on a rank other than 0).
   std::string row(long done, const StepResult& s, const std::vector<Array<float>>& attention,
                   const std::optional<infer::EvalResult>& eval);
   // Ends a line left open by an in-place refresh, so that the next print starts on a line of its own.

@@ -12,10 +12,13 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <xtensor/xview.hpp>
 
+#include "tinyformer/analysis/circuits.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/infer/attention_files.hpp"
 #include "tinyformer/infer/head_scores.hpp"
+#include "tinyformer/infer/lens.hpp"
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/io/run_report.hpp"
 #include "tinyformer/ops/kernels/dispatch.hpp"
@@ -78,6 +81,32 @@ void report_heads(Run& run, bool progress) {
   const analysis::BestHead best = analysis::best_head(scores->table(analysis::Pattern::expected));
   fmt::print("tinyformer: layer {} head {} puts {:.2f} of its attention on the expected key ({})\n", best.layer,
              best.head, best.score, data.expected_key());
+}
+
+// circuits.json (io::CircuitsReport): the data's task, for a synthetic task the direct logit attribution of the
+// answers of the first held-out batch (infer/lens.hpp), for repeats the phase change in the metrics, for modular the
+// grokking marks and the Fourier spectrum of the numbers' embedding.
+void report_circuits(Run& run) {
+  if (!dist::is_root()) return;
+  data::DataSource& data = *run.parts.data;
+  nn::GPT<float>& model = *run.parts.model;
+  io::CircuitsReport c;
+  c.task = config::to_string(run.cfg.data.task);
+  if (data.is_task()) {
+    const infer::LogitAttribution a = infer::mean_direct_logit_attribution(model, data, run.cfg.training.batch_size, 1);
+    c.attribution_positions = a.positions, c.attribution_logit = a.logit, c.attribution_embed = a.embed;
+    c.attribution_heads = a.heads, c.attribution_attention_bias = a.attention_bias, c.attribution_mlp = a.mlp;
+    c.attribution_final_bias = a.final_bias;
+  }
+  if (run.cfg.data.task == config::Task::repeats) c.phase_change = io::phase_change_of(io::read_run_metrics(run.out_dir));
+  if (run.cfg.data.task == config::Task::modular) {
+    c.grokking = io::grokking_of(io::read_run_metrics(run.out_dir));
+    const Array<float>& wte = model.named_parameters().front().second.value();  // [p + 1, C]: the numbers, then '='
+    const Array<float> numbers = xt::view(wte, xt::range(0, run.cfg.data.modulus), xt::all());  // [p, C]
+    c.embedding_spectrum = analysis::fourier_spectrum(numbers);
+  }
+  const std::string json = io::circuits_json(c);
+  io::write_file_atomic((fs::path(run.out_dir) / "circuits.json").string(), json.data(), json.size());
 }
 
 // training.nonfinite: `stop` throws naming the step and the last good checkpoint; `skip` warns and goes on. The
@@ -154,6 +183,7 @@ std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainRe
   const auto attention = log_now && recorded ? model.attention_weights() : std::vector<Array<float>>{};
   const config::TrainingConfig& t = run.cfg.training;
   if (eval_now) eval = infer::evaluate(model, *run.parts.data, t.batch_size, t.eval_batches, t.grad_accum);
+  if (eval) eval->train_accuracy = infer::training_accuracy(model, *run.parts.data, t.batch_size);
   if (eval) result.last_val_loss = eval->loss;
   if (eval && eval->bpb) result.last_val_bpb = eval->bpb;
   if (eval && eval->accuracy) result.last_accuracy = eval->accuracy;
@@ -167,6 +197,7 @@ std::optional<infer::EvalResult> log_and_evaluate(Run& run, RunLog& log, TrainRe
 void finish(Run& run, TrainResult& result, bool progress, std::chrono::steady_clock::time_point t0) {
   if (dist::is_root()) {
     if (!result.interrupted) report_heads(run, progress);
+    if (!result.interrupted) report_circuits(run);
     io::write_run_report(run.out_dir);
     if (progress) fmt::print("tinyformer: report written to {}\n", (fs::path(run.out_dir) / "report.html").string());
     result.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
