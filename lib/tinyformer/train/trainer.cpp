@@ -98,7 +98,8 @@ void report_circuits(Run& run) {
     c.attribution_heads = a.heads, c.attribution_attention_bias = a.attention_bias, c.attribution_mlp = a.mlp;
     c.attribution_final_bias = a.final_bias;
   }
-  if (run.cfg.data.task == config::Task::repeats) c.phase_change = io::phase_change_of(io::read_run_metrics(run.out_dir));
+  if (run.cfg.data.task == config::Task::repeats)
+    c.phase_change = io::phase_change_of(io::read_run_metrics(run.out_dir));
   if (run.cfg.data.task == config::Task::modular) {
     c.grokking = io::grokking_of(io::read_run_metrics(run.out_dir));
     const Array<float>& wte = model.named_parameters().front().second.value();  // [p + 1, C]: the numbers, then '='
