@@ -136,11 +136,13 @@ Tensor copy_of(const Tensor& x) {
   return out;
 }
 
-// x as `kind` (x.float(), x.to(tf.float64), ...): itself when it has that dtype; a tensor that requires a gradient
-// is refused (a dtype change is not differentiable here: the graph holds one dtype), so no gradient is dropped.
+// x as `kind` (x.float(), x.to(tf.float64), ...): itself when it has that dtype. A float tensor that requires a
+// gradient is refused as another float dtype (a dtype change is not differentiable here: the graph holds one dtype),
+// so no gradient is dropped; as int64 or bool it is a constant, as torch's x.long() and x.bool() are.
 Tensor as_dtype(const Tensor& x, DType kind, const char* what) {
   const bool grad = visit(x, [](const auto& v) { return v.requires_grad(); });
-  if (x.kind != kind && grad)
+  const bool to_float = kind == DType::float32 || kind == DType::float64;
+  if (x.kind != kind && grad && to_float)
     throw std::invalid_argument(
         fmt::format("{}: a dtype change is not differentiable here (the graph holds one dtype), "
                     "and this {} tensor requires a gradient; make it in the dtype you need "
@@ -151,8 +153,9 @@ Tensor as_dtype(const Tensor& x, DType kind, const char* what) {
 }
 
 void bind_dtype_conversions(py::class_<Tensor>& t) {
-  const char* note = "a new tensor of that dtype (a constant), or self when it has that dtype already; a tensor that "
-                     "requires a gradient is refused (a dtype change is not differentiable here)";
+  const char* note =
+      "a new tensor of that dtype (a constant), or self when it has that dtype already; a tensor that "
+      "requires a gradient is refused as another float dtype (a dtype change is not differentiable here)";
   t.def(
        "to", [](const Tensor& x, const py::object& dtype) { return as_dtype(x, dtype_of(dtype), "to()"); },
        py::arg("dtype"), note)

@@ -58,7 +58,7 @@ CASES = [
     "b3.permute(2, 0, 1)", "b3.transpose(0, 2)", "x.split(2)", "x.split([1, 2])", "x.split(3, dim=1)",
     "x.chunk(2, dim=1)", "L.stack([x, y])", "L.stack([x, y], dim=1)", "L.cat([x, y], dim=1)", "x.unbind(1)",
     "x.expand(2, 3, 4)", "x[:, :1].expand(3, 4)", "L.broadcast_to(v, (3, 4))", "x.tolist()", "float(x[0, 0])",
-    "int(ids[0])", "x.shape", "x.size(1)", "x.dim()", "x.numel()", "len(b3)", "(x.sum() * 2).item()",
+    "int(ids[0])", "(x * 3).long()", "x.bool()", "x.shape", "x.size(1)", "x.dim()", "x.numel()", "len(b3)", "(x.sum() * 2).item()",
     # ---- products
     "v @ v", "x @ v", "v @ w", "x @ w", "b3 @ w", "b3 @ z", "x @ z2", "b3 @ v", "L.matmul(x, w)", "x.matmul(w)",
     # ---- constructors

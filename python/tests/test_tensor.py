@@ -66,6 +66,9 @@ def test_mixed_float_dtypes_promote_constants_and_refuse_to_drop_a_gradient():
         tf.tensor(np.ones(2)) + tf.tensor(np.ones(2, np.float32), requires_grad=True)
     with pytest.raises(ValueError, match="not differentiable here"):
         tf.tensor(np.ones(2), requires_grad=True).float()
+    # as int64 or bool a tensor that requires a gradient is a constant, as torch's x.long() and x.bool()
+    as_long = tf.tensor([1.5, -2.5], requires_grad=True).long()
+    assert as_long.dtype == "int64" and not as_long.requires_grad and as_long.tolist() == [1, -2]
 
 
 def test_sum_and_mean_reduce_everything_or_one_dim(rng):
