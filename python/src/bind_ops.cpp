@@ -231,6 +231,12 @@ void bind_elementwise_functions(py::module_& m, py::class_<Tensor>& t) {
         "input where condition is true (nonzero), else other; both broadcast and take gradients where chosen");
   def_function_and_method(m, t, "masked_fill", &masked_fill_t, py::arg("input"), py::arg("mask"), py::arg("value"),
                           "input with value where mask is true (the mask broadcasts to input's shape)");
+  def_function_and_method(m, t, "tril", [](const Tensor& a, long diagonal) {
+    return keeping_dtype(a, [&](const auto& v) { return tril(v, diagonal); }); }, py::arg("input"),
+    py::arg("diagonal") = 0, Release(), "input with 0 above the diagonal in the last two axes (torch.tril)");
+  def_function_and_method(m, t, "triu", [](const Tensor& a, long diagonal) {
+    return keeping_dtype(a, [&](const auto& v) { return triu(v, diagonal); }); }, py::arg("input"),
+    py::arg("diagonal") = 0, Release(), "input with 0 below the diagonal in the last two axes (torch.triu)");
 }
 // clang-format on
 

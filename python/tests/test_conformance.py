@@ -42,7 +42,8 @@ CASES = [
     "x ** 3", "p ** 0.5", "p ** -1.5", "x ** 2", "2 ** x", "p ** x", "x.pow(3)", "L.pow(x, 2)", "L.sqrt(p)",
     "p.sqrt()", "L.sigmoid(x)", "x.sigmoid()", "L.abs(x)", "x.abs()", "abs(x)", "-x", "x + y", "x - 2", "3 - x",
     "x * y", "x / p", "1 / p", "x * (x > 0)", "x * (x > 0).float()", "L.where(x > 0, x, y)", "L.where(x > 0, x, 0.0)",
-    "x.masked_fill(x < 0, 0.0)", "x.masked_fill(mrow, -1e9)", "L.maximum(x, y)", "L.minimum(x, y)", "L.exp(x)",
+    "x.masked_fill(x < 0, 0.0)", "x.masked_fill(mrow, -1e9)", "L.tril(x)", "x.triu(1)", "x.tril(-1)", "L.triu(b3, diagonal=-1)",
+    "L.softmax(x.masked_fill(L.tril(L.ones(3, 4)) == 0, float('-inf')), -1)", "L.maximum(x, y)", "L.minimum(x, y)", "L.exp(x)",
     "x.exp()", "p.log()", "x.tanh()", "x.relu()", "L.relu(x)", "x.softmax(-1)", "x.softmax(dim=0)",
     "L.log_softmax(x, dim=1)", "x + v", "u[:, None] * x", "x.clone() * 2",
     # ---- comparisons (bool tensors; == is elementwise)

@@ -64,3 +64,24 @@ TEST_CASE("gradcheck: masked_fill with a broadcast mask", "[gradcheck][ops]") {
   REQUIRE_GRADCHECK(gradcheck([mask](const Inputs& in) { return masked_fill(in[0], mask, -2.5) * in[0]; },
                               {random_array({3, 4}, 99)}));
 }
+
+TEST_CASE("ops: tril and triu keep the triangles of torch.tril and torch.triu in the last two axes", "[ops]") {
+  const Var<double> a(Array<double>{{1, 2, 3}, {4, 5, 6}});
+  CHECK((tril(a).value() == Array<double>{{1, 0, 0}, {4, 5, 0}}));
+  CHECK((tril(a, 1).value() == Array<double>{{1, 2, 0}, {4, 5, 6}}));
+  CHECK((tril(a, -1).value() == Array<double>{{0, 0, 0}, {4, 0, 0}}));
+  CHECK((triu(a).value() == Array<double>{{1, 2, 3}, {0, 5, 6}}));
+  CHECK((triu(a, 1).value() == Array<double>{{0, 2, 3}, {0, 0, 6}}));
+  CHECK((triu(a, -1).value() == Array<double>{{1, 2, 3}, {4, 5, 6}}));
+  const Var<double> b(Array<double>{{{1, 1}, {1, 1}}, {{2, 2}, {2, 2}}});
+  CHECK((tril(b).value() == Array<double>{{{1, 0}, {1, 1}}, {{2, 0}, {2, 2}}}));
+  CHECK_THROWS_WITH(tril(Var<double>(Array<double>{1, 2})), Catch::Contains("tril") && Catch::Contains("[2]"));
+}
+
+TEST_CASE("gradcheck: tril and triu, batched, with diagonals of both signs", "[gradcheck][ops]") {
+  for (const long k : {-1L, 0L, 2L}) {
+    REQUIRE_GRADCHECK(
+        gradcheck([k](const Inputs& in) { return tril(in[0], k) * in[0]; }, {random_array({2, 3, 4}, 7)}));
+    REQUIRE_GRADCHECK(gradcheck([k](const Inputs& in) { return triu(in[0], k) * in[0]; }, {random_array({3, 4}, 8)}));
+  }
+}

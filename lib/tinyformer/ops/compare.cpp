@@ -4,6 +4,8 @@
 //   where(c, a, b)      out = a where c != 0, else b             da = sum_to(dout where c != 0)
 //                                                                db = sum_to(dout where c == 0)
 //   masked_fill(a, m, v) out = v where m != 0, else a            da = dout where m == 0   (m broadcasts to a's shape)
+//   tril(a, k), triu(a, k) [..., R, C]: out = a where column - row <= k (tril) or >= k (triu), else 0
+//                                                                da = dout where kept
 #include <cmath>
 #include <stdexcept>
 
@@ -126,6 +128,54 @@ Var<S> masked_fill(const Var<S>& a, const Var<S>& mask, S value) {
       "masked_fill");
 }
 
+namespace {
+
+// Zeroes the entries of x [..., R, C] that the triangle leaves out: those with column - row above `diagonal` (lower),
+// or below it (upper).
+template <class S>
+void zero_outside_triangle(Array<S>& x, long diagonal, bool lower) {
+  const std::size_t n = x.dimension(), rows = x.shape()[n - 2], cols = x.shape()[n - 1];
+  if (x.size() == 0) return;
+  const std::size_t matrices = x.size() / (rows * cols);
+  for (std::size_t m = 0; m < matrices; ++m)
+    for (std::size_t i = 0; i < rows; ++i)
+      for (std::size_t j = 0; j < cols; ++j) {
+        const long offset = static_cast<long>(j) - static_cast<long>(i);
+        if (lower ? offset > diagonal : offset < diagonal) x.data()[(m * rows + i) * cols + j] = S(0);
+      }
+}
+
+// a [..., R, C] -> [..., R, C]
+template <class S>
+Var<S> triangle(const Var<S>& a, long diagonal, bool lower, const char* op) {
+  check_input(a, op, "a");
+  if (a.dim() < 2)
+    throw std::invalid_argument(
+        fmt::format("{}: a of shape {} has fewer than the 2 dims of a matrix", op, shape_str(a.shape())));
+  Array<S> out = a.value();
+  zero_outside_triangle(out, diagonal, lower);
+  return make_result<S>(
+      std::move(out), {a},
+      [diagonal, lower](Node<S>& self) {
+        Array<S> g = self.grad;
+        zero_outside_triangle(g, diagonal, lower);
+        accumulate_grad(*self.inputs[0], std::move(g));
+      },
+      op);
+}
+
+}  // namespace
+
+template <class S>
+Var<S> tril(const Var<S>& a, long diagonal) {
+  return triangle(a, diagonal, true, "tril");
+}
+
+template <class S>
+Var<S> triu(const Var<S>& a, long diagonal) {
+  return triangle(a, diagonal, false, "triu");
+}
+
 #define TF_INSTANTIATE(S)                                                \
   template Var<S> eq<S>(const Var<S>&, const Var<S>&);                   \
   template Var<S> ne<S>(const Var<S>&, const Var<S>&);                   \
@@ -141,7 +191,9 @@ Var<S> masked_fill(const Var<S>& a, const Var<S>& mask, S value) {
   template Var<S> logical_or<S>(const Var<S>&, const Var<S>&);           \
   template Var<S> logical_xor<S>(const Var<S>&, const Var<S>&);          \
   template Var<S> where<S>(const Var<S>&, const Var<S>&, const Var<S>&); \
-  template Var<S> masked_fill<S>(const Var<S>&, const Var<S>&, S);
+  template Var<S> masked_fill<S>(const Var<S>&, const Var<S>&, S);       \
+  template Var<S> tril<S>(const Var<S>&, long);                          \
+  template Var<S> triu<S>(const Var<S>&, long);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE

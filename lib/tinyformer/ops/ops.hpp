@@ -184,6 +184,10 @@ template <class S> Var<S> logical_xor(const Var<S>& a, const Var<S>& b);
 template <class S> Var<S> where(const Var<S>& cond, const Var<S>& a, const Var<S>& b);
 // a with `value` where mask is nonzero (mask broadcasts to a's shape); da = dout where the mask is zero.
 template <class S> Var<S> masked_fill(const Var<S>& a, const Var<S>& mask, S value);
+// a [..., R, C] -> a with 0 above (tril) or below (triu) its `diagonal` in the last two axes (torch.tril, torch.triu:
+// tril keeps column - row <= diagonal, triu keeps column - row >= diagonal); da = dout where kept.
+template <class S> Var<S> tril(const Var<S>& a, long diagonal = 0);
+template <class S> Var<S> triu(const Var<S>& a, long diagonal = 0);
 
 // ---- gelu.cpp: GELU, tanh approximation (as nanoGPT / GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 template <class S> Var<S> gelu(const Var<S>& a);
