@@ -1,5 +1,7 @@
 // Reductions as torch has them, functions and methods: sum, mean, var, std over None, one dim or a tuple of dims;
-// max and min (everything; along a dim as (values, indices); of two tensors), argmax and argmin.
+// max and min (everything; along a dim as (values, indices); of two tensors), argmax and argmin; any and all.
+#include <optional>
+
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
@@ -87,6 +89,19 @@ Tensor extreme_index_t(const Tensor& a, const py::object& dim, bool keepdim) {
   return from_indices(idx);
 }
 
+// torch.any / torch.all: a bool tensor, of everything (dim None) or along one dim, the max / min of the entries as
+// bools (any nonzero entry is true); a constant, as torch's.
+template <bool Any>
+Tensor truth_t(const Tensor& a, const py::object& dim, bool keepdim) {
+  const std::optional<long> d = dim.is_none() ? std::nullopt : std::optional<long>(py::cast<long>(dim));
+  const Tensor x = converted(a, DType::boolean);
+  py::gil_scoped_release release;
+  return keeping_dtype(x, [&](const auto& v) {
+    if (!d) return Any ? max(v) : min(v);
+    return (Any ? max(v, *d, keepdim) : min(v, *d, keepdim)).values;
+  });
+}
+
 void make_return_types(py::module_& m) {
   py::module_ types = m.def_submodule("return_types", "named tuples of (values, indices), as torch.return_types");
   py::object namedtuple = py::module_::import("collections").attr("namedtuple");
@@ -124,6 +139,12 @@ void bind_reductions(py::module_& m, py::class_<Tensor>& t) {
                           py::arg("keepdim") = false, "int64 indices; of the flattened tensor when dim is None");
   def_function_and_method(m, t, "argmin", &extreme_index_t<false>, py::arg("input"), py::arg("dim") = py::none(),
                           py::arg("keepdim") = false, "int64 indices; of the flattened tensor when dim is None");
+  def_function_and_method(m, t, "any", &truth_t<true>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false,
+                          "bool: whether any entry is nonzero (of everything or along dim)");
+  def_function_and_method(m, t, "all", &truth_t<false>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false,
+                          "bool: whether every entry is nonzero (of everything or along dim)");
 }
 
 }  // namespace tf::python

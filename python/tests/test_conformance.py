@@ -48,7 +48,8 @@ CASES = [
     "L.log_softmax(x, dim=1)", "x + v", "u[:, None] * x", "x.clone() * 2",
     # ---- comparisons (bool tensors; == is elementwise)
     "x > 0", "x >= y", "x < 0.5", "x <= y", "x == x[0]", "x != y", "(x > 0) & (y > 0)", "(x > 0) | (y < 0)",
-    "~(x > 0)", "(x > 0).sum()", "(x > 0).float().mean()", "L.isnan(x)", "(x == x.max()).sum()",
+    "~(x > 0)", "(x > 0).sum()", "(x > 0).float().mean()", "L.isnan(x)", "(x == x.max()).sum()", "(x > 0).any()", "(x > 0).all()",
+    "(x > 0).any(dim=1)", "(x > -5).all(0)", "L.any(m, 1, keepdim=True)", "x.all()",
     # ---- reductions and shapes
     "x.max()", "x.min()", "x.max(dim=1).values", "x.max(1).indices", "x.max(0, keepdim=True).values",
     "x.min(-1).values", "L.max(x, y)", "x.argmax()", "x.argmax(dim=1)", "x.argmin(0)", "x.var()", "x.var(dim=1)",
