@@ -14,7 +14,7 @@ import sys
 
 HEADER = '''"""Type stub of tinyformer._core (the C++ library's bindings), written by python/make_stub.py from the module's
 pybind11 signatures at build time."""
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union, overload
 
 import numpy
 import numpy.typing
@@ -111,6 +111,16 @@ def cls(obj, name):
     return out + (body or "    ...\n")
 
 
+def submodule(module, name):
+    """A submodule of named tuples (return_types: max, min) as a class holding them, fields typed as tensors."""
+    out = f"class {name}:\n" + docstring(module.__doc__ or "", "    ")
+    for member, value in sorted(vars(module).items()):
+        if inspect.isclass(value) and hasattr(value, "_fields"):
+            fields = "".join(f"        {field}: Tensor\n" for field in value._fields)
+            out += f"    class {member}(NamedTuple):\n" + (fields or "        ...\n")
+    return out
+
+
 def stub(module):
     out = HEADER
     for name, value in sorted(vars(module).items()):
@@ -118,9 +128,13 @@ def stub(module):
             continue
         if inspect.isclass(value):
             continue
-        if callable(value):
+        if inspect.ismodule(value):
+            out += submodule(value, name) + "\n"
+        elif callable(value):
             out += function(value, name) + "\n"
         elif isinstance(value, (str, int, float, bool)):
+            out += f"{name}: {type(value).__name__}\n\n"
+        elif type(value).__module__ == "tinyformer._core":  # an instance of one of the module's classes
             out += f"{name}: {type(value).__name__}\n\n"
     classes = [(n, v) for n, v in vars(module).items() if inspect.isclass(v)]
     done, ordered = set(), []

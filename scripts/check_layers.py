@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """No include runs upward: checks that each folder of lib/tinyformer/ includes only its own layer and the layers
 listed before it in docs/architecture.md, and that the library includes nothing of apps/, tests/, python/ or
-examples/ (which sit above it).
+examples/ (which sit above it). The Python bindings (python/src) sit above the library too: they include its public
+headers (tinyformer/..., not the internal ones of TINYFORMER_INTERNAL_HEADER_REGEX in lib/CMakeLists.txt, which is
+read from there) and their own files, never apps/ or tests/.
 
 Usage: check_layers.py [ROOT]       check the tree at ROOT (default: this repository); exit 1 naming each violation
        check_layers.py --self-test  feed the check generated trees (every pair of layers, both directions, and
@@ -82,24 +84,56 @@ def violations(order, files):
     return found
 
 
+def internal_headers(cmake_text):
+    """The regex of the library's internal headers, from lib/CMakeLists.txt's TINYFORMER_INTERNAL_HEADER_REGEX."""
+    match = re.search(r'set\(TINYFORMER_INTERNAL_HEADER_REGEX\s+"([^"]+)"', cmake_text)
+    if not match:
+        raise SystemExit("check_layers: lib/CMakeLists.txt sets no TINYFORMER_INTERNAL_HEADER_REGEX")
+    return re.compile(match.group(1).replace("\\\\", "\\"))
+
+
+def binding_violations(files, internal):
+    """Includes of python/src/ that are not the library's public headers or the bindings' own files."""
+    found = []
+    for path, text in sorted(files.items()):
+        if not path.startswith("python/src/"):
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            match = INCLUDE.match(line)
+            if not match or match.group(1) != '"':
+                continue
+            target = match.group(2)
+            where = f"{path}:{number}"
+            if internal.match(target):
+                found.append(f"{where}: the bindings include {target}, an internal header of the library; use its "
+                             "public headers (tinyformer/ops/ops.hpp, ...)")
+            elif not target.startswith("tinyformer/") and f"python/src/{target}" not in files:
+                found.append(f"{where}: the bindings include \"{target}\", which is neither a public header of the "
+                             "library (tinyformer/...) nor a file of python/src/")
+    return found
+
+
 def read_tree(root):
     files = {}
-    for path in (root / "lib").rglob("*"):
-        if path.suffix in SOURCE_SUFFIXES and path.is_file():
-            files[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8", errors="replace")
+    for folder in ("lib", "python/src"):
+        for path in (root / folder).rglob("*"):
+            if path.suffix in SOURCE_SUFFIXES and path.is_file():
+                files[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8", errors="replace")
     return files
 
 
 def check(root):
     order = layer_order((root / "docs" / "architecture.md").read_text(encoding="utf-8"))
     files = read_tree(root)
-    found = violations(order, files)
+    internal = internal_headers((root / "lib" / "CMakeLists.txt").read_text(encoding="utf-8"))
+    found = violations(order, files) + binding_violations(files, internal)
     for message in found:
         print(message)
     if found:
         print(f"FAIL: {len(found)} include(s) run upward or outside the library's layers")
         return 1
-    print(f"PASS: {len(files)} files of lib/ include only their own layer and those before it: {' < '.join(order)}")
+    print(f"PASS: {len(files)} files of lib/ and python/src/ include only their own layer and those before it: "
+          f"{' < '.join(order)}")
     return 0
 
 
@@ -146,6 +180,22 @@ def self_test():
         if bool(found) != bad or len(found) > 1:
             print(f"self-test: {path} with {text.strip()!r}: expected {'one violation' if bad else 'none'}, "
                   f"got {found}")
+            failures += 1
+    bindings = [('#include "tinyformer/ops/ops.hpp"\n', False), ('#include "tensor.hpp"\n', False),
+                ("#include <pybind11/pybind11.h>\n", False), ('#include "tinyformer/ops/kernels/rows.hpp"\n', True),
+                ('#include "tinyformer/train/run.hpp"\n', True), ('#include "tinyformer/train/trainer.hpp"\n', False),
+                ('#include "bench.hpp"\n', True), ('#include "support/helpers.hpp"\n', True)]
+    for text, bad in bindings:
+        cases += 1
+        files = dict(base)
+        files["python/src/tensor.hpp"] = "#pragma once\n"
+        files["python/src/probe.cpp"] = text
+        internal = internal_headers('set(TINYFORMER_INTERNAL_HEADER_REGEX\n'
+                                    '    "^tinyformer/(ops/kernels/.*|train/run\\\\.hpp)$")')
+        found = violations(order, files) + binding_violations(files, internal)
+        if bool(found) != bad or len(found) > 1:
+            print(f"self-test: python/src/probe.cpp with {text.strip()!r}: expected {'one violation' if bad else 'none'}"
+                  f", got {found}")
             failures += 1
     if failures:
         print(f"FAIL: the layer check got {failures} of {cases} generated cases wrong")

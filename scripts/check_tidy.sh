@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # clang-tidy with the repository's .clang-tidy (bugprone-*, performance-*, readability-function-size at 80 lines) over
-# the C++ sources of lib/, apps/ and tests/; any finding fails, naming file and line. Usage:
+# the C++ sources of lib/, apps/, tests/ and python/src/ (the bindings); any finding fails, naming file and line. Usage:
 #   check_tidy.sh                 the sources changed since BASE (default: the merge-base with main, or HEAD~1 on main
 #                                 itself: a merge's changes), with the uncommitted ones, file by file: before a commit
 #   check_tidy.sh --base REF      the same, since REF
-#   check_tidy.sh --all           every source of lib/, apps/ and tests/ (the tools and fuzz targets too) and every
-#                                 header of theirs that a source includes: what scripts/test.sh runs
+#   check_tidy.sh --all           every source of lib/, apps/, tests/ and python/src/ (the tools and fuzz targets too)
+#                                 and every header of theirs that a source includes: what scripts/test.sh runs
 #   check_tidy.sh FILE...         these files, file by file
 # File by file, a changed header is checked through one source that includes it (its own .cpp when there is one), and
 # findings are reported only in the files being checked. Runs nproc clang-tidy processes at once; prints the CPU time.
@@ -13,9 +13,9 @@
 # --all checks unity batches of 40 sources a translation unit, 128 for the library and the subcommands (TINYFORMER_UNITY
 # with TINYFORMER_UNITY_BATCH=40 and TINYFORMER_UNITY_BATCH_LIBRARY=128 in its own configuration, so the 68 unit-test
 # sources are two units and the library one: TINYFORMER_COLD_O1=OFF puts its cold sources with the others, and
-# TINYFORMER_PYTHON=OFF keeps the options that take self_attention.cpp out of a batch in Python builds, whose bindings
-# are not checked here; the release build's batches are of 32 and 16) and the sources kept out of them (main.cpp,
-# dist_mpi.cpp), with findings reported in every file of lib/, apps/ and tests/ (each once): a finding in a source
+# TINYFORMER_PYTHON=ON adds the bindings, one batch (and, with GCC 12, the option that takes self_attention.cpp out of
+# the library's batch); the release build's batches are of 32 and 16) and the sources kept out of them (main.cpp,
+# dist_mpi.cpp), with findings reported in every file of lib/, apps/, tests/, python/src/ (each once): a finding in one
 # included into a batch is reported at its own file and line. Most of clang-tidy's time on a source goes to the headers
 # it includes (xtensor's are parsed and their templates matched in each: 74-80% of it is the checks' matching, 20-26%
 # parsing), so a batch costs about what one or two sources cost alone. Measured with Debian's clang-tidy 14 on the
@@ -55,7 +55,7 @@ if [ "$mode" = all ]; then db="$root/build-tidy-unity"; unity=ON; else db="$root
 mkdir -p "$db"
 if ! cmake --preset release -B "$db" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DTINYFORMER_UNITY=$unity \
      -DTINYFORMER_UNITY_BATCH=40 -DTINYFORMER_UNITY_BATCH_LIBRARY=128 -DTINYFORMER_COLD_O1=OFF \
-     -DTINYFORMER_PYTHON=OFF > "$db/configure.log" 2>&1; then
+     -DTINYFORMER_PYTHON=ON > "$db/configure.log" 2>&1; then
   cat "$db/configure.log" >&2
   exit 2
 fi
@@ -72,7 +72,7 @@ for entry in json.load(open(sys.argv[1])):
         first.append(entry)
 json.dump(first, open(sys.argv[2], "w"), indent=1)
 ' "$db/compile_commands.json" "$db/first/compile_commands.json"
-# The translation units of the database under lib/, apps/, tests/, and for --all the unity batches of their targets
+# The translation units of the database under lib/, apps/, tests/, python/src/, and for --all the unity batches of them
 # (not the generated header checks of tests/package, not the build's other generated files), as absolute paths.
 mapfile -t known < <(/usr/bin/python3 -c '
 import json, os, sys
@@ -80,8 +80,9 @@ root, db = sys.argv[2], sys.argv[3]
 for entry in json.load(open(sys.argv[1])):
     path = os.path.normpath(os.path.join(entry["directory"], entry["file"]))
     rel = os.path.relpath(path, root)
-    batch = os.path.relpath(path, db).split("/")[0] in ("lib", "apps", "tests") and "/Unity/unity_" in path
-    if batch or (rel.split("/")[0] in ("lib", "apps", "tests") and not rel.startswith("tests/package/")):
+    batch = os.path.relpath(path, db).split("/")[0] in ("lib", "apps", "tests", "python") and "/Unity/unity_" in path
+    ours = rel.split("/")[0] in ("lib", "apps", "tests") or rel.startswith("python/src/")
+    if batch or (ours and not rel.startswith("tests/package/")):
         print(path)
 ' "$db/first/compile_commands.json" "$root" "$db" | sort -u)
 
@@ -94,13 +95,14 @@ if [ "$mode" = all ]; then
   mapfile -t covered < <({ printf '%s\n' "${sources[@]}" | grep -v '/Unity/unity_'
                            grep -hoE '^#include "[^"]+"' $(printf '%s\n' "${sources[@]}" | grep '/Unity/unity_') |
                              cut -d'"' -f2; } | sed "s|^$root/||" | sort -u)
-  missing=$(comm -23 <(git ls-files -- 'lib/*.cpp' 'apps/*.cpp' 'tests/*.cpp' | grep -v '^tests/package/' |
+  missing=$(comm -23 <(git ls-files -- 'lib/*.cpp' 'apps/*.cpp' 'tests/*.cpp' 'python/src/*.cpp' |
+                         grep -v '^tests/package/' |
                          grep -vxF tests/tools/kernel_isa_check.cpp | sort) <(printf '%s\n' "${covered[@]}"))
   if [ -n "$missing" ]; then
     echo "check_tidy: not in the compile database of $db, so not checked:" $missing >&2
     exit 2
   fi
-  filter="^$root/(lib|apps|tests)/"
+  filter="^$root/(lib|apps|tests|python/src)/"
 else
   if [ "$mode" = changed ]; then
     if [ -z "$base" ]; then
@@ -110,8 +112,8 @@ else
         base=HEAD~1
       fi
     fi
-    mapfile -t files < <({ git diff --name-only --diff-filter=d "$base" -- 'lib/*' 'apps/*' 'tests/*'
-                           git ls-files --others --exclude-standard -- 'lib/*' 'apps/*' 'tests/*'; } |
+    mapfile -t files < <({ git diff --name-only --diff-filter=d "$base" -- 'lib/*' 'apps/*' 'tests/*' 'python/src/*'
+                           git ls-files --others --exclude-standard -- 'lib/*' 'apps/*' 'tests/*' 'python/src/*'; } |
                          grep -E '\.(cpp|hpp)$' | grep -v '^tests/package/' | sort -u || true)
   fi
   # A here-string, not a pipe: under pipefail, grep -q leaving at an early match could end printf by SIGPIPE.

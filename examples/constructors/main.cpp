@@ -60,6 +60,13 @@ int main() {
   expect(layer_norm.forward(x).shape() == Shape{2, 5, 8} && rms_norm.named_parameters().size() == 1,
          "Norm: LayerNorm with weight and bias, RMSNorm with a weight only");
   refuses("Norm(0)", "dim", [] { nn::Norm<float>(0); });
+  // nn::LayerNorm<S>(dim, bias = true), nn::RMSNorm<S>(dim): PyTorch's names for the two kinds of Norm
+  nn::LayerNorm<float> ln(8);
+  nn::RMSNorm<float> rms(8);
+  expect(ln.named_parameters().size() == 2 && rms.named_parameters().size() == 1 &&
+             rms.forward(x).shape() == Shape{2, 5, 8},
+         "LayerNorm: weight and bias; RMSNorm: a weight only");
+  refuses("RMSNorm(0)", "dim", [] { nn::RMSNorm<float>(0); });
 
   // nn::CausalSelfAttention<S>(d_model, n_head, SelfAttentionOptions options = {})
   //   options: n_kv_head = 0 (n_head), bias = true, dropout = 0, init = xavier_uniform, attention = fused, rope =

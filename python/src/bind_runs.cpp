@@ -83,6 +83,11 @@ py::tuple prompt_tuple(const runs::Prompt& p) {
 
 }  // namespace
 
+// tinyformer.load's model, below (bind_runs is split for clang-tidy's 80 lines a function).
+void bind_trained_model(py::module_& m);
+void bind_sampling(py::class_<LoadedGPT>& model);
+void bind_inspection(py::class_<LoadedGPT>& model);
+
 void bind_runs(py::module_& m) {
   py::class_<std::atomic<bool>>(m, "_StopFlag")
       .def(py::init([] { return std::make_unique<std::atomic<bool>>(false); }))
@@ -133,7 +138,12 @@ void bind_runs(py::module_& m) {
       },
       "The resolved config of a file (or of config text) and its overrides, as `tinyformer config` prints it");
 
-  py::class_<LoadedGPT>(m, "_TrainedModel")
+  bind_trained_model(m);
+}
+
+void bind_trained_model(py::module_& m) {
+  py::class_<LoadedGPT> model(m, "_TrainedModel");
+  model
       .def(py::init([](const std::string& path) {
              py::gil_scoped_release release;
              return std::make_unique<LoadedGPT>(runs::open_checkpoint(path));
@@ -161,48 +171,56 @@ void bind_runs(py::module_& m) {
                  runs::prompt_of_ids(l.vocab, a.size(), std::vector<Index>(a.data(), a.data() + a.size()), "ids");
              return utf8_str(l.vocab.decode(p.ids));
            })
-      .def("labels",
-           [](const LoadedGPT& l, const py::object& prompt) {
-             const runs::Prompt p = prompt_of(l, prompt, false);
-             IndexArray x = IndexArray::from_shape({p.ids.size()});
-             std::copy(p.ids.begin(), p.ids.end(), x.data());
-             return infer::token_labels(l.vocab, x);
-           })
-      .def(
-          "sample",
-          [](LoadedGPT& l, const py::object& prompt, std::optional<std::size_t> tokens, double temperature,
-             std::size_t top_k, std::uint64_t seed, bool use_cache, const std::optional<py::function>& stream,
-             const std::atomic<bool>* stop) {
-            runs::SampleRequest request;
-            request.tokens = tokens;
-            request.temperature = temperature;
-            request.top_k = top_k;
-            request.seed = seed;
-            request.use_cache = use_cache;
-            runs::check_sample_request(request);
-            const runs::Prompt p = prompt_of(l, prompt, true);
-            const auto on_text = [&stream](const std::string& text) {
-              py::gil_scoped_acquire gil;
-              check_signals();
-              if (stream) (*stream)(utf8_str(text));
-            };
-            runs::Sample s;
-            {
-              py::gil_scoped_release release;
-              s = runs::sample(l, p, request, on_text, stop);
-            }
-            py::dict d;
-            d["ids"] = s.ids;
-            d["text"] = utf8_str(s.text);
-            d["cancelled"] = s.cancelled;
-            std::vector<std::string> warnings;
-            if (!p.warning.empty()) warnings.push_back(p.warning);
-            warnings.insert(warnings.end(), s.warnings.begin(), s.warnings.end());
-            d["warnings"] = utf8_list(warnings);
-            return d;
-          },
-          py::arg("prompt"), py::arg("tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("seed"),
-          py::arg("use_cache"), py::arg("stream"), py::arg("stop"))
+      .def("labels", [](const LoadedGPT& l, const py::object& prompt) {
+        const runs::Prompt p = prompt_of(l, prompt, false);
+        IndexArray x = IndexArray::from_shape({p.ids.size()});
+        std::copy(p.ids.begin(), p.ids.end(), x.data());
+        return infer::token_labels(l.vocab, x);
+      });
+  bind_sampling(model);
+  bind_inspection(model);
+}
+
+void bind_sampling(py::class_<LoadedGPT>& model) {
+  model.def(
+      "sample",
+      [](LoadedGPT& l, const py::object& prompt, std::optional<std::size_t> tokens, double temperature,
+         std::size_t top_k, std::uint64_t seed, bool use_cache, const std::optional<py::function>& stream,
+         const std::atomic<bool>* stop) {
+        runs::SampleRequest request;
+        request.tokens = tokens;
+        request.temperature = temperature;
+        request.top_k = top_k;
+        request.seed = seed;
+        request.use_cache = use_cache;
+        runs::check_sample_request(request);
+        const runs::Prompt p = prompt_of(l, prompt, true);
+        const auto on_text = [&stream](const std::string& text) {
+          py::gil_scoped_acquire gil;
+          check_signals();
+          if (stream) (*stream)(utf8_str(text));
+        };
+        runs::Sample s;
+        {
+          py::gil_scoped_release release;
+          s = runs::sample(l, p, request, on_text, stop);
+        }
+        py::dict d;
+        d["ids"] = s.ids;
+        d["text"] = utf8_str(s.text);
+        d["cancelled"] = s.cancelled;
+        std::vector<std::string> warnings;
+        if (!p.warning.empty()) warnings.push_back(p.warning);
+        warnings.insert(warnings.end(), s.warnings.begin(), s.warnings.end());
+        d["warnings"] = utf8_list(warnings);
+        return d;
+      },
+      py::arg("prompt"), py::arg("tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("seed"),
+      py::arg("use_cache"), py::arg("stream"), py::arg("stop"));
+}
+
+void bind_inspection(py::class_<LoadedGPT>& model) {
+  model
       .def(
           "attention",
           [](LoadedGPT& l, const py::object& prompt) {

@@ -70,6 +70,7 @@ std::string with_python_remedies(std::string message) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tinyformer's C++ library (see the tinyformer package)";
   m.attr("__version__") = TINYFORMER_VERSION;  // the project's version (CMakeLists.txt: project(... VERSION))
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): pybind11's translator type takes the pointer by value
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -82,7 +83,18 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(python_class(kind), with_python_remedies(std::move(message)).c_str());
     }
   });
-  tf::python::bind_tensor(m);
+  // The Tensor class, then each topic's functions and methods (bind_tensor first: it sets __hash__ before __eq__).
+  pybind11::class_<tf::python::Tensor> tensor(m, "Tensor",
+                                              "A tf::Var: value, gradient and the op that made it; float32, float64, "
+                                              "int64 or bool (as torch.Tensor; made by tf.tensor, zeros, ...)");
+  tf::python::bind_tensor(m, tensor);
+  tf::python::bind_factories(m);
+  tf::python::bind_arithmetic(m, tensor);
+  tf::python::bind_reductions(m, tensor);
+  tf::python::bind_shapes(m, tensor);
+  tf::python::bind_layers(m);
+  tf::python::bind_autograd(m, tensor);
+  tf::python::bind_numpy(m, tensor);
   tf::python::bind_nn(m);
   tf::python::bind_runs(m);
   tf::python::bind_report(m);

@@ -1,6 +1,11 @@
 #pragma once
-// The Python Tensor: a tf::Var<float> or a tf::Var<double> (one Python class for both dtypes, as torch.Tensor),
-// and the conversions between NumPy arrays and tf::Array.
+// The Python Tensor: a tf::Var<float> or a tf::Var<double> (one Python class for every dtype, as torch.Tensor), the
+// dtypes and their promotion, and the conversions between Python values, NumPy arrays and tf::Array.
+//
+// dtypes: float32 and float64 tensors are Var<float> and Var<double>, with autograd. int64 and bool tensors (token
+// ids, comparison results, masks) are constants whose values a Var<double> holds exactly (whole numbers up to 2^53, and
+// 0 or 1), so that every op of the library runs on them; which dtype a result has follows torch's promotion rules.
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -16,40 +21,99 @@ namespace tf::python {
 
 namespace py = pybind11;
 
+enum class DType { float32, float64, int64, boolean };
+
+const char* dtype_name(DType d);
+// "float32", tf.float32, np.float32, np.dtype("int64"), "long", "bool", Python's float (float64, as torch), int, bool
+// -> the DType; a ValueError naming the valid ones otherwise.
+DType dtype_of(const py::handle& dtype);
+
 struct Tensor {
   std::variant<Var<float>, Var<double>> var;
+  DType kind = DType::float32;
 
   Tensor() = default;
-  Tensor(Var<float> v) : var(std::move(v)) {}   // NOLINT(google-explicit-constructor): ops return Vars
-  Tensor(Var<double> v) : var(std::move(v)) {}  // NOLINT(google-explicit-constructor)
-  bool is_double() const { return var.index() == 1; }
-  const char* dtype() const { return is_double() ? "float64" : "float32"; }
+  Tensor(Var<float> v) : var(std::move(v)) {}                                   // NOLINT(google-explicit-constructor)
+  Tensor(Var<double> v) : var(std::move(v)), kind(DType::float64) {}            // NOLINT(google-explicit-constructor)
+  Tensor(Var<double> v, DType integral) : var(std::move(v)), kind(integral) {}  // int64 or bool values
+
+  bool is_double() const { return var.index() == 1; }  // the storage: float64 holds int64 and bool tensors too
+  bool is_floating() const { return kind == DType::float32 || kind == DType::float64; }
+  const char* dtype() const { return dtype_name(kind); }
+  // The Var of a float tensor of dtype S; std::invalid_argument naming both dtypes otherwise.
   template <class S>
   const Var<S>& as() const {
-    if (!std::holds_alternative<Var<S>>(var)) {
-      throw std::invalid_argument(std::string("expected a ") + (std::is_same_v<S, double> ? "float64" : "float32") +
-                                  " tensor, got a " + dtype() + " one (convert it with .double() or .float())");
+    constexpr DType want = std::is_same_v<S, double> ? DType::float64 : DType::float32;
+    if (kind != want) {
+      throw std::invalid_argument(std::string("expected a ") + dtype_name(want) + " tensor, got a " + dtype() +
+                                  " one (convert it with .double() or .float())");
     }
     return std::get<Var<S>>(var);
   }
 };
 
-// f(var) on whichever dtype `t` holds.
+// The scalar type of a Var.
+template <class V>
+using ScalarOfVar = typename std::decay_t<decltype(std::declval<V>().value())>::value_type;
+
+// f(var) on whichever storage `t` has.
 template <class F>
 auto visit(const Tensor& t, F&& f) {
   return std::visit(std::forward<F>(f), t.var);
 }
 
-// f(a, b) on two tensors of the same dtype; mixed dtypes are refused (as the library has no type promotion).
+// ---- promotion (torch's rules, without float32/float64 mixing: that is refused with a hint)
+// The tensor as a float one: itself when float32 or float64, else its values as float32 (torch's default dtype).
+Tensor floating(const Tensor& t);
+// t's values as `kind` (float to int64 truncates toward zero; to bool: nonzero): a new constant, or t itself.
+Tensor converted(const Tensor& t, DType kind);
+// The dtype of a binary op's result, as torch: floats win over integral dtypes, float64 over float32, int64 over bool.
+DType promote(DType a, DType b);
+// t as an operand of dtype `kind`: converted() when that drops no gradient; a float tensor that requires one is refused
+// with a hint (the graph holds one dtype, so a float32 leaf cannot join a float64 op), never converted silently.
+Tensor operand_as(const Tensor& t, DType kind);
+inline DType promoted_kind(const Tensor& a, const Tensor& b) { return promote(a.kind, b.kind); }
+// Both operands in the storage of their promoted dtype.
+std::pair<Tensor, Tensor> promoted(const Tensor& a, const Tensor& b);
+
+// f(a, b) on two tensors after promotion; the result takes the promoted dtype (integral results stay integral).
 template <class F>
 Tensor visit2(const Tensor& a, const Tensor& b, F&& f) {
-  if (a.var.index() != b.var.index()) {
-    throw std::invalid_argument(std::string("the operands have different dtypes, ") + a.dtype() + " and " + b.dtype() +
-                                "; convert one with .double() or .float()");
-  }
-  if (a.is_double()) return Tensor(f(std::get<Var<double>>(a.var), std::get<Var<double>>(b.var)));
-  return Tensor(f(std::get<Var<float>>(a.var), std::get<Var<float>>(b.var)));
+  const auto [x, y] = promoted(a, b);
+  if (!x.is_double()) return Tensor(f(std::get<Var<float>>(x.var), std::get<Var<float>>(y.var)));
+  Var<double> out = f(std::get<Var<double>>(x.var), std::get<Var<double>>(y.var));
+  return x.is_floating() ? Tensor(std::move(out)) : Tensor(std::move(out), x.kind);
 }
+
+// f(var) on a float tensor (an integral one is made float32 first): exp, softmax, mean...
+template <class F>
+Tensor on_floating(const Tensor& t, F&& f) {
+  const Tensor x = floating(t);
+  return visit(x, [&](const auto& v) { return Tensor(f(v)); });
+}
+
+// f(var) keeping t's dtype: shape ops, indexing, neg, abs, max... (integral values stay whole)
+template <class F>
+Tensor keeping_dtype(const Tensor& t, F&& f) {
+  if (t.is_floating()) return visit(t, [&](const auto& v) { return Tensor(f(v)); });
+  return Tensor(f(std::get<Var<double>>(t.var)), t.kind);
+}
+
+// ---- Python values as tensors
+// A Python number, NumPy scalar or array as a constant tensor for an op with `like`: a float value takes like's float
+// dtype (float32 when like is integral), an integer int64 and a bool bool (as torch treats a Python scalar). Tensors
+// pass through. nullopt for anything else (the operator then returns NotImplemented).
+std::optional<Tensor> operand(const py::handle& x, const Tensor& like);
+// A new leaf from data (a Tensor, NumPy array, nested lists or a number) as tf.tensor makes it: dtype as given, else
+// float64 from a float64 array, float32 from other floats (Python floats too), int64 from integers, bool from bools.
+Tensor make_tensor(const py::handle& data, const py::handle& dtype, bool requires_grad);
+// A leaf of dtype `kind` holding `values` (converted to float32 for float32).
+Tensor from_array(Array<double> values, DType kind, bool requires_grad = false);
+
+// A shape from Python: ints, or one tuple / list of ints (zeros(2, 3), zeros((2, 3)), reshape([2, -1])).
+std::vector<long> shape_arguments(const py::tuple& args, const char* what);
+// A dim argument: None (all), an int, or a tuple / list of ints.
+std::optional<std::vector<long>> dims_argument(const py::handle& dim);
 
 // A NumPy array (or anything np.asarray takes) copied into a tf::Array, converted to S.
 template <class S>
@@ -85,12 +149,34 @@ py::array_t<S> value_view(const Var<S>& v) {
   return out;
 }
 
-// Token ids from Python (a NumPy array or nested lists of ints), checked to fit tf::Index.
+// The tensor's values as NumPy would hold them: a view of a float tensor's memory, an int64 or bool copy otherwise.
+py::array to_numpy(const Tensor& t);
+
+// An IndexArray (token ids, targets, indices) as an int64 tensor, and back.
+Tensor from_indices(const IndexArray& ids);
+// Token ids from Python (an int64 tensor, a NumPy array or nested lists of ints), checked to fit tf::Index.
 IndexArray to_ids(const py::handle& ids);
 
-void bind_tensor(py::module_& m);
+// Each topic adds its functions to the module and its methods to the Tensor class.
+void bind_tensor(py::module_& m, py::class_<Tensor>& t);
+void bind_factories(py::module_& m);
+void bind_arithmetic(py::module_& m, py::class_<Tensor>& t);
+void bind_reductions(py::module_& m, py::class_<Tensor>& t);
+void bind_shapes(py::module_& m, py::class_<Tensor>& t);
+void bind_layers(py::module_& m);
+void bind_autograd(py::module_& m, py::class_<Tensor>& t);
+void bind_numpy(py::module_& m, py::class_<Tensor>& t);
 void bind_nn(py::module_& m);
 void bind_runs(py::module_& m);
 void bind_report(py::module_& m);
+
+// Binds f as the module function `name` (its first argument named by `input`) and as the Tensor method of the same
+// name (that argument is then self, which pybind11 names itself).
+template <class F, class... Extra>
+void def_function_and_method(py::module_& m, py::class_<Tensor>& t, const char* name, F&& f, const py::arg& input,
+                             const Extra&... extra) {
+  m.def(name, f, input, extra...);
+  t.def(name, std::forward<F>(f), extra...);
+}
 
 }  // namespace tf::python

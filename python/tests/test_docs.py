@@ -24,6 +24,7 @@ def test_the_python_reference_blocks_run_and_print_what_they_claim(capsys):
                   "LayerNorm((8,), eps=1e-05, elementwise_affine=True)",
                   "['', 'transformer', 'transformer.wte', 'transformer.wpe', 'transformer.h']", "0.001",
                   "31415926|62951413", "(1, 4, 11, 11)", "['0_pre', '1_pre', 'final_post']", "(2, 4, 64, 16) 16",
-                  "300"]:
+                  "300", "int64 bool Tensor", "() () (2, 3, 2)", "(3, 4) [0, 1, 2, 3, 4] -0.5",
+                  "TypeError: numpy.sin on a tinyformer tensor has no"]:
         assert claim in out, claim
     assert len(namespace["gpt"].sample([1, 2, 3], tokens=4, temperature=0)) == 7

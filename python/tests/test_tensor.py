@@ -7,16 +7,17 @@ import torch
 import tinyformer as tf
 
 
-def test_tensor_keeps_float64_and_makes_float32_otherwise(rng):
+def test_tensor_keeps_float64_and_makes_float32_from_other_floats_as_torch(rng):
     a = rng.standard_normal((2, 3))
     assert tf.tensor(a).dtype == "float64"
     assert tf.tensor(a.astype(np.float32)).dtype == "float32"
-    assert tf.tensor([[1, 2], [3, 4]]).dtype == "float32"
+    assert tf.tensor([[1.5, 2], [3, 4]]).dtype == "float32"  # Python floats: torch's default dtype
+    assert tf.tensor([[1, 2], [3, 4]]).dtype == "int64"
     assert tf.tensor(a, dtype=np.float32).dtype == "float32"
     assert tf.tensor(a).shape == (2, 3)
     np.testing.assert_array_equal(tf.tensor(a).numpy(), a)
-    with pytest.raises(ValueError, match="int64 is not supported"):
-        tf.tensor(a, dtype=np.int64)
+    with pytest.raises(ValueError, match="complex128.* is not one of tinyformer's"):
+        tf.tensor(a, dtype=np.complex128)
 
 
 def test_numpy_is_a_read_only_view_that_shares_the_tensors_memory(rng):
@@ -59,9 +60,15 @@ def test_operators_take_numbers_on_either_side():
     np.testing.assert_allclose((-x).numpy(), [-1, -2, -4])
 
 
-def test_mixed_dtypes_are_refused_with_a_hint():
-    with pytest.raises(ValueError, match="float64 and float32.*double"):
-        tf.tensor(np.ones(2)) + tf.tensor(np.ones(2, np.float32))
+def test_mixed_float_dtypes_promote_constants_and_refuse_to_drop_a_gradient():
+    assert (tf.tensor(np.ones(2)) + tf.tensor(np.ones(2, np.float32))).dtype == "float64"  # as torch
+    with pytest.raises(ValueError, match="float32 and float64, and the float32 one requires a gradient.*double"):
+        tf.tensor(np.ones(2)) + tf.tensor(np.ones(2, np.float32), requires_grad=True)
+    with pytest.raises(ValueError, match="not differentiable here"):
+        tf.tensor(np.ones(2), requires_grad=True).float()
+    # as int64 or bool a tensor that requires a gradient is a constant, as torch's x.long() and x.bool()
+    as_long = tf.tensor([1.5, -2.5], requires_grad=True).long()
+    assert as_long.dtype == "int64" and not as_long.requires_grad and as_long.tolist() == [1, -2]
 
 
 def test_sum_and_mean_reduce_everything_or_one_dim(rng):
@@ -71,7 +78,7 @@ def test_sum_and_mean_reduce_everything_or_one_dim(rng):
     np.testing.assert_allclose(t.mean().numpy(), a.mean())
     np.testing.assert_allclose(t.sum(dim=1).numpy(), a.sum(1))
     np.testing.assert_allclose(t.mean(dim=-1, keepdim=True).numpy(), a.mean(-1, keepdims=True))
-    with pytest.raises(IndexError, match="dim 3 is out of range"):
+    with pytest.raises(IndexError, match="axis 3 is out of range"):
         t.sum(dim=3)
 
 

@@ -19,43 +19,25 @@ _one_line_type_errors(_core)  # pybind11's multi-line message for an argument it
 from ._core import (Tensor, Generator, no_grad, is_grad_enabled, set_num_threads, get_num_threads, GradcheckResult,
                     sum, mean, exp, log, tanh, relu, gelu, silu, swiglu, causal_mask, softmax, log_softmax, scale,
                     matmul, linear, layer_norm, rms_norm, embedding, cross_entropy, dropout, causal_self_attention,
-                    rotary_qk, permute, transpose, reshape, split, cat)  # noqa: E402 (wrapped first)
-
-float32 = "float32"
-float64 = "float64"
-
-
-def _dtype_name(dtype):
-    if dtype is None:
-        return None
-    name = _np.dtype(dtype).name
-    if name not in ("float32", "float64"):
-        raise ValueError(f"dtype {name} is not supported: tinyformer tensors are float32 or float64")
-    return name
+                    rotary_qk, permute, transpose, reshape, split, cat)
+# ---- tensors as PyTorch users write them: every function below is a C++ binding (python/src), and Tensor's methods
+# are defined there too; nothing is computed or patched on here.
+from ._core import (tensor, zeros, ones, full, zeros_like, ones_like, full_like, arange, rand, randn, randint,
+                    rand_like, randn_like, manual_seed, default_generator, float32, float64, int64, double, long,
+                    add, sub, mul, div, pow, neg, abs, sqrt, sigmoid, clone, where, masked_fill, maximum, minimum, eq,
+                    ne, lt, le, gt, ge, isnan, isinf, isfinite, logical_not, logical_and, logical_or, logical_xor,
+                    var, std, max, min, argmax, argmin, t, unsqueeze, squeeze, flatten, broadcast_to, chunk, unbind,
+                    stack, take, tril, triu, any, all, return_types, _dtype_name)
 
 
-def tensor(data, requires_grad=False, dtype=None):
-    """A new leaf tensor holding a copy of `data` (an ndarray, nested lists or a number): float64 when `data` is a
-    float64 array (or dtype=float64), float32 otherwise."""
-    if isinstance(data, Tensor):
-        data = _np.asarray(data)
-    try:
-        arr = _np.asarray(data)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"tf.tensor: data is not a rectangular array of numbers ({str(e).splitlines()[0]})") from None
-    name = _dtype_name(dtype) or ("float64" if arr.dtype == _np.float64 else "float32")
-    if arr.dtype.kind not in "biuf":
-        raise ValueError(f"tf.tensor needs numbers, got an array of dtype {arr.dtype}")
-    make = _core._tensor_f64 if name == "float64" else _core._tensor_f32
-    return make(_np.asarray(arr, dtype=name, order="C"), bool(requires_grad))  # a 0-d array stays 0-d
-
-
-def zeros(*shape, requires_grad=False, dtype=float32):
-    return tensor(_np.zeros(shape), requires_grad=requires_grad, dtype=dtype)
-
-
-def ones(*shape, requires_grad=False, dtype=float32):
-    return tensor(_np.ones(shape), requires_grad=requires_grad, dtype=dtype)
+def __getattr__(name):
+    # tf.bool and tf.float: dtype names that would shadow Python's builtins if they were globals of this module.
+    if name == "bool":
+        return _core.bool_
+    if name == "float":
+        return _core.float32
+    raise AttributeError(f"module 'tinyformer' has no attribute '{name}'")
+# ---- end of the tensor names
 
 
 def gradcheck(fn, inputs, eps=1e-6, rtol=1e-5, atol=1e-8, names=None, raise_exception=True):
@@ -84,51 +66,6 @@ def gradcheck_params(fn, params, eps=1e-6, rtol=1e-5, atol=1e-8, raise_exception
         raise RuntimeError("gradcheck failed:\n" + result.report())
     return result
 
-
-# ---- Tensor methods with PyTorch's names (each one an op above)
-def _reshape(self, *shape):
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = shape[0]
-    return reshape(self, list(shape))
-
-
-def _permute(self, *dims):
-    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
-        dims = dims[0]
-    n = self.ndim
-    return permute(self, [d + n if d < 0 else d for d in dims])
-
-
-def _repr(self):
-    grad = ", requires_grad=True" if self.requires_grad else ""
-    body = _np.array2string(self.numpy(), prefix="tensor(")
-    return f"tensor({body}, dtype={self.dtype}{grad})"
-
-
-def _pow(self, exponent):
-    if exponent == 2:
-        return self * self
-    if exponent == 1:
-        return self
-    raise ValueError(f"** supports the exponents 1 and 2 (got {exponent}); use tf.exp(tf.log(x) * p) for others")
-
-
-Tensor.sum = lambda self, dim=None, keepdim=False: sum(self, dim, keepdim)
-Tensor.mean = lambda self, dim=None, keepdim=False: mean(self, dim, keepdim)
-Tensor.reshape = _reshape
-Tensor.view = _reshape
-Tensor.permute = _permute
-Tensor.transpose = lambda self, dim0, dim1: transpose(self, dim0, dim1)
-Tensor.T = property(lambda self: transpose(self, 0, 1) if self.ndim == 2 else _permute(self, *reversed(range(self.ndim))))
-Tensor.softmax = lambda self, dim=-1: softmax(self, dim)
-Tensor.log_softmax = lambda self, dim=-1: log_softmax(self, dim)
-Tensor.exp = lambda self: exp(self)
-Tensor.log = lambda self: log(self)
-Tensor.tanh = lambda self: tanh(self)
-Tensor.relu = lambda self: relu(self)
-Tensor.size = lambda self, dim=None: self.shape if dim is None else self.shape[dim]
-Tensor.__pow__ = _pow
-Tensor.__repr__ = _repr
 
 from . import nn, optim  # noqa: E402  (they use the names above)
 from .runs import train, load, heads, config_yaml, Stop  # noqa: E402

@@ -75,8 +75,7 @@ def embedding(input: Any, weight: Any) -> Any:
 
 def _full(value: float, shape: Sequence[int], dtype: str) -> Any:
     """A constant tensor (no gradient) of `value`, float32 or float64."""
-    make = _core._tensor_f64 if dtype == "float64" else _core._tensor_f32
-    return make(np.full(tuple(shape), value, dtype=dtype), False)
+    return _core.full(tuple(shape), float(value), dtype=dtype)
 
 
 def _width(input: Any, normalized_shape: Union[int, Sequence[int]]) -> int:

@@ -108,3 +108,18 @@ TEST_CASE("nn: modules built inside a function work, with dropout, after it retu
   gpt->eval();
   CHECK(gpt->forward(ids).value() == gpt->forward(ids).value());
 }
+
+TEST_CASE("nn: LayerNorm and RMSNorm are PyTorch's names for the two kinds of Norm", "[nn]") {
+  const Var<double> x(test::random_array({2, 3, 8}, 41));
+  const LayerNorm<double> ln(8);
+  const RMSNorm<double> rms(8);
+  const LayerNorm<double> no_bias(8, false);
+  CHECK(ln.named_parameters().size() == 2);
+  CHECK(rms.named_parameters().size() == 1);
+  CHECK(no_bias.named_parameters().size() == 1);
+  const nn::Norm<double> as_layer(8), as_rms(8, nn::NormOptions{config::Norm::rmsnorm});
+  CHECK(ln.forward(x).value() == as_layer.forward(x).value());
+  CHECK(rms.forward(x).value() == as_rms.forward(x).value());
+  CHECK_FALSE(ln.forward(x).value() == rms.forward(x).value());
+  CHECK_THROWS_WITH(RMSNorm<double>(0), Catch::Contains("dim"));
+}

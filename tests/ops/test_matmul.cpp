@@ -2,6 +2,7 @@
 // xtensor-blas's dot (an independent path to BLAS) and float64 gradchecks.
 #include <catch2/catch.hpp>
 #include <xtensor-blas/xlinalg.hpp>
+#include <xtensor/xbroadcast.hpp>
 #include <xtensor/xview.hpp>
 
 #include "support/helpers.hpp"
@@ -106,4 +107,61 @@ TEST_CASE("ops: matmul rejects mismatched shapes with both shapes named", "[ops]
   Var<double> c(Array<double>::from_shape({2, 3, 4}));
   Var<double> d(Array<double>::from_shape({3, 4, 5}));
   CHECK_THROWS_WITH(matmul(c, d), Catch::Contains("batch"));
+}
+
+TEST_CASE("ops: matmul takes torch.matmul's 1-D operands: a row on the left, a column on the right", "[ops]") {
+  const auto v = random_array({4}, 21), w = random_array({4}, 22), m = random_array({3, 4}, 23);
+  const auto n = random_array({4, 5}, 24), bm = random_array({2, 3, 4}, 25);
+  const Var<double> dot = matmul(Var<double>(v), Var<double>(w));
+  CHECK(dot.shape() == Shape{});
+  CHECK(dot.item() == Approx(xt::linalg::vdot(v, w)).epsilon(1e-14));
+  CHECK(xt::allclose(matmul(Var<double>(m), Var<double>(v)).value(), xt::linalg::dot(m, v), 1e-12, 1e-12));
+  CHECK(xt::allclose(matmul(Var<double>(v), Var<double>(n)).value(), xt::linalg::dot(v, n), 1e-12, 1e-12));
+  const Var<double> bv = matmul(Var<double>(bm), Var<double>(v));
+  CHECK(bv.shape() == Shape{2, 3});
+  CHECK(xt::allclose(Array<double>(xt::view(bv.value(), 1)), xt::linalg::dot(Array<double>(xt::view(bm, 1)), v), 1e-12,
+                     1e-12));
+  CHECK_THROWS_WITH(matmul(Var<double>(v), Var<double>(random_array({5}, 26))), Catch::Contains("inner"));
+  CHECK_THROWS_WITH(matmul(Var<double>(v), Var<double>(n), true), Catch::Contains("transpose"));
+}
+
+TEST_CASE("ops: matmul broadcasts batch dims as torch.matmul does, a batch of ones shared without a copy", "[ops]") {
+  struct Case {
+    Shape a, b, out;
+  };
+  for (const Case& c : std::vector<Case>{{{2, 3, 4}, {1, 4, 2}, {2, 3, 2}},
+                                         {{3, 4}, {2, 4, 5}, {2, 3, 5}},
+                                         {{2, 1, 3, 4}, {5, 4, 2}, {2, 5, 3, 2}},
+                                         {{1, 3, 4}, {2, 4, 2}, {2, 3, 2}}}) {
+    INFO(shape_str(c.a) << " @ " << shape_str(c.b));
+    const auto a = random_array(c.a, 27), b = random_array(c.b, 28);
+    const Var<double> out = matmul(Var<double>(a), Var<double>(b));
+    REQUIRE(out.shape() == c.out);
+    // the same product with both operands stretched to the result's batch dims beforehand
+    Shape sa(c.out.begin(), c.out.end() - 2), sb = sa;
+    sa.insert(sa.end(), c.a.end() - 2, c.a.end());
+    sb.insert(sb.end(), c.b.end() - 2, c.b.end());
+    const Array<double> wide_a = xt::broadcast(a, sa), wide_b = xt::broadcast(b, sb);
+    const Array<double> ref = matmul(Var<double>(wide_a), Var<double>(wide_b)).value();
+    CHECK(xt::allclose(out.value(), ref, 1e-12, 1e-12));
+  }
+  CHECK_THROWS_WITH(matmul(Var<double>(random_array({2, 3, 4}, 29)), Var<double>(random_array({3, 4, 5}, 30))),
+                    Catch::Contains("batch") && Catch::Contains("[2, 3, 4]"));
+}
+
+TEST_CASE("gradcheck: matmul of 1-D operands and of broadcast batch dims", "[gradcheck][ops]") {
+  const std::vector<std::pair<Shape, Shape>> shapes = {{{4}, {4}},
+                                                       {{3, 4}, {4}},
+                                                       {{4}, {4, 2}},
+                                                       {{2, 3, 4}, {4}},
+                                                       {{2, 3, 4}, {1, 4, 2}},
+                                                       {{3, 4}, {2, 4, 2}},
+                                                       {{2, 1, 3, 4}, {3, 4, 2}}};
+  for (const auto& [sa, sb] : shapes) {
+    INFO(shape_str(sa) << " @ " << shape_str(sb));
+    REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return matmul(in[0], in[1]); },
+                                {random_array(sa, 31), random_array(sb, 32)}, {}, {"a", "b"}));
+  }
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return matmul(in[0], in[1], true, false); },
+                              {random_array({1, 4, 3}, 33), random_array({2, 4, 2}, 34)}, {}, {"a", "b"}));
 }

@@ -117,6 +117,60 @@ std::vector<OpCase> shape_cases() {
       {"sum", {"a"}, {{2, 3}}, [](const Vars& v) { return sum(v[0], 1, true); }},
       {"mean", {"a"}, {{2, 3}}, [](const Vars& v) { return mean(v[0]); }},
       {"mean", {"a"}, {{2, 3}}, [](const Vars& v) { return mean(v[0], -1); }},
+      {"sum",
+       {"a"},
+       {{2, 3}},
+       [](const Vars& v) {
+         return sum(v[0], std::vector<long>{0, 1}, true);
+       }},
+      {"var", {"a"}, {{2, 3}}, [](const Vars& v) { return var(v[0], std::vector<long>{-1}); }},
+      {"max", {"a"}, {{2, 3}}, [](const Vars& v) { return max(v[0]); }},
+      {"min", {"a"}, {{2, 3}}, [](const Vars& v) { return min(v[0], 1).values; }},
+      {"unsqueeze", {"a"}, {{2, 3}}, [](const Vars& v) { return unsqueeze(v[0], -1); }},
+      {"flatten", {"a"}, {{2, 3}}, [](const Vars& v) { return flatten(v[0]); }},
+      {"stack",
+       {"parts[0]", "parts[1]"},
+       {{2, 3}, {2, 3}},
+       [](const Vars& v) { return stack(v, 1); },
+       {{0, 0}, {0, 1}, {1, 0}, {1, 1}}},
+      {"expand",
+       {"a"},
+       {{2, 1}},
+       [](const Vars& v) {
+         return expand(v[0], {3, 2, 4});
+       },
+       {{0, 0}, {0, 1}}},
+      {"index",
+       {"a"},
+       {{2, 3}},
+       [](const Vars& v) {
+         return index(v[0], {Slice{}, 2});
+       }},
+      {"take",
+       {"a"},
+       {{2, 3}},
+       [](const Vars& v) {
+         return take(v[0], Array<std::int64_t>{0, -1, 5});
+       }},
+  };
+}
+
+// The elementwise maths, maxima and selections of math.cpp, extrema.cpp and compare.cpp.
+std::vector<OpCase> elementwise_cases() {
+  using P = std::pair<std::size_t, std::size_t>;
+  const std::vector<P> both_2d = {{0, 0}, {0, 1}, {1, 0}, {1, 1}};
+  static const Var<double> mask(Array<double>{{1, 0, 1}, {0, 0, 1}});
+  return {
+      {"pow", {"a"}, {{2, 3}}, [](const Vars& v) { return pow(v[0], 1.5); }},
+      {"pow", {"a", "b"}, {{2, 3}, {2, 3}}, [](const Vars& v) { return pow(v[0], v[1]); }, both_2d},
+      {"sqrt", {"a"}, {{2, 3}}, [](const Vars& v) { return sqrt(v[0]); }},
+      {"sigmoid", {"a"}, {{2, 3}}, [](const Vars& v) { return sigmoid(v[0]); }},
+      {"abs", {"a"}, {{2, 3}}, [](const Vars& v) { return abs(v[0]); }},
+      {"clone", {"a"}, {{2, 3}}, [](const Vars& v) { return clone(v[0]); }},
+      {"maximum", {"a", "b"}, {{2, 3}, {2, 3}}, [](const Vars& v) { return maximum(v[0], v[1]); }, both_2d},
+      {"minimum", {"a", "b"}, {{2, 3}, {2, 3}}, [](const Vars& v) { return minimum(v[0], v[1]); }, both_2d},
+      {"where", {"a", "b"}, {{2, 3}, {2, 3}}, [](const Vars& v) { return where(mask, v[0], v[1]); }, both_2d},
+      {"masked_fill", {"a"}, {{2, 3}}, [](const Vars& v) { return masked_fill(v[0], mask, -1.0); }, {{0, 0}, {0, 1}}},
   };
 }
 
@@ -160,7 +214,7 @@ std::vector<OpCase> layer_cases() {
 
 std::vector<OpCase> op_table() {
   std::vector<OpCase> all = arithmetic_cases();
-  for (auto* part : {&shape_cases, &layer_cases})
+  for (auto* part : {&shape_cases, &layer_cases, &elementwise_cases})
     for (OpCase& c : part()) all.push_back(std::move(c));
   return all;
 }
@@ -326,6 +380,16 @@ TEST_CASE("preconditions: axis arguments out of range are refused naming the op"
        }},
       {"slice", [&](long ax) { slice(a, ax, 0, 1); }},
       {"index", [&](long ax) { index(a, ax, 0); }},
+      {"sum",
+       [&](long ax) {
+         sum(a, std::vector<long>{0, ax});
+       }},
+      {"var", [&](long ax) { var(a, std::vector<long>{ax}); }},
+      {"max", [&](long ax) { max(a, ax); }},
+      {"argmin", [&](long ax) { argmin(a, ax); }},
+      {"squeeze", [&](long ax) { squeeze(a, ax); }},
+      {"flatten", [&](long ax) { flatten(a, ax); }},
+      {"unbind", [&](long ax) { unbind(a, ax); }},
   };
   for (const auto& [op, call] : calls)
     for (const long ax : {2L, -3L, 100L, -100L, std::numeric_limits<long>::min()}) {

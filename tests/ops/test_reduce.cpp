@@ -1,4 +1,6 @@
-// sum and mean over all elements and over one axis.
+// sum, mean, var and std_dev over all elements, one axis and lists of axes.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "support/helpers.hpp"
@@ -35,4 +37,33 @@ TEST_CASE("gradcheck: sum and mean over an axis, with and without keepdim", "[gr
       REQUIRE_GRADCHECK(gradcheck([axis, keep](const Inputs& in) { return sum(in[0], axis, keep); }, {a}));
       REQUIRE_GRADCHECK(gradcheck([axis, keep](const Inputs& in) { return mean(in[0], axis, keep); }, {a}));
     }
+}
+
+TEST_CASE("ops: sum, mean and var over a list of axes, var with torch's and NumPy's corrections", "[ops]") {
+  Var<double> a(Array<double>{{1.0, 2.0, 3.0}, {4.0, 5.0, 9.0}});
+  CHECK(sum(a, std::vector<long>{0, 1}).item() == 24.0);
+  Array<double> row_means = {2.0, 6.0};
+  row_means.reshape({2, 1});
+  CHECK(mean(a, std::vector<long>{-1}, true).value() == row_means);
+  CHECK(sum(a, std::vector<long>{1, 0}, true).shape() == Shape{1, 1});
+  CHECK(mean(a, std::vector<long>{}).item() == 4.0);  // no axes: all of them, as torch
+  // the values 1 2 3 4 5 9: mean 4, squared deviations 9 4 1 0 1 25 (sum 40)
+  CHECK(var(a).item() == Approx(40.0 / 5).epsilon(1e-15));
+  CHECK(var(a, 0.0).item() == Approx(40.0 / 6).epsilon(1e-15));
+  CHECK((var(a, std::vector<long>{1}).value() == Array<double>{1.0, 7.0}));  // rows: (1 + 0 + 1) / 2, (4 + 1 + 9) / 2
+  CHECK(std_dev(a, std::vector<long>{0}, 0.0, true).shape() == Shape{1, 3});
+  CHECK(std::isnan(var(Var<double>(Array<double>{2.0})).item()));  // n = 1 with correction 1: 0 / 0, as torch
+  CHECK_THROWS_WITH(sum(a, std::vector<long>{1, -1}), Catch::Contains("more than once"));
+}
+
+TEST_CASE("gradcheck: sum, mean, var and std_dev over lists of axes", "[gradcheck][ops]") {
+  const auto a = random_array({2, 3, 4}, 63);
+  for (const auto& axes : std::vector<std::vector<long>>{{0, 2}, {-1}, {0, 1, 2}, {}})
+    for (const bool keep : {false, true}) {
+      REQUIRE_GRADCHECK(gradcheck([=](const Inputs& in) { return sum(in[0], axes, keep); }, {a}));
+      REQUIRE_GRADCHECK(gradcheck([=](const Inputs& in) { return mean(in[0], axes, keep); }, {a}));
+      REQUIRE_GRADCHECK(gradcheck([=](const Inputs& in) { return var(in[0], axes, 1.0, keep); }, {a}));
+      REQUIRE_GRADCHECK(gradcheck([=](const Inputs& in) { return std_dev(in[0], axes, 0.0, keep); }, {a}));
+    }
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return var(in[0]); }, {a}));
 }

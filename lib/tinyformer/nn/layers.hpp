@@ -65,6 +65,21 @@ class Norm : public Module<S> {
   Var<S> weight_, bias_;
 };
 
+// PyTorch's names for the two kinds, over the last axis of width `dim`: LayerNorm<S>(dim) is torch.nn.LayerNorm(dim)
+// (weight ones, bias zeros; bias = false: nanoGPT's LayerNorm(bias=False)), RMSNorm<S>(dim) is torch.nn.RMSNorm(dim)
+// (a weight only). Both are a Norm (eps 1e-5), the class the model's blocks use.
+template <class S>
+class LayerNorm : public Norm<S> {
+ public:
+  explicit LayerNorm(std::size_t dim, bool bias = true) : Norm<S>(dim, NormOptions{config::Norm::layernorm, bias}) {}
+};
+
+template <class S>
+class RMSNorm : public Norm<S> {
+ public:
+  explicit RMSNorm(std::size_t dim) : Norm<S>(dim, NormOptions{config::Norm::rmsnorm, false}) {}
+};
+
 extern template class Linear<float>;
 extern template class Linear<double>;
 extern template class Embedding<float>;

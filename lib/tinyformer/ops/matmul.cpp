@@ -2,6 +2,10 @@
 //   C = op(A) op(B), op(A) [M,K], op(B) [K,N]
 //   dA = dC op(B)^T   (stored as A is: [M,K], or [K,M] when trans_a)
 //   dB = op(A)^T dC   (stored as B is: [K,N], or [N,K] when trans_b)
+// torch.matmul's other cases are compositions around that product: a 1-D a is reshaped to a row [1,K] and a 1-D b to
+// a column [K,1] (that dim removed from the result), and batch dims that differ are broadcast by expand (whose
+// backward sums the stretched dims), so that the product sees equal batch dims or a shared 2-D b.
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -45,12 +49,76 @@ MatmulPlan plan_matmul(const Shape& a, const Shape& b, bool ta, bool tb) {
   return p;
 }
 
+// Does the product take these shapes as they are (equal batch dims, or a 2-D b)?
+bool is_direct_product(const Shape& a, const Shape& b) {
+  if (a.size() < 2 || b.size() < 2) return false;
+  if (b.size() == 2) return true;
+  return a.size() == b.size() && std::equal(a.begin(), a.end() - 2, b.begin());
+}
+
+template <class S>
+Var<S> batched_product(const Var<S>& a, const Var<S>& b, bool ta, bool tb);
+
+// torch.matmul's 1-D operands and broadcast batch dims, around the product.
+template <class S>
+Var<S> broadcast_matmul(const Var<S>& a, const Var<S>& b, bool ta, bool tb) {
+  const Shape sa = a.shape(), sb = b.shape();
+  if ((sa.size() < 2 && ta) || (sb.size() < 2 && tb))
+    throw std::invalid_argument(fmt::format("matmul: a {} and b {}: a transpose flag needs that operand 2-D or more",
+                                            shape_str(sa), shape_str(sb)));
+  if (sa.empty() || sb.empty())
+    throw std::invalid_argument(
+        fmt::format("matmul: a {} and b {}: both operands need at least 1 dimension", shape_str(sa), shape_str(sb)));
+  const bool row = sa.size() == 1, column = sb.size() == 1;
+  Var<S> x = row ? reshape(a, {1, static_cast<long>(sa[0])}) : a;
+  Var<S> y = column ? reshape(b, {static_cast<long>(sb[0]), 1}) : b;
+  const Shape sx = x.shape(), sy = y.shape();
+  if (!is_direct_product(sx, sy)) {  // broadcast the batch dims: [..., M, K] and [..., K, N] (or transposed)
+    const Shape bx(sx.begin(), sx.end() - 2), by(sy.begin(), sy.end() - 2);
+    Shape batch;
+    try {
+      batch = broadcast_shapes(bx, by, "matmul");
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument(fmt::format("matmul: a {} and b {}: the batch dimensions {} and {} do not broadcast",
+                                              shape_str(sa), shape_str(sb), shape_str(bx), shape_str(by)));
+    }
+    auto stretched = [&](const Var<S>& v, const Shape& s) {
+      std::vector<long> sizes(batch.begin(), batch.end());
+      sizes.push_back(static_cast<long>(s[s.size() - 2]));
+      sizes.push_back(static_cast<long>(s[s.size() - 1]));
+      return Shape(sizes.begin(), sizes.end()) == s ? v : expand(v, sizes);
+    };
+    x = stretched(x, sx);
+    if (shape_numel(Shape(sy.begin(), sy.end() - 2)) == 1)  // b [1,..,1,K,N]: shared by every entry, no copy
+      y = reshape(y, {static_cast<long>(sy[sy.size() - 2]), static_cast<long>(sy[sy.size() - 1])});
+    else
+      y = stretched(y, sy);
+  }
+  Var<S> out = batched_product(x, y, ta, tb);
+  if (!row && !column) return out;
+  std::vector<long> shape;  // the result without the row's or the column's dim of 1
+  const Shape so = out.shape();
+  for (std::size_t i = 0; i < so.size(); ++i) {
+    if ((row && i == so.size() - 2) || (column && i == so.size() - 1)) continue;
+    shape.push_back(static_cast<long>(so[i]));
+  }
+  return reshape(out, shape);
+}
+
 }  // namespace
 
 template <class S>
 Var<S> matmul(const Var<S>& a, const Var<S>& b, bool ta, bool tb) {
   check_input(a, "matmul", "a");
   check_input(b, "matmul", "b");
+  if (is_direct_product(a.shape(), b.shape())) return batched_product(a, b, ta, tb);
+  return broadcast_matmul(a, b, ta, tb);
+}
+
+namespace {
+
+template <class S>
+Var<S> batched_product(const Var<S>& a, const Var<S>& b, bool ta, bool tb) {
   const MatmulPlan p = plan_matmul(a.shape(), b.shape(), ta, tb);
   Array<S> out = Array<S>::from_shape(p.out_shape);
   const std::size_t sa = p.m * p.k, sb = p.shared_b ? 0 : p.k * p.n, sc = p.m * p.n;
@@ -102,6 +170,8 @@ Var<S> matmul(const Var<S>& a, const Var<S>& b, bool ta, bool tb) {
       },
       "matmul");
 }
+
+}  // namespace
 
 template Var<float> matmul<float>(const Var<float>&, const Var<float>&, bool, bool);
 template Var<double> matmul<double>(const Var<double>&, const Var<double>&, bool, bool);

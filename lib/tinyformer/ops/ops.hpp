@@ -3,6 +3,9 @@
 // template on the scalar type and instantiated for float (training) and double (gradient checks).
 // Letters in shape comments: B batch, T time, C channels, H heads, D head size, V vocab.
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "tinyformer/autograd/variable.hpp"
@@ -45,7 +48,9 @@ template <class S> Var<S> operator/(ScalarOf<S> c, const Var<S>& a) { return sca
 
 // ---- matmul.cpp: through the one gemm wrapper, transposes as BLAS flags (no copies).
 // a [..., M, K] (or [..., K, M] with trans_a), b [..., K, N] (or [..., N, K] with trans_b) -> [..., M, N].
-// The batch dims of a and b must match, or b is 2-D and shared by every batch entry (a Linear layer).
+// As torch.matmul: the batch dims broadcast ([2,3,4] @ [1,4,2] -> [2,3,2]; b 2-D is shared by every batch entry, a
+// Linear layer, without a copy), a 1-D a is a row [1,K] and a 1-D b a column [K,1], that dim removed from the result
+// ([K] @ [K] -> [], [M,K] @ [K] -> [M]). The transpose flags need 2-D or more on their side.
 template <class S> Var<S> matmul(const Var<S>& a, const Var<S>& b, bool trans_a = false, bool trans_b = false);
 
 // ---- linear.cpp: y = x W^T + b as one op (bias in the product's accumulator, gradients written straight
@@ -68,17 +73,121 @@ template <class S> Var<S> slice(const Var<S>& a, long axis, long begin, long end
 // a[..., i, ...]: the entry i along `axis`, that axis removed (a [B,T,C], index(a, 1, -1) -> [B,C], the last step).
 template <class S> Var<S> index(const Var<S>& a, long axis, long i);
 
-// ---- reduce.cpp
+// ---- dims.cpp: dims added, removed, stretched or stacked (built on reshape, concat and index, or their own op).
+template <class S> Var<S> unsqueeze(const Var<S>& a, long axis);   // a 1 inserted at axis (-rank-1 <= axis <= rank)
+template <class S> Var<S> squeeze(const Var<S>& a);                // every axis of length 1 removed
+template <class S> Var<S> squeeze(const Var<S>& a, long axis);     // that axis removed if its length is 1
+template <class S> Var<S> flatten(const Var<S>& a, long start_axis = 0, long end_axis = -1);
+// parts of one shape -> [..., n, ...] with the new axis at `axis` (-rank-1 <= axis <= rank)
+template <class S> Var<S> stack(const std::vector<Var<S>>& parts, long axis);
+template <class S> std::vector<Var<S>> unbind(const Var<S>& a, long axis);  // the entries along axis, axis removed
+// torch's expand: a stretched to `sizes` (new axes in front; -1 keeps an axis; only length-1 axes stretch) as a
+// contiguous copy; da = dout summed over the stretched axes.
+template <class S> Var<S> expand(const Var<S>& a, const std::vector<long>& sizes);
+
+// ---- index.cpp: NumPy and PyTorch subscripts, a[1, :, ::2, None, ..., [0, 2]], and torch.take.
+// One entry of a subscript, as libtorch's torch::indexing::TensorIndex: an integer (negative counts from the end),
+// a slice with Python's rules (start, stop empty for the ends; any nonzero step, negative too as in NumPy), a new
+// axis of length 1 (None), the ellipsis (...), an array of integer positions (advanced indexing: the arrays of one
+// subscript broadcast together) or a mask (nonzero entries select; it covers as many axes as it has dims).
+struct Slice {
+  std::optional<long> start, stop;
+  long step = 1;
+};
+struct TensorIndex {
+  enum class Kind { integer, slice, new_axis, ellipsis, positions, mask };
+  Kind kind = Kind::ellipsis;
+  long integer = 0;
+  Slice slice;
+  Array<std::int64_t> values;  // positions, or the mask's entries
+  TensorIndex(long i) : kind(Kind::integer), integer(i) {}  // NOLINT(google-explicit-constructor): a[{0, 2}]
+  TensorIndex(int i) : TensorIndex(static_cast<long>(i)) {}  // NOLINT(google-explicit-constructor)
+  TensorIndex(Slice s) : kind(Kind::slice), slice(s) {}     // NOLINT(google-explicit-constructor)
+  static TensorIndex new_axis() { return TensorIndex(Kind::new_axis); }
+  static TensorIndex ellipsis() { return TensorIndex(Kind::ellipsis); }
+  static TensorIndex positions(Array<std::int64_t> p) { return TensorIndex(Kind::positions, std::move(p)); }
+  static TensorIndex mask(Array<std::int64_t> m) { return TensorIndex(Kind::mask, std::move(m)); }
+
+ private:
+  explicit TensorIndex(Kind k, Array<std::int64_t> v = {}) : kind(k), values(std::move(v)) {}
+};
+// a[index...] with NumPy's result shape (advanced indices' dims where the first of them stands when they are side by
+// side, else in front); da gets dout scatter-added at the positions read (a repeated position adds up). A subscript
+// that selects nothing, an index out of range (IndexError) and a malformed one are refused, naming the entry.
+template <class S> Var<S> index(const Var<S>& a, const std::vector<TensorIndex>& index);
+// The flat row-major positions in an array of `shape` that a[index...] reads, in the result's shape.
+Array<std::int64_t> index_positions(const Shape& shape, const std::vector<TensorIndex>& index);
+// torch.take: a read as 1-D at `positions` (negative count from the end) -> positions' shape; da scatter-added.
+template <class S> Var<S> take(const Var<S>& a, const Array<std::int64_t>& positions);
+
+// ---- reduce.cpp: over all elements (-> []), one axis or a list of axes (negative count from the end; each once; an
+// empty list means all, as torch).
 template <class S> Var<S> sum(const Var<S>& a);                                   // all elements -> []
 template <class S> Var<S> sum(const Var<S>& a, long axis, bool keepdim = false);
+template <class S> Var<S> sum(const Var<S>& a, const std::vector<long>& axes, bool keepdim = false);
 template <class S> Var<S> mean(const Var<S>& a);
 template <class S> Var<S> mean(const Var<S>& a, long axis, bool keepdim = false);
+template <class S> Var<S> mean(const Var<S>& a, const std::vector<long>& axes, bool keepdim = false);
+// Variance over n reduced elements: sum (a - mean)^2 / (n - correction); correction 1 is torch's unbiased default,
+// 0 NumPy's. n <= correction gives inf or nan, as torch. std_dev is its square root (torch.std).
+template <class S> Var<S> var(const Var<S>& a, double correction = 1);
+template <class S> Var<S> var(const Var<S>& a, const std::vector<long>& axes, double correction = 1, bool keepdim = false);
+template <class S> Var<S> std_dev(const Var<S>& a, double correction = 1);
+template <class S> Var<S> std_dev(const Var<S>& a, const std::vector<long>& axes, double correction = 1, bool keepdim = false);
+
+// ---- extrema.cpp: largest and smallest values (torch.max, min, argmax, argmin, maximum, minimum). A NaN is larger
+// and smaller than any number (it propagates, as in torch); ties pick the first index.
+template <class S> Var<S> max(const Var<S>& a);  // all elements -> []; ties share the gradient evenly
+template <class S> Var<S> min(const Var<S>& a);
+// Along one axis: the values and the index of each along it (torch.return_types.max); the gradient goes to that index.
+template <class S> struct ValuesIndices { Var<S> values; IndexArray indices; };
+template <class S> ValuesIndices<S> max(const Var<S>& a, long axis, bool keepdim = false);
+template <class S> ValuesIndices<S> min(const Var<S>& a, long axis, bool keepdim = false);
+template <class S> IndexArray argmax(const Var<S>& a);  // the flat index of the largest element -> []
+template <class S> IndexArray argmin(const Var<S>& a);
+template <class S> IndexArray argmax(const Var<S>& a, long axis, bool keepdim = false);
+template <class S> IndexArray argmin(const Var<S>& a, long axis, bool keepdim = false);
+// Elementwise, broadcast: where a == b each input gets half of dout (torch's rule).
+template <class S> Var<S> maximum(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> minimum(const Var<S>& a, const Var<S>& b);
 
 // ---- unary.cpp
 template <class S> Var<S> exp(const Var<S>& a);
 template <class S> Var<S> log(const Var<S>& a);
 template <class S> Var<S> tanh(const Var<S>& a);
 template <class S> Var<S> relu(const Var<S>& a);
+
+// ---- math.cpp: elementwise maths beyond unary.cpp (torch.pow, sqrt, sigmoid, abs, clone).
+template <class S> Var<S> pow(const Var<S>& a, S exponent);        // a^p for any real p (NaN where a < 0 and p is not whole)
+template <class S> Var<S> pow(const Var<S>& a, const Var<S>& b);   // a^b, broadcast: both differentiable
+template <class S> Var<S> sqrt(const Var<S>& a);
+template <class S> Var<S> sigmoid(const Var<S>& a);                 // 1 / (1 + e^-a)
+template <class S> Var<S> abs(const Var<S>& a);                     // the derivative at 0 is taken as 0 (as torch)
+template <class S> Var<S> clone(const Var<S>& a);                   // a copy that passes the gradient through
+
+// ---- compare.cpp: torch.eq, ne, lt, le, gt, ge, broadcast -> 1 where the relation holds, else 0: a constant (no
+// gradient flows through a comparison). A mask is such a tensor; any nonzero entry counts as true.
+template <class S> Var<S> eq(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> ne(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> lt(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> le(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> gt(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> ge(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> isnan(const Var<S>& a);
+template <class S> Var<S> isinf(const Var<S>& a);
+template <class S> Var<S> isfinite(const Var<S>& a);
+template <class S> Var<S> logical_not(const Var<S>& a);
+template <class S> Var<S> logical_and(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> logical_or(const Var<S>& a, const Var<S>& b);
+template <class S> Var<S> logical_xor(const Var<S>& a, const Var<S>& b);
+// cond, a, b broadcast together -> a where cond is nonzero, else b; each of a and b gets dout where it was chosen.
+template <class S> Var<S> where(const Var<S>& cond, const Var<S>& a, const Var<S>& b);
+// a with `value` where mask is nonzero (mask broadcasts to a's shape); da = dout where the mask is zero.
+template <class S> Var<S> masked_fill(const Var<S>& a, const Var<S>& mask, S value);
+// a [..., R, C] -> a with 0 above (tril) or below (triu) its `diagonal` in the last two axes (torch.tril, torch.triu:
+// tril keeps column - row <= diagonal, triu keeps column - row >= diagonal); da = dout where kept.
+template <class S> Var<S> tril(const Var<S>& a, long diagonal = 0);
+template <class S> Var<S> triu(const Var<S>& a, long diagonal = 0);
 
 // ---- gelu.cpp: GELU, tanh approximation (as nanoGPT / GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 template <class S> Var<S> gelu(const Var<S>& a);

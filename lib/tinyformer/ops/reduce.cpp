@@ -1,6 +1,13 @@
-// sum and mean, over everything or over one axis.
-//   out = sum_i a_i            da = dout broadcast back over the reduced axis
-//   out = (1/n) sum_i a_i      da = dout / n
+// sum, mean and var, over everything, one axis or a list of axes (an empty list: all of them, as torch); n elements
+// are reduced into each output.
+//   out = sum_i a_i                    da = dout broadcast back over the reduced axes
+//   out = (1/n) sum_i a_i              da = dout / n
+//   out = sum_i (a_i - m)^2 / (n - c)  da = dout 2 (a_i - m) / (n - c)       m = mean over the reduced axes
+// (the mean's own derivative drops out of var's: sum_i (a_i - m) = 0). std_dev = sqrt(var), composed.
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xreducer.hpp>
@@ -11,21 +18,58 @@ namespace tf {
 
 namespace {
 
-// Shared by sum and mean: reduce over `axis` (or all axes when axis is null), times `factor`.
+std::vector<std::size_t> every_axis(std::size_t rank) {
+  std::vector<std::size_t> all(rank);
+  for (std::size_t i = 0; i < rank; ++i) all[i] = i;
+  return all;
+}
+
+// The axes to reduce, normalized and sorted; each at most once. An empty list means every axis (torch's rule).
+std::vector<std::size_t> reduced_axes(const std::vector<long>& axes, std::size_t rank, const char* op) {
+  if (axes.empty()) return every_axis(rank);
+  std::vector<std::size_t> out;
+  for (const long axis : axes) {
+    const std::size_t ax = normalize_axis(axis, rank, op);
+    if (std::find(out.begin(), out.end(), ax) != out.end())
+      throw std::invalid_argument(fmt::format("{}: axis {} appears more than once in the list of axes", op, ax));
+    out.push_back(ax);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The shape of a reduction's result: the reduced axes kept as 1 (`kept`) or removed.
+Shape reduced_shape(const Shape& shape, const std::vector<std::size_t>& axes, bool keep) {
+  Shape out;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+    if (!reduced)
+      out.push_back(shape[i]);
+    else if (keep)
+      out.push_back(1);
+  }
+  return out;
+}
+
+std::size_t reduced_count(const Shape& shape, const std::vector<std::size_t>& axes) {
+  std::size_t n = 1;
+  for (const std::size_t ax : axes) n *= shape[ax];
+  return n;
+}
+
+// Shared by sum and mean: reduce over `axes` (all of them for a full reduction), times `factor`.
 template <class S>
-Var<S> reduce_sum(const Var<S>& a, const std::size_t* axis, bool keepdim, S factor, const char* op) {
+Var<S> reduce_sum(const Var<S>& a, const std::vector<std::size_t>& axes, bool keepdim, S factor, const char* op) {
+  const Shape kept_shape = reduced_shape(a.shape(), axes, true);  // the reduced axes kept as 1
   Array<S> out;
-  Shape kept_shape = a.shape();  // the shape of out with the reduced axis kept as 1
-  if (axis) {
-    out = xt::sum(a.value(), {*axis}, xt::evaluation_strategy::immediate);
-    kept_shape[*axis] = 1;
-  } else {
+  if (axes.size() == a.dim()) {
     out = Array<S>::from_shape({});
     out() = xt::sum(a.value(), xt::evaluation_strategy::immediate)();
-    for (auto& d : kept_shape) d = 1;
+  } else {
+    out = xt::sum(a.value(), axes, xt::evaluation_strategy::immediate);
   }
   if (factor != S(1)) out *= factor;
-  if (axis && keepdim) out.reshape(kept_shape);
+  out.reshape(reduced_shape(a.shape(), axes, keepdim));
   return make_result<S>(
       std::move(out), {a},
       [kept_shape, factor](Node<S>& self) {
@@ -38,39 +82,101 @@ Var<S> reduce_sum(const Var<S>& a, const std::size_t* axis, bool keepdim, S fact
       op);
 }
 
+template <class S>
+Var<S> variance(const Var<S>& a, const std::vector<std::size_t>& axes, double correction, bool keepdim) {
+  const Shape kept_shape = reduced_shape(a.shape(), axes, true);
+  const S n = static_cast<S>(reduced_count(a.shape(), axes));
+  const S denominator = std::max(S(0), n - static_cast<S>(correction));
+  Array<S> mean_kept = xt::sum(a.value(), axes, xt::evaluation_strategy::immediate);
+  mean_kept /= n;
+  mean_kept.reshape(kept_shape);
+  Array<S> centred = a.value() - mean_kept;
+  Array<S> out = xt::sum(centred * centred, axes, xt::evaluation_strategy::immediate);
+  out /= denominator;
+  out.reshape(reduced_shape(a.shape(), axes, keepdim));
+  return make_result<S>(
+      std::move(out), {a},
+      [kept_shape, denominator, centred = std::move(centred)](Node<S>& self) {
+        Array<S> g = self.grad;
+        g.reshape(kept_shape);
+        accumulate_grad(*self.inputs[0], centred * (g * (S(2) / denominator)));
+      },
+      "var");
+}
+
 }  // namespace
 
 template <class S>
 Var<S> sum(const Var<S>& a) {
   check_input(a, "sum", "a");
-  return reduce_sum<S>(a, nullptr, false, S(1), "sum");
+  return reduce_sum<S>(a, every_axis(a.dim()), false, S(1), "sum");
 }
 
 template <class S>
 Var<S> sum(const Var<S>& a, long axis, bool keepdim) {
   check_input(a, "sum", "a");
-  const std::size_t ax = normalize_axis(axis, a.dim(), "sum");
-  return reduce_sum<S>(a, &ax, keepdim, S(1), "sum");
+  return reduce_sum<S>(a, {normalize_axis(axis, a.dim(), "sum")}, keepdim, S(1), "sum");
+}
+
+template <class S>
+Var<S> sum(const Var<S>& a, const std::vector<long>& axes, bool keepdim) {
+  check_input(a, "sum", "a");
+  return reduce_sum<S>(a, reduced_axes(axes, a.dim(), "sum"), keepdim, S(1), "sum");
 }
 
 template <class S>
 Var<S> mean(const Var<S>& a) {
   check_input(a, "mean", "a");
-  return reduce_sum<S>(a, nullptr, false, S(1) / static_cast<S>(a.numel()), "mean");
+  return reduce_sum<S>(a, every_axis(a.dim()), false, S(1) / static_cast<S>(a.numel()), "mean");
 }
 
 template <class S>
 Var<S> mean(const Var<S>& a, long axis, bool keepdim) {
   check_input(a, "mean", "a");
   const std::size_t ax = normalize_axis(axis, a.dim(), "mean");
-  return reduce_sum<S>(a, &ax, keepdim, S(1) / static_cast<S>(a.shape()[ax]), "mean");
+  return reduce_sum<S>(a, {ax}, keepdim, S(1) / static_cast<S>(a.shape()[ax]), "mean");
 }
 
-#define TF_INSTANTIATE(S)                            \
-  template Var<S> sum<S>(const Var<S>&);             \
-  template Var<S> sum<S>(const Var<S>&, long, bool); \
-  template Var<S> mean<S>(const Var<S>&);            \
-  template Var<S> mean<S>(const Var<S>&, long, bool);
+template <class S>
+Var<S> mean(const Var<S>& a, const std::vector<long>& axes, bool keepdim) {
+  check_input(a, "mean", "a");
+  const std::vector<std::size_t> ax = reduced_axes(axes, a.dim(), "mean");
+  return reduce_sum<S>(a, ax, keepdim, S(1) / static_cast<S>(reduced_count(a.shape(), ax)), "mean");
+}
+
+template <class S>
+Var<S> var(const Var<S>& a, double correction) {
+  check_input(a, "var", "a");
+  return variance(a, every_axis(a.dim()), correction, false);
+}
+
+template <class S>
+Var<S> var(const Var<S>& a, const std::vector<long>& axes, double correction, bool keepdim) {
+  check_input(a, "var", "a");
+  return variance(a, reduced_axes(axes, a.dim(), "var"), correction, keepdim);
+}
+
+template <class S>
+Var<S> std_dev(const Var<S>& a, double correction) {
+  return sqrt(var(a, correction));
+}
+
+template <class S>
+Var<S> std_dev(const Var<S>& a, const std::vector<long>& axes, double correction, bool keepdim) {
+  return sqrt(var(a, axes, correction, keepdim));
+}
+
+#define TF_INSTANTIATE(S)                                                        \
+  template Var<S> sum<S>(const Var<S>&);                                         \
+  template Var<S> sum<S>(const Var<S>&, long, bool);                             \
+  template Var<S> sum<S>(const Var<S>&, const std::vector<long>&, bool);         \
+  template Var<S> mean<S>(const Var<S>&);                                        \
+  template Var<S> mean<S>(const Var<S>&, long, bool);                            \
+  template Var<S> mean<S>(const Var<S>&, const std::vector<long>&, bool);        \
+  template Var<S> var<S>(const Var<S>&, double);                                 \
+  template Var<S> var<S>(const Var<S>&, const std::vector<long>&, double, bool); \
+  template Var<S> std_dev<S>(const Var<S>&, double);                             \
+  template Var<S> std_dev<S>(const Var<S>&, const std::vector<long>&, double, bool);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE

@@ -60,19 +60,6 @@ Var<S> permute_impl(const Var<S>& a, const std::vector<std::size_t>& perm, const
 
 // ---- split / concat
 
-// A row-major shape seen as [outer, len, inner] around one axis.
-struct AxisSlabs {
-  std::size_t outer = 1, len = 0, inner = 1;
-};
-
-AxisSlabs axis_slabs(const Shape& shape, std::size_t axis) {
-  AxisSlabs s;
-  for (std::size_t i = 0; i < axis; ++i) s.outer *= shape[i];
-  s.len = shape[axis];
-  for (std::size_t i = axis + 1; i < shape.size(); ++i) s.inner *= shape[i];
-  return s;
-}
-
 // For every outer index: rows [src_off, src_off + rows) of src ([outer, src_len, inner]) go to rows
 // [dst_off, dst_off + rows) of dst ([outer, dst_len, inner]); copied, or added when Add.
 template <bool Add, class S>

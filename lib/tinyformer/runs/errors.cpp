@@ -11,6 +11,7 @@
 
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/tensor/files.hpp"
+#include "tinyformer/tensor/tensor.hpp"
 
 namespace tf::runs {
 
@@ -62,7 +63,8 @@ std::pair<ErrorKind, std::string> classify(const std::exception& e) {
     if (text.rfind("cannot write to file: ", 0) == 0) text = "cannot write to stdout: " + text.substr(22);
     return {kind_of_errno(system_error->code().value()), text};
   }
-  if (dynamic_cast<const std::out_of_range*>(&e)) return {ErrorKind::index, e.what()};
+  if (dynamic_cast<const std::out_of_range*>(&e) || dynamic_cast<const IndexError*>(&e))  // x[5] of 3 rows
+    return {ErrorKind::index, e.what()};
   if (dynamic_cast<const std::invalid_argument*>(&e) || dynamic_cast<const std::domain_error*>(&e) ||
       dynamic_cast<const std::length_error*>(&e))
     return {ErrorKind::value, e.what()};

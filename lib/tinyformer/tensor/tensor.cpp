@@ -42,10 +42,19 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   return out;
 }
 
+AxisSlabs axis_slabs(const Shape& shape, std::size_t axis) {
+  AxisSlabs s;
+  for (std::size_t i = 0; i < axis; ++i) s.outer *= shape[i];
+  s.len = shape[axis];
+  for (std::size_t i = axis + 1; i < shape.size(); ++i) s.inner *= shape[i];
+  return s;
+}
+
 std::size_t normalize_axis(long axis, std::size_t rank, const char* op) {
   const long r = static_cast<long>(rank);
   if (axis < -r || axis >= r)
-    throw std::invalid_argument(fmt::format("{}: axis {} is out of range for a tensor of rank {}", op, axis, rank));
+    throw IndexError(fmt::format("{}: axis {} is out of range for a tensor of rank {} (valid: {} to {})", op, axis,
+                                 rank, -r, r - 1));
   return static_cast<std::size_t>(axis < 0 ? axis + r : axis);
 }
 

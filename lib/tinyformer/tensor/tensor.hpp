@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -70,7 +71,20 @@ std::string position_str(std::size_t flat, const Shape& shape);
 // NumPy broadcasting of two shapes; throws std::invalid_argument naming both shapes and `op`.
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 
-// Resolves a possibly negative axis against `rank`; throws naming `op` when out of range.
+// A row-major shape seen as [outer, len, inner] around one axis (split, concat, slice, max along an axis...): element
+// (o, j, i) is at flat position (o * len + j) * inner + i. axis_slabs({2, 3, 4}, 1) is {2, 3, 4}.
+struct AxisSlabs {
+  std::size_t outer = 1, len = 0, inner = 1;
+};
+AxisSlabs axis_slabs(const Shape& shape, std::size_t axis);
+
+// An axis or an index out of range, or more indices than dims: a std::invalid_argument as every bad argument, of its
+// own type so that the Python module raises IndexError for it (as torch and NumPy do).
+struct IndexError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// Resolves a possibly negative axis against `rank`; throws IndexError naming `op` when out of range.
 std::size_t normalize_axis(long axis, std::size_t rank, const char* op);
 
 }  // namespace tf

@@ -1,0 +1,116 @@
+// Elementwise maths beyond unary.cpp; out has a's shape (pow of two tensors: their broadcast shape).
+//   pow(a, p)   out = a^p                  da = dout p a^(p-1)          (0 where p = 0, so 0^0 has no inf in it)
+//   pow(a, b)   out = a^b                  da = sum_to(dout b a^(b-1))  (0 where b = 0)
+//                                          db = sum_to(dout out ln a)   (0 where a = 0 and b >= 0, as torch)
+//   sqrt        out = sqrt(a)              da = dout / (2 out)
+//   sigmoid     out = 1 / (1 + e^-a)       da = dout out (1 - out)
+//   abs         out = |a|                  da = dout sign(a)            (sign(0) = 0)
+//   clone       out = a (a new buffer)     da = dout
+#include <cmath>
+
+#include <xtensor/xmath.hpp>
+#include <xtensor/xnoalias.hpp>
+#include <xtensor/xoperation.hpp>
+
+#include "tinyformer/ops/ops.hpp"
+
+namespace tf {
+
+// a [...] -> [...]
+template <class S>
+Var<S> pow(const Var<S>& a, S exponent) {
+  check_input(a, "pow", "a");
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  if (exponent == S(2))
+    xt::noalias(out) = a.value() * a.value();
+  else
+    xt::noalias(out) = xt::pow(a.value(), exponent);
+  return make_result<S>(
+      std::move(out), {a},
+      [exponent](Node<S>& self) {
+        Node<S>& x = *self.inputs[0];
+        if (exponent == S(0))
+          accumulate_grad(x, Array<S>(xt::zeros<S>(x.value.shape())));
+        else
+          accumulate_grad(x, self.grad * exponent * xt::pow(x.value, exponent - S(1)));
+      },
+      "pow");
+}
+
+// a [...], b [...] (broadcast) -> the broadcast shape
+template <class S>
+Var<S> pow(const Var<S>& a, const Var<S>& b) {
+  check_input(a, "pow", "a");
+  check_input(b, "pow", "b");
+  Array<S> out = Array<S>::from_shape(broadcast_shapes(a.shape(), b.shape(), "pow"));
+  xt::noalias(out) = xt::pow(a.value(), b.value());
+  return make_result<S>(
+      std::move(out), {a, b},
+      [](Node<S>& self) {
+        Node<S>& x = *self.inputs[0];
+        Node<S>& y = *self.inputs[1];
+        if (x.requires_grad) {
+          Array<S> g =
+              xt::where(xt::equal(y.value, S(0)), S(0), self.grad * y.value * xt::pow(x.value, y.value - S(1)));
+          accumulate_grad(x, sum_to_shape(g, to_shape(x.value.shape())));
+        }
+        if (y.requires_grad) {
+          Array<S> g =
+              xt::where(xt::equal(x.value, S(0)) && y.value >= S(0), S(0), self.grad * self.value * xt::log(x.value));
+          accumulate_grad(y, sum_to_shape(g, to_shape(y.value.shape())));
+        }
+      },
+      "pow");
+}
+
+template <class S>
+Var<S> sqrt(const Var<S>& a) {
+  check_input(a, "sqrt", "a");
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  xt::noalias(out) = xt::sqrt(a.value());
+  return make_result<S>(
+      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad / (S(2) * self.value)); },
+      "sqrt");
+}
+
+// 1 / (1 + e^-a) is exact at both ends: e^-a overflows to inf (out 0) or underflows to 0 (out 1), never a NaN.
+template <class S>
+Var<S> sigmoid(const Var<S>& a) {
+  check_input(a, "sigmoid", "a");
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  xt::noalias(out) = S(1) / (S(1) + xt::exp(-a.value()));
+  return make_result<S>(
+      std::move(out), {a},
+      [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad * self.value * (S(1) - self.value)); }, "sigmoid");
+}
+
+template <class S>
+Var<S> abs(const Var<S>& a) {
+  check_input(a, "abs", "a");
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  xt::noalias(out) = xt::abs(a.value());
+  return make_result<S>(
+      std::move(out), {a},
+      [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad * xt::sign(self.inputs[0]->value)); }, "abs");
+}
+
+template <class S>
+Var<S> clone(const Var<S>& a) {
+  check_input(a, "clone", "a");
+  Array<S> out = a.value();
+  return make_result<S>(
+      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad); }, "clone");
+}
+
+#define TF_INSTANTIATE(S)                               \
+  template Var<S> pow<S>(const Var<S>&, S);             \
+  template Var<S> pow<S>(const Var<S>&, const Var<S>&); \
+  template Var<S> sqrt<S>(const Var<S>&);               \
+  template Var<S> sigmoid<S>(const Var<S>&);            \
+  template Var<S> abs<S>(const Var<S>&);                \
+  template Var<S> clone<S>(const Var<S>&);
+TF_INSTANTIATE(float)
+TF_INSTANTIATE(double)
+#undef TF_INSTANTIATE
+
+}  // namespace tf

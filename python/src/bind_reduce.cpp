@@ -1,0 +1,150 @@
+// Reductions as torch has them, functions and methods: sum, mean, var, std over None, one dim or a tuple of dims;
+// max and min (everything; along a dim as (values, indices); of two tensors), argmax and argmin; any and all.
+#include <optional>
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include "tensor.hpp"
+#include "tinyformer/ops/ops.hpp"
+
+namespace tf::python {
+
+namespace {
+
+// torch.return_types.max and .min: named tuples (values, indices), made once in the module's return_types.
+py::handle g_max_type, g_min_type;
+
+double variance_correction(const py::object& unbiased, const py::object& correction) {
+  if (!unbiased.is_none() && !correction.is_none())
+    throw std::invalid_argument("var / std: give unbiased= or correction=, not both");
+  if (!correction.is_none()) return py::cast<double>(correction);
+  return unbiased.is_none() || py::cast<bool>(unbiased) ? 1.0 : 0.0;
+}
+
+Tensor sum_t(const Tensor& a, const py::object& dim, bool keepdim) {
+  const std::optional<std::vector<long>> dims = dims_argument(dim);
+  const Tensor x = a.kind == DType::boolean ? converted(a, DType::int64) : a;  // a sum of bools counts them
+  py::gil_scoped_release release;
+  return keeping_dtype(x, [&](const auto& v) { return dims ? sum(v, *dims, keepdim) : sum(v); });
+}
+
+Tensor mean_t(const Tensor& a, const py::object& dim, bool keepdim) {
+  const std::optional<std::vector<long>> dims = dims_argument(dim);
+  py::gil_scoped_release release;
+  return on_floating(a, [&](const auto& v) { return dims ? mean(v, *dims, keepdim) : mean(v); });
+}
+
+template <bool Deviation>
+Tensor spread_t(const Tensor& a, const py::object& dim, const py::object& unbiased, bool keepdim,
+                const py::object& correction) {
+  const std::optional<std::vector<long>> dims = dims_argument(dim);
+  const double c = variance_correction(unbiased, correction);
+  py::gil_scoped_release release;
+  return on_floating(a, [&](const auto& v) {
+    if (Deviation) return dims ? std_dev(v, *dims, c, keepdim) : std_dev(v, c);
+    return dims ? var(v, *dims, c, keepdim) : var(v, c);
+  });
+}
+
+// torch.max / torch.min: of everything (dim None), along an int dim (values, indices), or of two tensors.
+template <bool Largest>
+py::object extreme_t(const Tensor& a, const py::object& dim, bool keepdim) {
+  py::detail::make_caster<Tensor> caster;
+  const bool of_two = caster.load(dim, false);
+  if (of_two || dim.is_none()) {
+    Tensor out;
+    {
+      py::gil_scoped_release release;
+      if (of_two)  // elementwise, as maximum / minimum
+        out = visit2(a, py::detail::cast_op<const Tensor&>(caster),
+                     [](const auto& x, const auto& y) { return Largest ? maximum(x, y) : minimum(x, y); });
+      else
+        out = keeping_dtype(a, [](const auto& v) { return Largest ? max(v) : min(v); });
+    }
+    return py::cast(std::move(out));
+  }
+  const long d = py::cast<long>(dim);
+  Tensor values;
+  IndexArray indices;
+  {
+    py::gil_scoped_release release;
+    values = keeping_dtype(a, [&](const auto& v) {
+      auto r = Largest ? max(v, d, keepdim) : min(v, d, keepdim);
+      indices = std::move(r.indices);
+      return r.values;
+    });
+  }
+  return (Largest ? g_max_type : g_min_type)(values, from_indices(indices));
+}
+
+template <bool Largest>
+Tensor extreme_index_t(const Tensor& a, const py::object& dim, bool keepdim) {
+  const Tensor x = a.kind == DType::boolean ? converted(a, DType::int64) : a;
+  IndexArray idx = visit(x, [&](const auto& v) {
+    if (dim.is_none()) return Largest ? argmax(v) : argmin(v);
+    const long d = py::cast<long>(dim);
+    return Largest ? argmax(v, d, keepdim) : argmin(v, d, keepdim);
+  });
+  return from_indices(idx);
+}
+
+// torch.any / torch.all: a bool tensor, of everything (dim None) or along one dim, the max / min of the entries as
+// bools (any nonzero entry is true); a constant, as torch's.
+template <bool Any>
+Tensor truth_t(const Tensor& a, const py::object& dim, bool keepdim) {
+  const std::optional<long> d = dim.is_none() ? std::nullopt : std::optional<long>(py::cast<long>(dim));
+  const Tensor x = converted(a, DType::boolean);
+  py::gil_scoped_release release;
+  return keeping_dtype(x, [&](const auto& v) {
+    if (!d) return Any ? max(v) : min(v);
+    return (Any ? max(v, *d, keepdim) : min(v, *d, keepdim)).values;
+  });
+}
+
+void make_return_types(py::module_& m) {
+  py::module_ types = m.def_submodule("return_types", "named tuples of (values, indices), as torch.return_types");
+  py::object namedtuple = py::module_::import("collections").attr("namedtuple");
+  types.attr("max") = namedtuple("max", py::make_tuple("values", "indices"));
+  types.attr("min") = namedtuple("min", py::make_tuple("values", "indices"));
+  types.attr("max").attr("__module__") = "tinyformer.return_types";
+  types.attr("min").attr("__module__") = "tinyformer.return_types";
+  g_max_type = types.attr("max");
+  g_min_type = types.attr("min");
+}
+
+}  // namespace
+
+void bind_reductions(py::module_& m, py::class_<Tensor>& t) {
+  make_return_types(m);
+  def_function_and_method(m, t, "sum", &sum_t, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false, "over everything (dim None), one dim or a tuple of dims");
+  def_function_and_method(m, t, "mean", &mean_t, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false, "over everything (dim None), one dim or a tuple of dims");
+  def_function_and_method(m, t, "var", &spread_t<false>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("unbiased") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+                          py::arg("correction") = py::none(),
+                          "sum (x - mean)^2 / (n - correction): correction 1 (unbiased, torch's default) unless "
+                          "unbiased=False or correction= says otherwise");
+  def_function_and_method(m, t, "std", &spread_t<true>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("unbiased") = py::none(), py::arg("keepdim") = false, py::kw_only(),
+                          py::arg("correction") = py::none(), "sqrt(var), with var's arguments");
+  def_function_and_method(m, t, "max", &extreme_t<true>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false,
+                          "max(x): the largest value; max(x, dim): (values, indices) along dim; max(x, y): maximum");
+  def_function_and_method(m, t, "min", &extreme_t<false>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false,
+                          "min(x): the smallest value; min(x, dim): (values, indices) along dim; min(x, y): minimum");
+  def_function_and_method(m, t, "argmax", &extreme_index_t<true>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false, "int64 indices; of the flattened tensor when dim is None");
+  def_function_and_method(m, t, "argmin", &extreme_index_t<false>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false, "int64 indices; of the flattened tensor when dim is None");
+  def_function_and_method(m, t, "any", &truth_t<true>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false,
+                          "bool: whether any entry is nonzero (of everything or along dim)");
+  def_function_and_method(m, t, "all", &truth_t<false>, py::arg("input"), py::arg("dim") = py::none(),
+                          py::arg("keepdim") = false,
+                          "bool: whether every entry is nonzero (of everything or along dim)");
+}
+
+}  // namespace tf::python

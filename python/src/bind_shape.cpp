@@ -1,0 +1,286 @@
+// Shape ops and subscripts, as functions and methods with torch's signatures: reshape / view, permute, transpose, t,
+// T, unsqueeze, squeeze, flatten, expand, split, chunk, cat, stack, unbind, take, x[...] and iteration. Each calls
+// the library's op (ops/ops.hpp); a subscript is parsed here into the library's TensorIndex entries.
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <pybind11/stl.h>
+
+#include "tensor.hpp"
+#include "tinyformer/ops/ops.hpp"
+
+namespace tf::python {
+
+namespace {
+
+using Release = py::call_guard<py::gil_scoped_release>;
+
+Shape shape_of_tensor(const Tensor& t) {
+  return visit(t, [](const auto& v) { return v.shape(); });
+}
+
+// The parts of a list of tensors in one storage (their promoted dtype), for cat and stack.
+template <class F>
+Tensor joined(const std::vector<Tensor>& parts, const char* op, F f) {
+  if (parts.empty()) throw std::invalid_argument(fmt::format("{}: needs at least one tensor, got none", op));
+  DType kind = parts[0].kind;
+  for (const Tensor& p : parts) kind = promote(kind, p.kind);
+  std::vector<Tensor> same;
+  same.reserve(parts.size());
+  for (const Tensor& p : parts) same.push_back(operand_as(p, kind));
+  py::gil_scoped_release release;
+  return keeping_dtype(same[0], [&](const auto& first) {
+    using V = std::decay_t<decltype(first)>;
+    std::vector<V> vs;
+    vs.reserve(same.size());
+    for (const Tensor& p : same) vs.push_back(std::get<V>(p.var));
+    return f(vs);
+  });
+}
+
+// torch.split's sizes: an int (chunks of that length, the last one shorter) or a list of lengths.
+std::vector<std::size_t> split_sizes(const py::handle& spec, std::size_t length) {
+  std::vector<std::size_t> sizes;
+  if (PyIndex_Check(spec.ptr())) {
+    const long chunk = py::cast<long>(spec);
+    if (chunk < 1) throw std::invalid_argument(fmt::format("split: the chunk length must be >= 1, got {}", chunk));
+    for (std::size_t at = 0; at < length; at += static_cast<std::size_t>(chunk))
+      sizes.push_back(std::min(static_cast<std::size_t>(chunk), length - at));
+    return sizes;
+  }
+  return py::cast<std::vector<std::size_t>>(spec);
+}
+
+std::vector<Tensor> split_t(const Tensor& a, const py::object& spec, long dim) {
+  const Shape shape = shape_of_tensor(a);
+  const std::vector<std::size_t> sizes = split_sizes(spec, shape[normalize_axis(dim, shape.size(), "split")]);
+  std::vector<Tensor> out;
+  py::gil_scoped_release release;
+  if (a.is_floating()) {
+    visit(a, [&](const auto& v) {
+      for (auto& p : split(v, dim, sizes)) out.emplace_back(std::move(p));
+    });
+  } else {
+    for (auto& p : split(std::get<Var<double>>(a.var), dim, sizes)) out.emplace_back(std::move(p), a.kind);
+  }
+  return out;
+}
+
+// torch.chunk: `chunks` pieces of ceil(L / chunks) (fewer when L is short).
+std::vector<Tensor> chunk_t(const Tensor& a, long chunks, long dim) {
+  if (chunks < 1) throw std::invalid_argument(fmt::format("chunk: chunks must be >= 1, got {}", chunks));
+  const Shape shape = shape_of_tensor(a);
+  const std::size_t length = shape[normalize_axis(dim, shape.size(), "chunk")];
+  const std::size_t piece = (length + static_cast<std::size_t>(chunks) - 1) / static_cast<std::size_t>(chunks);
+  return split_t(a, py::int_(piece), dim);
+}
+
+std::vector<Tensor> unbind_t(const Tensor& a, long dim) {
+  std::vector<Tensor> out;
+  if (a.is_floating()) {
+    visit(a, [&](const auto& v) {
+      for (auto& p : unbind(v, dim)) out.emplace_back(std::move(p));
+    });
+  } else {
+    for (auto& p : unbind(std::get<Var<double>>(a.var), dim)) out.emplace_back(std::move(p), a.kind);
+  }
+  return out;
+}
+
+Tensor transpose_2d(const Tensor& a, const char* what) {
+  const std::size_t rank = shape_of_tensor(a).size();
+  if (rank > 2)
+    throw std::invalid_argument(fmt::format("{} is for tensors of at most 2 dims (got {}); use transpose(dim0, dim1) "
+                                            "or permute",
+                                            what, rank));
+  if (rank < 2) return a;
+  return keeping_dtype(a, [](const auto& v) { return transpose(v, 0, 1); });
+}
+
+std::vector<std::size_t> permutation(const std::vector<long>& dims, std::size_t rank) {
+  std::vector<std::size_t> perm;
+  perm.reserve(dims.size());
+  for (const long d : dims) perm.push_back(normalize_axis(d, rank, "permute"));
+  return perm;
+}
+
+// ---- subscripts
+
+// An index array (a list, NumPy array or tensor of ints or bools) as a TensorIndex.
+TensorIndex array_index(const py::handle& item, std::size_t entry) {
+  py::array values;
+  py::detail::make_caster<Tensor> caster;
+  if (caster.load(item, false)) {
+    const Tensor& t = py::detail::cast_op<const Tensor&>(caster);
+    if (t.is_floating())
+      throw py::index_error(
+          fmt::format("a tensor used as an index must be int64 or bool, got {} (entry {})", t.dtype(), entry));
+    values = to_numpy(t);
+  } else {
+    values = py::module_::import("numpy").attr("asarray")(item);
+  }
+  const char kind = values.dtype().kind();
+  if (kind != 'b' && kind != 'i' && kind != 'u' && values.size() > 0)
+    throw py::index_error(fmt::format("entry {} of the subscript is an array of {}: only integer and bool arrays "
+                                      "index",
+                                      entry, std::string(py::str(values.dtype()))));
+  Array<std::int64_t> a = to_array<std::int64_t>(values);
+  return kind == 'b' ? TensorIndex::mask(std::move(a)) : TensorIndex::positions(std::move(a));
+}
+
+std::optional<long> slice_end(const py::handle& v) {
+  if (v.is_none()) return std::nullopt;
+  return py::cast<long>(v);
+}
+
+std::vector<TensorIndex> subscript(const py::handle& key) {
+  py::tuple items = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  std::vector<TensorIndex> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const py::handle item = items[i];
+    if (item.is_none()) {
+      out.push_back(TensorIndex::new_axis());
+    } else if (item.ptr() == Py_Ellipsis) {
+      out.push_back(TensorIndex::ellipsis());
+    } else if (PySlice_Check(item.ptr())) {
+      const py::object step = item.attr("step");
+      out.push_back(Slice{slice_end(item.attr("start")), slice_end(item.attr("stop")),
+                          step.is_none() ? 1 : py::cast<long>(step)});
+    } else if (PyBool_Check(item.ptr())) {
+      throw py::index_error(fmt::format("entry {} of the subscript is a bool; index with ints, slices, None, ..., or "
+                                        "integer / bool arrays",
+                                        i));
+    } else if (PyIndex_Check(item.ptr()) && !py::isinstance<Tensor>(item)) {
+      out.emplace_back(py::cast<long>(item));
+    } else {
+      out.push_back(array_index(item, i));
+    }
+  }
+  return out;
+}
+
+Tensor getitem(const Tensor& a, const py::handle& key) {
+  const std::vector<TensorIndex> index_entries = subscript(key);
+  py::gil_scoped_release release;
+  return keeping_dtype(a, [&](const auto& v) { return index(v, index_entries); });
+}
+
+void bind_views(py::module_& m, py::class_<Tensor>& t) {
+  auto reshaped = [](const Tensor& a, const std::vector<long>& shape) {
+    return keeping_dtype(a, [&](const auto& v) { return reshape(v, shape); });
+  };
+  m.def("reshape", reshaped, py::arg("input"), py::arg("shape"), Release());
+  auto reshape_method = [reshaped](const Tensor& a, const py::args& shape) {
+    return reshaped(a, shape_arguments(shape, "reshape"));
+  };
+  t.def("reshape", reshape_method, "x.reshape(2, -1) or x.reshape((2, -1)): a new tensor of the same values");
+  t.def("view", reshape_method, "the same as reshape (tinyformer tensors are always contiguous copies)");
+  m.def(
+      "permute",
+      [](const Tensor& a, const std::vector<long>& dims) {
+        return keeping_dtype(a, [&](const auto& v) { return permute(v, permutation(dims, v.dim())); });
+      },
+      py::arg("input"), py::arg("dims"), Release());
+  t.def("permute", [](const Tensor& a, const py::args& dims) {
+    const std::vector<long> d = shape_arguments(dims, "permute");
+    return keeping_dtype(a, [&](const auto& v) { return permute(v, permutation(d, v.dim())); });
+  });
+  def_function_and_method(
+      m, t, "transpose",
+      [](const Tensor& a, long d0, long d1) {
+        return keeping_dtype(a, [&](const auto& v) { return transpose(v, d0, d1); });
+      },
+      py::arg("input"), py::arg("dim0"), py::arg("dim1"), Release());
+  def_function_and_method(
+      m, t, "t", [](const Tensor& a) { return transpose_2d(a, "t()"); }, py::arg("input"));
+  t.def_property_readonly("T", [](const Tensor& a) {
+    return keeping_dtype(a, [&](const auto& v) {
+      std::vector<std::size_t> perm(v.dim());
+      for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = perm.size() - 1 - i;
+      return permute(v, perm);
+    });
+  });
+}
+
+void bind_dims(py::module_& m, py::class_<Tensor>& t) {
+  def_function_and_method(
+      m, t, "unsqueeze",
+      [](const Tensor& a, long dim) { return keeping_dtype(a, [&](const auto& v) { return unsqueeze(v, dim); }); },
+      py::arg("input"), py::arg("dim"), Release());
+  def_function_and_method(
+      m, t, "squeeze",
+      [](const Tensor& a, std::optional<long> dim) {
+        return keeping_dtype(a, [&](const auto& v) { return dim ? squeeze(v, *dim) : squeeze(v); });
+      },
+      py::arg("input"), py::arg("dim") = py::none(), Release());
+  def_function_and_method(
+      m, t, "flatten",
+      [](const Tensor& a, long start, long end) {
+        return keeping_dtype(a, [&](const auto& v) { return flatten(v, start, end); });
+      },
+      py::arg("input"), py::arg("start_dim") = 0, py::arg("end_dim") = -1, Release());
+  t.def("expand", [](const Tensor& a, const py::args& sizes) {
+    const std::vector<long> s = shape_arguments(sizes, "expand");
+    return keeping_dtype(a, [&](const auto& v) { return expand(v, s); });
+  });
+  m.def(
+      "broadcast_to",
+      [](const Tensor& a, const std::vector<long>& shape) {
+        return keeping_dtype(a, [&](const auto& v) { return expand(v, shape); });
+      },
+      py::arg("input"), py::arg("shape"), Release());
+  t.def("expand_as", [](const Tensor& a, const Tensor& other) {
+    const Shape s = shape_of_tensor(other);
+    return keeping_dtype(a, [&](const auto& v) { return expand(v, std::vector<long>(s.begin(), s.end())); });
+  });
+}
+
+void bind_pieces(py::module_& m, py::class_<Tensor>& t) {
+  def_function_and_method(m, t, "split", &split_t, py::arg("tensor"), py::arg("split_size_or_sections"),
+                          py::arg("dim") = 0,
+                          "pieces of split_size_or_sections along dim (an int: that length each, the last shorter; a "
+                          "list: those lengths)");
+  def_function_and_method(m, t, "chunk", &chunk_t, py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
+  def_function_and_method(m, t, "unbind", &unbind_t, py::arg("input"), py::arg("dim") = 0);
+  m.def(
+      "cat",
+      [](const std::vector<Tensor>& parts, long dim) {
+        return joined(parts, "cat", [dim](const auto& vs) { return concat(vs, dim); });
+      },
+      py::arg("tensors"), py::arg("dim") = 0);
+  m.def(
+      "stack",
+      [](const std::vector<Tensor>& parts, long dim) {
+        return joined(parts, "stack", [dim](const auto& vs) { return stack(vs, dim); });
+      },
+      py::arg("tensors"), py::arg("dim") = 0);
+  def_function_and_method(
+      m, t, "take",
+      [](const Tensor& a, const Tensor& positions) {
+        if (positions.kind != DType::int64) throw py::index_error("take: the positions must be an int64 tensor");
+        const Array<std::int64_t> p = to_array<std::int64_t>(to_numpy(positions));
+        py::gil_scoped_release release;
+        return keeping_dtype(a, [&](const auto& v) { return take(v, p); });
+      },
+      py::arg("input"), py::arg("index"));
+  t.def("__getitem__", &getitem,
+        "x[0], x[:, 1:3], x[..., -1], x[None], x[[0, 2]], x[mask]: NumPy's basic and advanced indexing, with gradient");
+  t.def("__setitem__", [](const Tensor&, const py::handle&, const py::handle&) {
+    throw py::type_error("tinyformer tensors are not changed in place (x[...] = value); make a new one, e.g. with "
+                         "tf.where(mask, value, x) or x.masked_fill(mask, value)");
+  });
+  t.def("__iter__", [](const Tensor& a) {
+    if (shape_of_tensor(a).empty()) throw py::type_error("iteration over a 0-d tensor");
+    return py::iter(py::cast(unbind_t(a, 0)));
+  });
+}
+
+}  // namespace
+
+void bind_shapes(py::module_& m, py::class_<Tensor>& t) {
+  bind_views(m, t);
+  bind_dims(m, t);
+  bind_pieces(m, t);
+}
+
+}  // namespace tf::python

@@ -1,0 +1,161 @@
+"""Conformance with PyTorch: a table of expressions as PyTorch users write them, each run through torch and through
+tinyformer with the same inputs, in float64 and in float32. The two must agree on the result's shape and dtype, on its
+values and, where the result is a float tensor, on the gradient of every float input (backward from the same seed).
+
+Tolerances: float64 rtol 1e-10, atol 1e-12; float32 rtol 1e-5, atol 1e-6 (both libraries round differently in float32:
+other summation orders and other exp/log implementations). Integer and bool results must be equal.
+
+Every name on the left of the table is torch's; `L` is the library (torch or tinyformer), `F` its functional module
+(torch.nn.functional, or tinyformer itself). The whole file runs in a few seconds (CTest: "python: test_conformance").
+"""
+import numpy as np
+import pytest
+import torch
+
+import tinyformer as tf
+
+# name -> (shape or array maker, kind): "normal" values, "positive" ones, int64 ids, a bool mask
+INPUTS = {
+    "x": ((3, 4), "normal"),
+    "y": ((3, 4), "normal"),
+    "p": ((3, 4), "positive"),
+    "v": ((4,), "normal"),
+    "u": ((3,), "normal"),
+    "w": ((4, 2), "normal"),
+    "b3": ((2, 3, 4), "normal"),
+    "z": ((1, 4, 2), "normal"),
+    "z2": ((2, 4, 2), "normal"),
+    "ids": (np.array([2, 0, 2, 1]), "int"),
+    "m": (np.array([[1, 0, 0, 1], [0, 0, 1, 0], [1, 1, 0, 0]], bool), "mask"),
+    "mrow": (np.array([0, 1, 1, 0], bool), "mask"),
+}
+
+CASES = [
+    # ---- indexing: basic (integers, negative ones, slices, steps, Ellipsis, None), advanced (integer arrays, masks)
+    "x[0]", "x[-1]", "x[1, 2]", "x[-1, -2]", "x[:, 1:3]", "x[..., -1]", "x[::2]", "x[:, ::3]", "x[1:, :-1]",
+    "x[-2:]", "x[:, -3:-1]", "x[None]", "x[:, None, :]", "x[..., None]", "x[0, ..., 1]", "x[0][1]", "b3[0, :, 1]",
+    "b3[..., 1:3]", "b3[1, ::2, ::2]", "x[None, ..., None]", "x[[0, 2]]", "x[[2, 0, 2]]", "x[:, [1, 1, 0]]",
+    "x[[0, 1], [2, 0]]", "x[ids[:3]]", "x[:, ids]", "x[m]", "x[x > 0.5]", "x[:, mrow]", "b3[:, [0, 2], 1:]",
+    "b3[[1, 0], :, [3, 1]]", "b3[..., [0, 0]]", "b3[1, [0, 2]]", "x.T[0]",
+    "L.stack([r * (i + 1) for i, r in enumerate(x)])", "sum(r.sum() for r in x)",
+    # ---- arithmetic and elementwise
+    "x ** 3", "p ** 0.5", "p ** -1.5", "x ** 2", "2 ** x", "p ** x", "x.pow(3)", "L.pow(x, 2)", "L.sqrt(p)",
+    "p.sqrt()", "L.sigmoid(x)", "x.sigmoid()", "L.abs(x)", "x.abs()", "abs(x)", "-x", "x + y", "x - 2", "3 - x",
+    "x * y", "x / p", "1 / p", "x * (x > 0)", "x * (x > 0).float()", "L.where(x > 0, x, y)", "L.where(x > 0, x, 0.0)",
+    "x.masked_fill(x < 0, 0.0)", "x.masked_fill(mrow, -1e9)", "L.tril(x)", "x.triu(1)", "x.tril(-1)", "L.triu(b3, diagonal=-1)",
+    "L.softmax(x.masked_fill(L.tril(L.ones(3, 4)) == 0, float('-inf')), -1)", "L.maximum(x, y)", "L.minimum(x, y)", "L.exp(x)",
+    "x.exp()", "p.log()", "x.tanh()", "x.relu()", "L.relu(x)", "x.softmax(-1)", "x.softmax(dim=0)",
+    "L.log_softmax(x, dim=1)", "x + v", "u[:, None] * x", "x.clone() * 2",
+    # ---- comparisons (bool tensors; == is elementwise)
+    "x > 0", "x >= y", "x < 0.5", "x <= y", "x == x[0]", "x != y", "(x > 0) & (y > 0)", "(x > 0) | (y < 0)",
+    "~(x > 0)", "(x > 0).sum()", "(x > 0).float().mean()", "L.isnan(x)", "(x == x.max()).sum()", "(x > 0).any()", "(x > 0).all()",
+    "(x > 0).any(dim=1)", "(x > -5).all(0)", "L.any(m, 1, keepdim=True)", "x.all()",
+    # ---- reductions and shapes
+    "x.max()", "x.min()", "x.max(dim=1).values", "x.max(1).indices", "x.max(0, keepdim=True).values",
+    "x.min(-1).values", "L.max(x, y)", "x.argmax()", "x.argmax(dim=1)", "x.argmin(0)", "x.var()", "x.var(dim=1)",
+    "x.var(1, unbiased=False)", "x.var(0, keepdim=True)", "x.std()", "x.std(dim=-1)", "x.sum(dim=(0, 1))",
+    "b3.sum(dim=(0, 2), keepdim=True)", "b3.mean(dim=(1, 2))", "b3.mean((0,))", "x.sum()", "x.mean()", "x.sum(0)",
+    "x.mean(-1, keepdim=True)", "L.sum(x, dim=1)", "x.unsqueeze(0)", "x.unsqueeze(-1)", "x.unsqueeze(1).squeeze(1)",
+    "b3.flatten()", "b3.flatten(1)", "x.t()", "x.T", "v.t()", "x.reshape(-1)", "x.reshape((2, 6))", "b3.view(2, -1)",
+    "b3.permute(2, 0, 1)", "b3.transpose(0, 2)", "x.split(2)", "x.split([1, 2])", "x.split(3, dim=1)",
+    "x.chunk(2, dim=1)", "L.stack([x, y])", "L.stack([x, y], dim=1)", "L.cat([x, y], dim=1)", "x.unbind(1)",
+    "x.expand(2, 3, 4)", "x[:, :1].expand(3, 4)", "L.broadcast_to(v, (3, 4))", "x.tolist()", "float(x[0, 0])",
+    "int(ids[0])", "(x * 3).long()", "x.bool()", "x.shape", "x.size(1)", "x.dim()", "x.numel()", "len(b3)", "(x.sum() * 2).item()",
+    # ---- products
+    "v @ v", "x @ v", "v @ w", "x @ w", "b3 @ w", "b3 @ z", "x @ z2", "b3 @ v", "L.matmul(x, w)", "x.matmul(w)",
+    # ---- constructors
+    "L.zeros((3, 4))", "L.zeros(3, 4)", "L.ones([2, 3])", "L.full((2, 2), 7.0)", "L.full((2,), 3)", "L.arange(5)",
+    "L.arange(1, 4)", "L.arange(0, 1, 0.25)", "L.zeros_like(x)", "L.ones_like(x)", "L.full_like(x, 2.0)",
+    "L.tensor(3.0)", "L.tensor(3.0).shape", "L.tensor([[1, 2], [3, 4]])", "L.tensor([True, False])",
+    "F.cross_entropy(x, L.tensor([1, 0, 3]))", "F.cross_entropy(x @ w, (ids[:3] > 1).long())", "F.embedding(ids, x) * 2",
+]
+
+
+def make_inputs(lib, dtype, seed=20261127):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, (spec, kind) in INPUTS.items():
+        if kind == "normal":
+            arr = rng.standard_normal(spec)
+        elif kind == "positive":
+            arr = rng.uniform(0.5, 2.0, spec)
+        else:
+            arr = spec
+        grad = kind in ("normal", "positive")
+        if grad:
+            arr = arr.astype(dtype)
+        if lib == "torch":
+            out[name] = torch.tensor(arr, requires_grad=grad)
+        else:
+            out[name] = tf.tensor(arr, requires_grad=grad)
+    return out
+
+
+def run(expr, lib, dtype):
+    inputs = make_inputs(lib, dtype)
+    scope = dict(inputs)
+    scope["L"] = torch if lib == "torch" else tf
+    scope["F"] = torch.nn.functional if lib == "torch" else tf
+    return eval(expr, scope), inputs  # noqa: S307 (the table above)
+
+
+def tensors_of(result):
+    """The tensors a result holds, in order: a tensor, a named tuple (values, indices) or a sequence of tensors."""
+    if isinstance(result, (torch.Tensor, tf.Tensor)):
+        return [result]
+    if isinstance(result, (tuple, list)) and result and isinstance(result[0], (torch.Tensor, tf.Tensor)):
+        return list(result)
+    return None
+
+
+def dtype_name(t):
+    return str(t.dtype).replace("torch.", "")
+
+
+def values(t):
+    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize("expr", CASES)
+def test_expression_matches_torch(expr, dtype):
+    rtol, atol = (1e-10, 1e-12) if dtype == np.float64 else (1e-5, 1e-6)
+    theirs, torch_inputs = run(expr, "torch", dtype)
+    ours, tf_inputs = run(expr, "tf", dtype)
+    their_tensors, our_tensors = tensors_of(theirs), tensors_of(ours)
+    if their_tensors is None:  # a Python value: a number, a list, a shape
+        assert our_tensors is None, f"{expr}: torch gave {type(theirs).__name__}, tinyformer a tensor"
+        assert type(ours) is type(theirs) or isinstance(theirs, torch.Size), f"{expr}: {type(ours)} vs {type(theirs)}"
+        np.testing.assert_allclose(np.asarray(ours, dtype=float), np.asarray(theirs, dtype=float), rtol=rtol, atol=atol)
+        return
+    assert our_tensors is not None and len(our_tensors) == len(their_tensors), expr
+    for o, t in zip(our_tensors, their_tensors):
+        assert tuple(o.shape) == tuple(t.shape), f"{expr}: shape {o.shape} vs torch's {tuple(t.shape)}"
+        assert dtype_name(o) == dtype_name(t), f"{expr}: dtype {o.dtype} vs torch's {t.dtype}"
+        np.testing.assert_allclose(values(o), values(t), rtol=rtol, atol=atol, err_msg=expr)
+    # gradients: the same seed into every float result that requires a gradient, then each float input's gradient
+    rng = np.random.default_rng(7)
+    pairs = [(o, t) for o, t in zip(our_tensors, their_tensors) if t.requires_grad]
+    if not pairs:
+        return
+    seeds = [rng.standard_normal(tuple(t.shape)).astype(dtype) for _, t in pairs]
+    torch.autograd.backward([t for _, t in pairs], [torch.tensor(s) for s in seeds])
+    total = None
+    for (o, _), s in zip(pairs, seeds):
+        term = (o * tf.tensor(s)).sum()
+        total = term if total is None else total + term
+    total.backward()
+    for name, t_in in torch_inputs.items():
+        if not t_in.requires_grad:
+            continue
+        o_grad = tf_inputs[name].grad
+        if t_in.grad is None:
+            assert o_grad is None or not np.any(o_grad), f"{expr}: {name} got a gradient in tinyformer only"
+            continue
+        assert o_grad is not None, f"{expr}: {name} got no gradient in tinyformer"
+        np.testing.assert_allclose(o_grad, t_in.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"{expr}: d/d{name}")
+
+
+def test_the_table_holds_at_least_100_expressions():
+    assert len(CASES) >= 100
+    assert len(set(CASES)) == len(CASES)

@@ -1,0 +1,94 @@
+// pow (a constant or a tensor exponent), sqrt, sigmoid, abs and clone: forward values against the C library, the
+// derivative rules at their special points (0^0, |0|), and float64 gradchecks.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "support/helpers.hpp"
+#include "tinyformer/ops/ops.hpp"
+
+using namespace tf;
+using test::random_array;
+
+namespace {
+using Inputs = std::vector<Var<double>>;
+}
+
+TEST_CASE("ops: pow, sqrt, sigmoid and abs forward match std::pow, std::sqrt, 1 / (1 + std::exp(-x)), std::abs",
+          "[ops]") {
+  const Array<double> x = random_array({3, 5}, 81, -3.0, 3.0);
+  const Array<double> pos = random_array({3, 5}, 82, 0.1, 4.0);
+  for (const double p : {3.0, 2.0, -2.0, 1.0, 0.0}) {
+    const Array<double> y = pow(Var<double>(x), p).value();
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(y.data()[i] == Approx(std::pow(x.data()[i], p)).epsilon(1e-15));
+  }
+  const Array<double> half = pow(Var<double>(pos), 0.5).value(), root = sqrt(Var<double>(pos)).value();
+  const Array<double> tensor_pow = pow(Var<double>(pos), Var<double>(x)).value();
+  const Array<double> s = sigmoid(Var<double>(x)).value(), m = abs(Var<double>(x)).value();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    CHECK(half.data()[i] == Approx(std::sqrt(pos.data()[i])).epsilon(1e-15));
+    CHECK(root.data()[i] == std::sqrt(pos.data()[i]));
+    CHECK(tensor_pow.data()[i] == Approx(std::pow(pos.data()[i], x.data()[i])).epsilon(1e-15));
+    CHECK(s.data()[i] == Approx(1 / (1 + std::exp(-x.data()[i]))).epsilon(1e-15));
+    CHECK(m.data()[i] == std::abs(x.data()[i]));
+  }
+  // a non-whole power of a negative number is NaN, as in torch and NumPy
+  CHECK(std::isnan(pow(Var<double>(Array<double>{-2.0}), 0.5).item()));
+}
+
+TEST_CASE("ops: sigmoid is exact at both ends and pow broadcasts its exponent", "[ops]") {
+  const Array<double> s = sigmoid(Var<double>(Array<double>{-1000.0, 1000.0, 0.0})).value();
+  CHECK(s(0) == 0.0);
+  CHECK(s(1) == 1.0);
+  CHECK(s(2) == 0.5);
+  const Var<double> p =
+      pow(Var<double>(Array<double>{{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}), Var<double>(Array<double>{2.0, 0.0, 1.0}));
+  CHECK((p.value() == Array<double>{{1.0, 1.0, 3.0}, {16.0, 1.0, 6.0}}));
+}
+
+TEST_CASE("ops: the derivatives at the special points follow torch: d|x| at 0 is 0, d(x^0) is 0, d(0^b)/db is 0",
+          "[ops]") {
+  Var<double> x(Array<double>{0.0, -2.0, 3.0}, true);
+  abs(x).backward(Array<double>{1.0, 1.0, 1.0});
+  CHECK((x.grad() == Array<double>{0.0, -1.0, 1.0}));
+  Var<double> z(Array<double>{0.0, 2.0}, true);
+  pow(z, 0.0).backward(Array<double>{1.0, 1.0});
+  CHECK((z.grad() == Array<double>{0.0, 0.0}));
+  Var<double> base(Array<double>{0.0, 0.0}, true), exponent(Array<double>{0.0, 2.0}, true);
+  pow(base, exponent).backward(Array<double>{1.0, 1.0});
+  CHECK((base.grad() == Array<double>{0.0, 0.0}));      // b = 0: 0; b = 2: 2 * 0^1 = 0
+  CHECK((exponent.grad() == Array<double>{0.0, 0.0}));  // a = 0, b >= 0: 0 (not 0 * -inf)
+}
+
+TEST_CASE("gradcheck: pow with a constant exponent, whole powers of any sign and real powers of positives",
+          "[gradcheck][ops]") {
+  const auto any = random_array({3, 4}, 83, -2.0, 2.0), positive = random_array({3, 4}, 84, 0.2, 3.0);
+  for (const double p : {3.0, 2.0, 1.0, -2.0})
+    REQUIRE_GRADCHECK(gradcheck([p](const Inputs& in) { return pow(in[0], p); }, {any}));
+  for (const double p : {0.5, -1.5, 2.7})
+    REQUIRE_GRADCHECK(gradcheck([p](const Inputs& in) { return pow(in[0], p); }, {positive}));
+}
+
+TEST_CASE("gradcheck: pow of two tensors, broadcast", "[gradcheck][ops]") {
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return pow(in[0], in[1]); },
+                              {random_array({2, 3}, 85, 0.3, 2.0), random_array({3}, 86, -1.5, 2.5)}, {},
+                              {"base", "exponent"}));
+}
+
+TEST_CASE("gradcheck: sqrt, sigmoid, abs away from 0, and clone", "[gradcheck][ops]") {
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return sqrt(in[0]); }, {random_array({3, 4}, 87, 0.1, 4.0)}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return sigmoid(in[0]); }, {random_array({3, 4}, 88, -6.0, 6.0)}));
+  Array<double> away = random_array({3, 4}, 89, 0.2, 2.0);
+  for (std::size_t i = 0; i < away.size(); i += 2) away.data()[i] = -away.data()[i];
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return abs(in[0]); }, {away}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return clone(in[0]) * in[0]; }, {random_array({2, 3}, 90)}));
+}
+
+TEST_CASE("ops: clone is a new buffer with the same values", "[ops]") {
+  const Var<double> a(random_array({2, 3}, 91), true);
+  const Var<double> c = clone(a);
+  CHECK(c.value() == a.value());
+  CHECK(c.value().data() != a.value().data());
+  CHECK(c.requires_grad());
+}
