@@ -72,12 +72,14 @@
 #include "tinyformer/checkpoint/llama2c.hpp"
 
 // infer, analysis: sampling (KV cache), attention of a prompt, evaluation, what each head does and whether it matters
+#include "tinyformer/analysis/circuits.hpp"
 #include "tinyformer/analysis/head_patterns.hpp"
 #include "tinyformer/infer/ablation.hpp"
 #include "tinyformer/infer/attention_files.hpp"
 #include "tinyformer/infer/attention_maps.hpp"
 #include "tinyformer/infer/evaluate.hpp"
 #include "tinyformer/infer/head_scores.hpp"
+#include "tinyformer/infer/lens.hpp"
 #include "tinyformer/infer/sample.hpp"
 
 // train: the training loop behind `tinyformer train`

@@ -16,6 +16,10 @@
 
 namespace {
 
+// What a failed py::cast inside a binding says (python/tinyformer/_arguments.py recognises it).
+constexpr const char* kCastMessage =
+    "an argument does not convert: a count, size, index or dim is an int within 64 bits (and >= 0 for a size)";
+
 PyObject* python_class(tf::runs::ErrorKind kind) {
   using tf::runs::ErrorKind;
   switch (kind) {
@@ -76,6 +80,10 @@ PYBIND11_MODULE(_core, m) {
       if (p) std::rethrow_exception(p);
     } catch (const pybind11::error_already_set&) {
       throw;  // a Python exception (a callback's): pybind11 restores it as it was
+    } catch (const pybind11::cast_error&) {
+      // py::cast of an argument inside a binding: an int beyond 64 bits, a negative size, a wrong type. The package's
+      // wrapper (_arguments.py) puts the function's name in front.
+      PyErr_SetString(PyExc_TypeError, kCastMessage);
     } catch (const pybind11::builtin_exception&) {
       throw;  // pybind11's own (py::type_error, py::stop_iteration, ...)
     } catch (const std::exception& e) {

@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 
+_CAST_MESSAGE = "an argument does not convert:"
 _OVERLOAD = re.compile(r"^\s*\d+\. \((.*)\) -> ", re.M)
 _PYBIND_ERROR = re.compile(r"^(\w+)\(\): incompatible (?:function|constructor) arguments")
 
@@ -146,6 +147,10 @@ def _wrapped(fn, skip_self):
             return fn(*args, **kwargs)
         except TypeError as e:
             text = str(e)
+            if text.startswith(_CAST_MESSAGE):  # a py::cast inside the binding (python/src/module.cpp)
+                shown = ", ".join([_shown(a) for a in args[1 if skip_self else 0:]] +
+                                  [f"{k}={_shown(v)}" for k, v in kwargs.items()][:4])
+                raise TypeError(f"{fn.__name__}(): {text}; got {shown}") from None
             if "incompatible function arguments" not in text and "incompatible constructor arguments" not in text:
                 raise
             raise TypeError(one_line_message(text, args, kwargs, skip_self)) from None
