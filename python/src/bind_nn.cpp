@@ -121,6 +121,57 @@ py::list named_children(const py::object& self) {
   return out;
 }
 
+// The GPT's class of bind_modules (split for clang-tidy's 80 lines a function).
+template <class S>
+void bind_gpt(py::module_& m, const std::string& suffix) {
+  using Module = nn::Module<S>;
+  py::class_<nn::GPT<S>, Module> gpt(m, (std::string("_GPT") + suffix).c_str());
+  gpt.def(py::init([](const std::string& model_json, std::uint64_t seed) {
+            return std::make_unique<nn::GPT<S>>(config::model_from_json(model_json), seed);
+          }),
+          py::arg("model_json"), py::arg("seed"))
+      .def("forward",
+           [](nn::GPT<S>& g, const py::object& ids) {
+             IndexArray x = to_ids(ids);
+             py::gil_scoped_release release;
+             return Tensor(g.forward(x));
+           })
+      .def("loss",
+           [](nn::GPT<S>& g, const py::object& ids, const py::object& targets) {
+             IndexArray x = to_ids(ids), y = to_ids(targets);
+             py::gil_scoped_release release;
+             return Tensor(g.loss(x, y));
+           })
+      .def("run_with_cache", &run_with_cache<S>, py::arg("ids"), py::arg("names") = py::none())
+      .def("run_with_hooks", &run_with_hooks<S>, py::arg("ids"), py::arg("hooks"))
+      .def("hook_names", &nn::GPT<S>::hook_names)
+      .def("config_json", [](const nn::GPT<S>& g) { return config::model_json(g.config()); })
+      .def_property_readonly("n_layer", &nn::GPT<S>::n_layer)
+      .def_property_readonly("vocab_size", &nn::GPT<S>::vocab_size)
+      .def_property_readonly("context", &nn::GPT<S>::context);
+  if constexpr (std::is_same_v<S, float>) {  // the library samples from float32 models
+    gpt.def(
+        "generate",
+        [](nn::GPT<float>& g, const std::vector<Index>& prompt, std::size_t tokens, double temperature,
+           std::size_t top_k, std::uint64_t seed, bool use_cache, Index stop_id) {
+          if (prompt.empty()) throw std::invalid_argument("the prompt has no tokens; give at least one");
+          if (!(temperature >= 0)) throw std::invalid_argument(fmt::format("temperature {} must be >= 0", temperature));
+          infer::SampleOptions o;
+          o.new_tokens = tokens;
+          o.temperature = temperature;
+          o.top_k = top_k;
+          o.use_cache = use_cache;
+          o.stop_id = stop_id;
+          Rng rng(seed);
+          py::gil_scoped_release release;
+          return infer::generate(g, prompt, o, rng);
+        },
+        py::arg("prompt"), py::arg("tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("seed"),
+        py::arg("use_cache"), py::arg("stop_id") = -1,
+        "prompt + `tokens` ids drawn as `tinyformer sample` draws them (infer::generate)");
+  }
+}
+
 template <class S>
 void bind_modules(py::module_& m, const std::string& suffix) {
   using Module = nn::Module<S>;
@@ -183,51 +234,7 @@ void bind_modules(py::module_& m, const std::string& suffix) {
       .def(
           "forward", [](nn::Block<S>& b, const Tensor& x) { return Tensor(b.forward(x.as<S>())); }, Release());
 
-  py::class_<nn::GPT<S>, Module> gpt(m, name("_GPT").c_str());
-  gpt.def(py::init([](const std::string& model_json, std::uint64_t seed) {
-            return std::make_unique<nn::GPT<S>>(config::model_from_json(model_json), seed);
-          }),
-          py::arg("model_json"), py::arg("seed"))
-      .def("forward",
-           [](nn::GPT<S>& g, const py::object& ids) {
-             IndexArray x = to_ids(ids);
-             py::gil_scoped_release release;
-             return Tensor(g.forward(x));
-           })
-      .def("loss",
-           [](nn::GPT<S>& g, const py::object& ids, const py::object& targets) {
-             IndexArray x = to_ids(ids), y = to_ids(targets);
-             py::gil_scoped_release release;
-             return Tensor(g.loss(x, y));
-           })
-      .def("run_with_cache", &run_with_cache<S>, py::arg("ids"), py::arg("names") = py::none())
-      .def("run_with_hooks", &run_with_hooks<S>, py::arg("ids"), py::arg("hooks"))
-      .def("hook_names", &nn::GPT<S>::hook_names)
-      .def("config_json", [](const nn::GPT<S>& g) { return config::model_json(g.config()); })
-      .def_property_readonly("n_layer", &nn::GPT<S>::n_layer)
-      .def_property_readonly("vocab_size", &nn::GPT<S>::vocab_size)
-      .def_property_readonly("context", &nn::GPT<S>::context);
-  if constexpr (std::is_same_v<S, float>) {  // the library samples from float32 models
-    gpt.def(
-        "generate",
-        [](nn::GPT<float>& g, const std::vector<Index>& prompt, std::size_t tokens, double temperature,
-           std::size_t top_k, std::uint64_t seed, bool use_cache, Index stop_id) {
-          if (prompt.empty()) throw std::invalid_argument("the prompt has no tokens; give at least one");
-          if (!(temperature >= 0)) throw std::invalid_argument(fmt::format("temperature {} must be >= 0", temperature));
-          infer::SampleOptions o;
-          o.new_tokens = tokens;
-          o.temperature = temperature;
-          o.top_k = top_k;
-          o.use_cache = use_cache;
-          o.stop_id = stop_id;
-          Rng rng(seed);
-          py::gil_scoped_release release;
-          return infer::generate(g, prompt, o, rng);
-        },
-        py::arg("prompt"), py::arg("tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("seed"),
-        py::arg("use_cache"), py::arg("stop_id") = -1,
-        "prompt + `tokens` ids drawn as `tinyformer sample` draws them (infer::generate)");
-  }
+  bind_gpt<S>(m, suffix);
 }
 
 }  // namespace

@@ -130,7 +130,7 @@ TEST_CASE("infer: the mean attribution over held-out data averages every scored 
   config::ModelConfig m = test::model(source->vocab().size(), source->seq_len(), 16, 2, 2);
   nn::GPT<float> model(m, 3);
   const infer::LogitAttribution mean = infer::mean_direct_logit_attribution(model, *source, 10, 1);
-  CHECK(mean.positions == 10 * 4);  // 10 sequences x 4 answer tokens
+  CHECK(mean.positions == std::size_t{40});  // 10 sequences x 4 answer tokens
   const data::Batch& batch = source->eval_batches(10).front();
   double logit = 0, head = 0;
   for (std::size_t b = 0; b < 10; ++b)

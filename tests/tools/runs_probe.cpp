@@ -16,6 +16,7 @@
 // API (a bug), printed "runs_probe: LEAK: <what>".
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <exception>
 #include <string>
 
@@ -79,9 +80,9 @@ double real_of(const json& spec, const char* key, double fallback) {
   if (v.is_number()) return v.get<double>();
   if (v.is_string()) {
     const std::string s = v.get<std::string>();
-    if (s == "nan") return NAN;
-    if (s == "inf") return INFINITY;
-    if (s == "-inf") return -INFINITY;
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
     char* end = nullptr;
     const double d = std::strtod(s.c_str(), &end);
     if (!s.empty() && end == s.c_str() + s.size()) return d;
