@@ -16,8 +16,8 @@
 // API (a bug), printed "runs_probe: LEAK: <what>".
 #include <cmath>
 #include <cstdio>
-#include <limits>
 #include <exception>
+#include <limits>
 #include <string>
 
 #include <fmt/format.h>
