@@ -5,7 +5,7 @@
 #   release   build/           Release, -O3 -march=native (the default)
 #   dev       build/           the same with warnings as errors (-Werror), for whoever changes the code
 #   sanitize  build-sanitize/  clang, -O1, AddressSanitizer + UndefinedBehaviorSanitizer, libFuzzer targets
-#   portable  build-portable/  Release for any x86-64-v2 CPU, the own kernels also for AVX2 and AVX-512 (README)
+#   portable  build-portable/  Release for any x86-64-v2 CPU, the own kernels also for AVX2 and AVX-512 (docs/build.md)
 # With ccache installed (install_deps.sh installs Debian's), a new build directory compiles through it: a rebuild
 # of unchanged sources, in this or another checkout (CCACHE_BASEDIR), takes the objects from the cache.
 set -euo pipefail

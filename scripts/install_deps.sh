@@ -20,10 +20,11 @@ packages=(cmake g++ make ccache pkg-config libxtensor-dev xtl-dev libxsimd-dev l
 if [ "$want" != train ]; then
   # catch2 and libxtensor-blas-dev: the test suite (tests/); libopenmpi-dev and openmpi-bin: data-parallel training
   # under mpirun (without them: one process); python3-dev, pybind11-dev, python3-numpy and python3-yaml: the Python
-  # module (python/, TINYFORMER_PYTHON); python3-sentencepiece: the same vocabularies read by scripts/vocabulary.py;
-  # fortunes: the English corpus of configs/fortunes_*.yaml (scripts/fortunes_corpus.sh)
+  # module (python/, TINYFORMER_PYTHON); python3-sentencepiece: tests that encode with a checkpoint's model in Python;
+  # fortunes: the English corpus of configs/fortunes_*.yaml (configs/data/fortunes_corpus.sh); python3-venv, python3-pip,
+  # python3-setuptools and python3-wheel: `pip install --no-build-isolation --no-index .` into a venv (docs/python.md)
   packages+=(catch2 libxtensor-blas-dev libopenmpi-dev openmpi-bin python3-dev pybind11-dev python3-numpy python3-yaml
-             python3-sentencepiece fortunes)
+             python3-sentencepiece fortunes python3-venv python3-pip python3-setuptools python3-wheel)
 fi
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
@@ -35,7 +36,7 @@ if [ "$want" = test ]; then
   # name it reads: python3-munkres for matplotlib's fonttools ("python3-scipy | python3-munkres"; SciPy brings Pythran
   # and Boost's 15,500 headers) and dbus-x11 for Chromium's dconf ("default-dbus-session-bus | dbus-session-bus", which
   # dbus-user-session provides and brings systemd with). Nothing here uses SciPy or a session bus. 22 packages and 217
-  # MB fewer, 13 s less of install for the SciPy part alone (docs/architecture.md, "Build cost").
+  # MB fewer, 13 s less of install for the SciPy part alone (docs/build.md, "Build cost").
   packages+=(python3-munkres dbus-x11)
 fi
 missing=()
@@ -47,7 +48,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
   # --force-unsafe-io: dpkg unpacks without an fsync per file, which halves the install of the train set in a bare
-  # bookworm (docs/architecture.md, "Build cost"). The risk is only that of a power cut during the install, after
+  # bookworm (docs/build.md, "Build cost"). The risk is only that of a power cut during the install, after
   # which the packages unpacked then may need `apt-get install --reinstall`; the ones installed before are untouched
   # unless apt upgrades them as dependencies.
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \

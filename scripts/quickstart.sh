@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # From a fresh Debian bookworm machine: install what is missing, build, and train the default config
 # (configs/reverse.yaml, about 20 s), leaving runs/reverse with metrics, attention maps, checkpoint and report.html.
-# From a bare quiet 2-core machine, estimated at about 3 minutes (docs/architecture.md, "Build cost").
+# From a bare quiet 2-core machine, estimated at about 3 minutes (docs/build.md, "Build cost").
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 # Only the packages the library and the app need; `install_deps.sh build` adds the tests' libraries, MPI and Python.

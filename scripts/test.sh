@@ -55,27 +55,40 @@ step bash "$root/scripts/install_deps.sh" test
 step bash "$root/scripts/check_style.sh"  # seconds: the layout of every C++ file against .clang-format
 # clang-tidy (.clang-tidy) over every source of lib/, apps/ and tests/ and the headers they include, in 9 units (the
 # library in one, the tests in batches of 40): about 3 CPU minutes (184 CPU s alone on the quiet 2-core machine, 226-246
-# in the runs of scripts/test.sh), docs/architecture.md, "Build cost". It is joined last. Before a commit,
+# in the runs of scripts/test.sh), docs/build.md, "Build cost". It is joined last. Before a commit,
 # check_tidy.sh checks what changed.
 idle tidy bash "$root/scripts/check_tidy.sh" --all
 # The portable build's kernels on a CPU without AVX (qemu-x86_64 -cpu Nehalem): only the target the check needs, the
 # three levels' kernels and four small files (53 s of CPU from an empty cache, 47 user + 6 sys, measured on the
 # 2-core AVX2 machine; the run itself is under 1 s). The whole portable build is not repeated here.
-behind portable bash -c 'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' \
-  "$root"
+x86_64=0
+[ "$(uname -m)" = x86_64 ] && x86_64=1
+[ $x86_64 -eq 0 ] || behind portable bash -c \
+  'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' "$root"
+# The compile matrix (x86-64 only; docs/platforms.md): for 8 x86-64 CPUs with GCC and the 4 AVX-512 ones with clang,
+# warnings as errors, compile only, the library's unity batch that holds the dispatched SIMD kernels (ops/kernels/, where
+# GCC 12's AVX-512 warning was) and the ops around them: about 29 CPU s a build from an empty cache, 12 builds. The whole
+# library (about 180 CPU s a build) is `scripts/check_matrix.py` without --containing. Every target's line, its
+# warnings and CPU time are printed at its join.
+[ $x86_64 -eq 0 ] || behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --containing /ops/kernels/
 step bash "$root/scripts/build.sh" dev
 # The sanitizer build (clang) behind the release suite and the portable check, ahead of clang-tidy
 [ "${1:-}" = "--release-only" ] || behind sanitize-build bash "$root/scripts/build.sh" sanitize
 # The presets run each test on one thread (OMP_NUM_THREADS=1, which training.threads auto and bench read), nproc tests
 # at once: two tests of two threads each on 2 cores took turns, and the release suite took 343 s (640 CPU s) where
-# one thread a test took 252 s (460 CPU s), the sanitizer suite 292 s against 260 s (docs/architecture.md). Tests of
+# one thread a test took 252 s (460 CPU s), the sanitizer suite 292 s against 260 s (docs/build.md). Tests of
 # more threads ask for them.
 step bash -c 'cd "$0" && ctest --preset release -j "$(nproc)"' "$root"
-join portable
-[ "${1:-}" = "--release-only" ] && { join tidy; exit 0; }
+[ $x86_64 -eq 0 ] || join portable
+platforms() {  # the matrix's lines
+  [ $x86_64 -eq 1 ] || return 0
+  join matrix
+  grep '^compile matrix' "$logs/matrix.log" >&2
+}
+[ "${1:-}" = "--release-only" ] && { platforms; join tidy; exit 0; }
 join sanitize-build
 # Under the sanitizers every test runs except those whose point the sanitizers cannot change, which the release build
-# runs: tests that train for hundreds of steps to check what is learned (or, for nanogpt/README, to make checkpoints
+# runs: tests that train for hundreds of steps to check what is learned (or, for nanogpt/ and docs/interop.md's recipe, to make checkpoints
 # for the Python round trips), speed and timing (bench), and repetitions of one property (the chaos test's 20 kills,
 # MPI's 50 steps at 2 and 4 processes). The code they run runs under the sanitizers in shorter tests: the trainer in
 # the resume, time-budget and run-dir tests, MPI in its resume and kill tests, signals in the SIGINT, SIGTERM and
@@ -92,7 +105,7 @@ release_only=(
   'train: every pair of values of model.norm' 'train: configs/induction.yaml learns'
   'train: configs/reverse.yaml learns' 'train: grouped-query .* learn reverse'
   'nn: a GPT with grouped-query .* learns to reverse' 'app: sort is learned' 'app: heads finds' 'nanogpt: '
-  'README: the .Moving weights' 'app: messages: ' 'app: bench prints every field' "app: bench's choice of library"
+  'docs: the .Moving weights' 'app: messages: ' 'app: bench prints every field' "app: bench's choice of library"
   'app: chaos: ' 'mpi: -np 2 and -np 4 match one process' 'package: custom_op builds with pkg-config'
   'package: MPI is only the component mpi' 'package: a parent project configures'
 )
@@ -102,4 +115,5 @@ step bash -c 'cd "$0" && ctest --preset sanitize -j "$(nproc)" -E "$1"' "$root" 
 # seventh as two processes of 10 s: about 75 s with the corpora's replay), keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by CTest in both builds, and
 # `bash scripts/fuzz.sh 600` fuzzes longer by hand.
 step bash "$root/scripts/fuzz.sh" "${TINYFORMER_FUZZ_SECONDS:-20}"
+platforms
 join tidy

@@ -4,8 +4,11 @@
 // Namespaces: tf (tensor, autograd, ops), tf::profile (autograd's per-op timing), tf::dist, tf::config, tf::nn,
 // tf::optim, tf::data, tf::io, tf::checkpoint, tf::infer, tf::analysis, tf::train.
 
-// tensor: Array<S> (xtensor, 64-byte aligned), shapes, the seeded Rng, the thread pool, memory settings, files
+// tensor: Array<S> (xtensor, 64-byte aligned), shapes, the seeded Rng, the thread pool, memory settings, files,
+// FNV-1a and the median
 #include "tinyformer/tensor/files.hpp"
+#include "tinyformer/tensor/hash.hpp"
+#include "tinyformer/tensor/median.hpp"
 #include "tinyformer/tensor/memory.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/tensor/random.hpp"

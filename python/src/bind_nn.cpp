@@ -3,6 +3,8 @@
 // tinyformer/nn.py wraps them in tf.nn.Module.
 // A module's configuration arrives as the model section's JSON (config::model_from_json: the YAML names and checks).
 #include <memory>
+#include <optional>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,8 +12,11 @@
 
 #include "tensor.hpp"
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/infer/sample.hpp"
 #include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/ops/ops.hpp"
 #include "tinyformer/optim/adam.hpp"
+#include "tinyformer/optim/schedule.hpp"
 #include "tinyformer/optim/sgd.hpp"
 
 namespace tf::python {
@@ -39,13 +44,24 @@ py::list named_tensors(const nn::NamedParams<S>& params) {
   return out;
 }
 
-// logits [B,T,V] and every activation by hook name, in the forward's order (nn/hooks.hpp), as NumPy copies.
+// logits [B,T,V] and the activations by hook name, in the forward's order (nn/hooks.hpp), as NumPy copies: every one,
+// or (`names` given) those named, read by hooks that return their input, so that the forward stays the plain one
+// where no name reaches inside an attention (TransformerLens' names_filter).
 template <class S>
-py::tuple run_with_cache(nn::GPT<S>& g, const py::object& ids) {
+py::tuple run_with_cache(nn::GPT<S>& g, const py::object& ids, const std::optional<std::vector<std::string>>& names) {
   const IndexArray x = to_ids(ids);
   nn::ActivationCache<S> cache;
   Array<S> logits;
-  {
+  if (names) {
+    nn::Hooks<S> hooks;
+    for (const auto& name : *names)
+      hooks.add(name, [&cache](const Var<S>& activation, const std::string& hook_name) {
+        cache[hook_name] = activation.value();
+        return activation;
+      });
+    py::gil_scoped_release release;
+    logits = g.forward(x, hooks).value();
+  } else {
     py::gil_scoped_release release;
     logits = g.run_with_cache(x, cache).value();
   }
@@ -83,13 +99,35 @@ optim::NamedVars<float> to_named_vars(const std::vector<std::pair<std::string, T
   return out;
 }
 
+// Parameter groups from Python: (named parameters, weight_decay) each (torch's param_groups; one lr for all).
+using PyGroups = std::vector<std::pair<std::vector<std::pair<std::string, Tensor>>, double>>;
+std::vector<optim::ParamGroup<float>> to_groups(const PyGroups& groups) {
+  std::vector<optim::ParamGroup<float>> out;
+  for (const auto& [params, weight_decay] : groups) out.push_back({to_named_vars(params), weight_decay});
+  return out;
+}
+
 // The library's modules in S (float32, or float64 with the suffix "64": _Linear64, ...), each under its Python name.
+// (name, module) of each direct sub-module, each as its most derived bound class (_Linear, _Norm, _Block, ...; a
+// module of a class not bound here, such as GPT's transformer and h, is a _Module); each keeps `self` alive.
+template <class S>
+py::list named_children(const py::object& self) {
+  py::list out;
+  for (const auto& [name, child] : self.cast<const nn::Module<S>&>().named_children()) {
+    py::object wrapped = py::cast(child, py::return_value_policy::reference);
+    py::detail::keep_alive_impl(wrapped, self);
+    out.append(py::make_tuple(name, wrapped));
+  }
+  return out;
+}
+
 template <class S>
 void bind_modules(py::module_& m, const std::string& suffix) {
   using Module = nn::Module<S>;
   const auto name = [&](const char* base) { return std::string(base) + suffix; };
   py::class_<Module>(m, name("_Module").c_str())
       .def("named_parameters", [](const Module& mod) { return named_tensors(mod.named_parameters()); })
+      .def("named_children", &named_children<S>)
       .def("num_parameters", &Module::num_parameters)
       .def("zero_grad", &Module::zero_grad)
       .def("train", &Module::train, py::arg("mode") = true)
@@ -113,22 +151,43 @@ void bind_modules(py::module_& m, const std::string& suffix) {
       .def(
           "forward", [](const nn::Norm<S>& n, const Tensor& x) { return Tensor(n.forward(x.as<S>())); }, Release());
 
-  py::class_<OwnedAttention<S>, Module>(m, name("_CausalSelfAttention").c_str())
+  py::class_<nn::Embedding<S>, Module>(m, name("_Embedding").c_str())
+      .def(py::init([](std::size_t num, std::size_t dim, std::uint64_t seed) {
+             Rng rng(seed);
+             return std::make_unique<nn::Embedding<S>>(num, dim, rng);
+           }),
+           py::arg("num_embeddings"), py::arg("embedding_dim"), py::arg("seed"))
+      .def("forward", [](const nn::Embedding<S>& e, const py::object& ids) {
+        const IndexArray x = to_ids(ids);
+        py::gil_scoped_release release;
+        return Tensor(e.forward(x));
+      });
+
+  using Attention = nn::CausalSelfAttention<S>;
+  py::class_<Attention, Module>(m, name("_Attention").c_str())
+      .def(
+          "forward", [](Attention& a, const Tensor& x) { return Tensor(a.forward(x.as<S>())); }, Release())
+      .def("record_weights", &Attention::record_weights)
+      .def("last_weights", [](const Attention& a) { return to_numpy_copy(a.last_weights()); });
+  py::class_<OwnedAttention<S>, Attention>(m, name("_CausalSelfAttention").c_str())
       .def(py::init([](const std::string& model_json, std::uint64_t seed) {
         const config::ModelConfig cfg = config::model_from_json(model_json);
         config::validate_model(cfg);
         return std::make_unique<OwnedAttention<S>>(cfg, seed);
-      }))
-      .def(
-          "forward", [](OwnedAttention<S>& a, const Tensor& x) { return Tensor(a.forward(x.as<S>())); }, Release())
-      .def("record_weights", &OwnedAttention<S>::record_weights)
-      .def("last_weights", [](const OwnedAttention<S>& a) { return to_numpy_copy(a.last_weights()); });
+      }));
 
-  py::class_<nn::GPT<S>, Module>(m, name("_GPT").c_str())
-      .def(py::init([](const std::string& model_json, std::uint64_t seed) {
-             return std::make_unique<nn::GPT<S>>(config::model_from_json(model_json), seed);
-           }),
-           py::arg("model_json"), py::arg("seed"))
+  py::class_<nn::MLP<S>, Module>(m, name("_MLP").c_str())
+      .def(
+          "forward", [](nn::MLP<S>& mlp, const Tensor& x) { return Tensor(mlp.forward(x.as<S>())); }, Release());
+  py::class_<nn::Block<S>, Module>(m, name("_Block").c_str())
+      .def(
+          "forward", [](nn::Block<S>& b, const Tensor& x) { return Tensor(b.forward(x.as<S>())); }, Release());
+
+  py::class_<nn::GPT<S>, Module> gpt(m, name("_GPT").c_str());
+  gpt.def(py::init([](const std::string& model_json, std::uint64_t seed) {
+            return std::make_unique<nn::GPT<S>>(config::model_from_json(model_json), seed);
+          }),
+          py::arg("model_json"), py::arg("seed"))
       .def("forward",
            [](nn::GPT<S>& g, const py::object& ids) {
              IndexArray x = to_ids(ids);
@@ -141,18 +200,40 @@ void bind_modules(py::module_& m, const std::string& suffix) {
              py::gil_scoped_release release;
              return Tensor(g.loss(x, y));
            })
-      .def("run_with_cache", &run_with_cache<S>, py::arg("ids"))
+      .def("run_with_cache", &run_with_cache<S>, py::arg("ids"), py::arg("names") = py::none())
       .def("run_with_hooks", &run_with_hooks<S>, py::arg("ids"), py::arg("hooks"))
       .def("hook_names", &nn::GPT<S>::hook_names)
       .def("config_json", [](const nn::GPT<S>& g) { return config::model_json(g.config()); })
       .def_property_readonly("n_layer", &nn::GPT<S>::n_layer)
       .def_property_readonly("vocab_size", &nn::GPT<S>::vocab_size)
       .def_property_readonly("context", &nn::GPT<S>::context);
+  if constexpr (std::is_same_v<S, float>) {  // the library samples from float32 models
+    gpt.def(
+        "generate",
+        [](nn::GPT<float>& g, const std::vector<Index>& prompt, std::size_t tokens, double temperature,
+           std::size_t top_k, std::uint64_t seed, bool use_cache, Index stop_id) {
+          if (prompt.empty()) throw std::invalid_argument("the prompt has no tokens; give at least one");
+          if (!(temperature >= 0)) throw std::invalid_argument(fmt::format("temperature {} must be >= 0", temperature));
+          infer::SampleOptions o;
+          o.new_tokens = tokens;
+          o.temperature = temperature;
+          o.top_k = top_k;
+          o.use_cache = use_cache;
+          o.stop_id = stop_id;
+          Rng rng(seed);
+          py::gil_scoped_release release;
+          return infer::generate(g, prompt, o, rng);
+        },
+        py::arg("prompt"), py::arg("tokens"), py::arg("temperature"), py::arg("top_k"), py::arg("seed"),
+        py::arg("use_cache"), py::arg("stop_id") = -1,
+        "prompt + `tokens` ids drawn as `tinyformer sample` draws them (infer::generate)");
+  }
 }
 
 }  // namespace
 
 void bind_nn(py::module_& m) {
+  m.attr("_norm_eps") = kNormEps;  // the eps of LayerNorm and RMSNorm (ops/ops.hpp)
   m.def(
       "_model_config", [](const std::string& json) { return config::model_json(config::model_from_json(json)); },
       "The model section completed with defaults (JSON), after the config's checks");
@@ -187,26 +268,44 @@ void bind_nn(py::module_& m) {
         return out;
       });
   py::class_<optim::SGD<float>, Optimizer>(m, "_SGD").def(
-      py::init([](const std::vector<std::pair<std::string, Tensor>>& params, double lr, double momentum,
-                  double dampening, bool nesterov, double weight_decay) {
+      py::init([](const PyGroups& groups, double lr, double momentum, double dampening, bool nesterov) {
         optim::SgdOptions o;
         o.momentum = momentum;
         o.dampening = dampening;
         o.nesterov = nesterov;
-        return std::make_unique<optim::SGD<float>>(to_named_vars(params), lr, o, weight_decay);
-      }));
+        return std::make_unique<optim::SGD<float>>(to_groups(groups), lr, o);
+      }),
+      py::arg("groups"), py::arg("lr"), py::arg("momentum"), py::arg("dampening"), py::arg("nesterov"));
   py::class_<optim::Adam<float>, Optimizer>(m, "_Adam")
-      .def(py::init([](const std::vector<std::pair<std::string, Tensor>>& params, double lr, double beta1, double beta2,
-                       double eps, double weight_decay) {
-        return std::make_unique<optim::Adam<float>>(to_named_vars(params), lr, optim::AdamOptions{beta1, beta2, eps},
-                                                    weight_decay);
-      }));
+      .def(py::init([](const PyGroups& groups, double lr, double beta1, double beta2, double eps) {
+             return std::make_unique<optim::Adam<float>>(to_groups(groups), lr, optim::AdamOptions{beta1, beta2, eps});
+           }),
+           py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"));
   py::class_<optim::AdamW<float>, optim::Adam<float>>(m, "_AdamW")
-      .def(py::init([](const std::vector<std::pair<std::string, Tensor>>& params, double lr, double beta1, double beta2,
-                       double eps, double weight_decay) {
-        return std::make_unique<optim::AdamW<float>>(to_named_vars(params), lr, optim::AdamOptions{beta1, beta2, eps},
-                                                     weight_decay);
-      }));
+      .def(py::init([](const PyGroups& groups, double lr, double beta1, double beta2, double eps) {
+             return std::make_unique<optim::AdamW<float>>(to_groups(groups), lr, optim::AdamOptions{beta1, beta2, eps});
+           }),
+           py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"));
+
+  // The trainer's learning-rate schedule (optim/schedule.hpp, nanoGPT's get_lr): the lr of a 0-based step.
+  m.def(
+      "_schedule_lr",
+      [](const std::string& kind, double lr, std::int64_t warmup_steps, std::int64_t decay_steps, double min_lr,
+         std::int64_t step) {
+        optim::LrSchedule s;
+        if (kind == "constant") {
+          s = optim::LrSchedule::constant(lr);
+        } else if (kind == "warmup") {
+          s = optim::LrSchedule::warmup(lr, warmup_steps);
+        } else if (kind == "cosine") {
+          s = optim::LrSchedule::cosine(lr, warmup_steps, decay_steps, min_lr);
+        } else {
+          throw std::invalid_argument(fmt::format("schedule '{}': valid are constant, warmup, cosine", kind));
+        }
+        return s.at(step);
+      },
+      py::arg("kind"), py::arg("lr"), py::arg("warmup_steps"), py::arg("decay_steps"), py::arg("min_lr"),
+      py::arg("step"));
 }
 
 }  // namespace tf::python

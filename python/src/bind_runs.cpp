@@ -131,6 +131,17 @@ void bind_runs(py::module_& m) {
           "model", [](Loaded& l) -> nn::GPT<float>& { return *l.model; }, py::return_value_policy::reference_internal)
       .def("vocab_tokens", [](const Loaded& l) { return l.vocab.tokens(); })
       .def("encode", [](const Loaded& l, const std::string& text) { return l.vocab.encode(text); })
+      // A prompt encoded as the CLI encodes it (apps/tinyformer/model_loading.cpp, encode_prompt; issue 49's runs
+      // layer is to hold it once): the vocabulary's ids, <s> first where the vocabulary has one (bos false: never).
+      .def(
+          "encode_prompt",
+          [](const Loaded& l, const std::string& text, bool bos) {
+            std::vector<Index> ids = l.vocab.encode(text);
+            if (bos && l.vocab.bos() >= 0) ids.insert(ids.begin(), l.vocab.bos());
+            return ids;
+          },
+          py::arg("text"), py::arg("bos") = true)
+      .def_property_readonly("bos", [](const Loaded& l) { return l.vocab.bos(); })
       .def("decode", [](const Loaded& l, const std::vector<Index>& ids) { return l.vocab.decode(ids); })
       .def("labels",
            [](const Loaded& l, const std::vector<Index>& ids) { return infer::token_labels(l.vocab, l.ids_of(ids)); })

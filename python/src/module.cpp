@@ -26,6 +26,7 @@ PyObject* file_error_class(const std::string& why) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tinyformer's C++ library (see the tinyformer package)";
+  m.attr("__version__") = TINYFORMER_VERSION;  // the project's version (CMakeLists.txt: project(... VERSION))
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -47,4 +48,5 @@ PYBIND11_MODULE(_core, m) {
   tf::python::bind_tensor(m);
   tf::python::bind_nn(m);
   tf::python::bind_runs(m);
+  tf::python::bind_report(m);
 }

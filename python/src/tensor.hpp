@@ -87,5 +87,6 @@ IndexArray to_ids(const py::handle& ids);
 void bind_tensor(py::module_& m);
 void bind_nn(py::module_& m);
 void bind_runs(py::module_& m);
+void bind_report(py::module_& m);
 
 }  // namespace tf::python

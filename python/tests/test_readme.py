@@ -1,4 +1,4 @@
-"""The README's "Using it from Python" block runs as written (from a directory that has the repository's configs)."""
+"""The README's "Python" block runs as written (from a directory that has the repository's configs)."""
 import os
 import re
 
@@ -7,7 +7,7 @@ SRC = os.environ.get("TINYFORMER_SOURCE_DIR", os.path.join(os.path.dirname(__fil
 
 def test_the_readme_python_block_trains_loads_samples_and_plots(tmp_path, capsys):
     readme = open(os.path.join(SRC, "README.md")).read()
-    section = readme.split("## Using it from Python", 1)[1]
+    section = readme.split("\n## Python\n", 1)[1]
     block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     os.symlink(os.path.join(SRC, "configs"), tmp_path / "configs")
     cwd = os.getcwd()

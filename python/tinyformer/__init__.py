@@ -125,3 +125,25 @@ Tensor.__repr__ = _repr
 
 from . import nn, optim  # noqa: E402  (they use the names above)
 from .runs import train, load, heads  # noqa: E402
+
+# ---- modules, TransformerLens' names, notebook views and the version (docs/python.md)
+import functools as _functools  # noqa: E402
+
+from . import lens  # noqa: E402
+from .nn import functional  # noqa: E402
+from .views import AttentionMap, RunReport, report  # noqa: E402
+
+__version__: str = _core.__version__  # the project's version (CMakeLists.txt), compiled into the module
+
+
+class no_grad(_core.no_grad):
+    """Ops record nothing for backward (their results are constants): as a context manager, `with tf.no_grad():`,
+    or as a decorator, `@tf.no_grad()` (each call of the function runs without grad), as torch.no_grad."""
+
+    def __call__(self, fn):
+        @_functools.wraps(fn)
+        def without_grad(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+        return without_grad
+

@@ -137,7 +137,8 @@ class Model(_nn.GPT):
     """A GPT loaded from a checkpoint (see tf.load)."""
 
     def __init__(self, loaded):
-        _nn._Wrapped.__init__(self, loaded.model())
+        impl = loaded.model()
+        _nn._Wrapped.__init__(self, impl, json.loads(impl.config_json()))
         object.__setattr__(self, "_loaded", loaded)
         object.__setattr__(self, "_run_config", yaml.safe_load(loaded.config_yaml))
         object.__setattr__(self, "vocab", loaded.vocab_tokens())
@@ -154,12 +155,28 @@ class Model(_nn.GPT):
         return json.loads(self._impl.config_json())
 
     def to_ids(self, prompt):
-        """A string (encoded with the vocabulary) or ids -> a list of ids."""
+        """A string (encoded as the CLI encodes a prompt: <s> first where the vocabulary has it) or ids -> a list of
+        ids."""
         if isinstance(prompt, str):
-            if not prompt:
-                raise ValueError("the prompt is empty; give at least one token")
-            return self._loaded.encode(prompt)
+            return self._encode(prompt, None)
         return [int(i) for i in np.asarray(prompt).reshape(-1)]
+
+    # TransformerLens' to_tokens, to_str_tokens and to_string (tinyformer.lens) read the vocabulary through these.
+    def _encode(self, text, prepend_bos):
+        if not text:
+            raise ValueError("the prompt is empty; give at least one token")
+        if prepend_bos and self._loaded.bos < 0:
+            raise ValueError("prepend_bos=True: this vocabulary has no <s> (leave prepend_bos as None)")
+        return self._loaded.encode_prompt(text, prepend_bos is not False)
+
+    def _decode(self, ids):
+        return self.decode(ids)
+
+    def _token_strings(self, ids):
+        return [self.vocab[int(i)] for i in ids]
+
+    def _has_bos(self):
+        return self._loaded.bos >= 0
 
     def encode(self, text):
         return self._loaded.encode(text)
@@ -174,9 +191,14 @@ class Model(_nn.GPT):
         return self.decode(ids) if isinstance(prompt, str) else ids
 
     def attention(self, prompt):
-        """(weights [L,H,T,T] as NumPy, token labels): what `tinyformer attention` writes to attention.npy/json."""
+        """(weights [L,H,T,T] as NumPy, token labels): what `tinyformer attention` writes to attention.npy/json, as a
+        tinyformer.AttentionMap (inline in a notebook: the head view, heatmaps and the heads' roles; save_png,
+        save_html)."""
+        from .views import AttentionMap
         ids = self.to_ids(prompt)
-        return self._loaded.attention(ids), self._loaded.labels(ids)
+        return AttentionMap(self._loaded.attention(ids), self._loaded.labels(ids), ids=ids,
+                            title=f"attention of {prompt!r} (step {self.step})" if isinstance(prompt, str)
+                            else f"attention (step {self.step})", step=self.step)
 
     def heads(self, prompt=None, batches=8, batch_size=64):
         """Each head's pattern scores, entropy and verdict (`tinyformer heads --json`), on the run's held-out data or
@@ -201,18 +223,3 @@ class Model(_nn.GPT):
             if r["accuracy"] is not None:
                 r["accuracy"][h["layer"], h["head"]] = h["accuracy"]
         return r
-
-    def _batch(self, prompt):
-        ids = np.asarray(prompt)
-        if isinstance(prompt, str) or ids.ndim <= 1:
-            ids = np.asarray(self.to_ids(prompt))[None, :]
-        return ids.astype(np.int64)
-
-    def run_with_cache(self, prompt):
-        """(logits [B,T,V], cache) for a prompt (a string or ids): every activation by TransformerLens' hook name, as
-        NumPy (see hook_names()), from the library's forward."""
-        return super().run_with_cache(self._batch(prompt))
-
-    def run_with_hooks(self, prompt, fwd_hooks=()):
-        """Logits [B,T,V] of a prompt with forward hooks [(name, fn)] (tf.nn.GPT.run_with_hooks)."""
-        return super().run_with_hooks(self._batch(prompt), fwd_hooks)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mpi: `mpirun -np N` with batch_size B/N matches one process with batch_size B, and one process with batch B/N x
 # grad_accum N, within 1e-5 relative per step for 50 steps, on reverse and on tokens (in file order); -np 2 and
-# -np 4, and -np 2 with grad_accum 2; AdamW, and SGD without clipping on tokens. Dropout is 0: with dropout each process draws its own masks (README).
+# -np 4, and -np 2 with grad_accum 2; AdamW, and SGD without clipping on tokens. Dropout is 0: with dropout each process draws its own masks (docs/distributed.md).
 # Rank 0 alone writes: one metrics line per step.
 set -uo pipefail
 bin="$1"; src="$2"; work="$3"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the README says configs/sort.yaml learns, measured: no head looks up "the first source position holding the
+# What docs/experiments.md says configs/sort.yaml learns, measured: no head looks up "the first source position holding the
 # value" (every head's expected-pattern score < 0.5); instead the layer-0 heads spread over the source symbols at or
 # above the current value, and each of them is needed (zeroing it costs >= 0.2 accuracy) while no layer-1 head costs
 # more than 0.1. Usage: cli_sort_heads.sh TINYFORMER SOURCE_DIR WORK_DIR
@@ -11,8 +11,8 @@ py=/usr/bin/python3
 "$bin" train "$src/configs/sort.yaml" --out "$work/sort" --set logging.attention_interval=0 --quiet || fail "training sort"
 ckpt="$work/sort/checkpoint.safetensors"
 "$bin" heads "$ckpt" --ablate --json > "$work/heads.json" || fail "heads --ablate"
-"$py" "$src/scripts/task_attention.py" "$bin" "$ckpt" --task sort --json > "$work/mass.json" || fail "task_attention.py"
-"$py" - "$work/heads.json" "$work/mass.json" <<'PY' || fail "sort's heads are not what the README says"
+"$py" "$src/tools/task_attention.py" "$bin" "$ckpt" --task sort --json > "$work/mass.json" || fail "task_attention.py"
+"$py" - "$work/heads.json" "$work/mass.json" <<'PY' || fail "sort's heads are not what docs/experiments.md says"
 import json, sys
 h = json.load(open(sys.argv[1])); m = json.load(open(sys.argv[2]))
 expected = h["patterns"]["expected"]["score"]

@@ -5,7 +5,7 @@ A small run of each of data.tokenizer char, bpe and unigram (40 steps on configs
 val_bpb beside every val_loss of metrics.jsonl, in its summary line and in its report's chart. Then for bpe and unigram
 and a prompt with characters outside the vocabulary (☃ and é: byte fallback):
   - the greedy text equals the whole sequence decoded at once: ids made greedily from tests/tools/logits_dump's logits,
-    decoded by Python's SentencePiece from the checkpoint's own model (scripts/vocabulary.py), against the printed
+    decoded by Python's SentencePiece from the checkpoint's own model (docs/formats.md), against the printed
     text of `sample --temperature 0 --no-cache`, which prints as it goes;
   - the checkpoint alone serves them (the training text is removed first): `attention` labels the maps with the pieces
     (▁ shown as ␣) and `heads --prompt` scores the heads;
@@ -15,6 +15,7 @@ and a prompt with characters outside the vocabulary (☃ and é: byte fallback):
 About 6 CPU seconds (two tokenizers trained, three tiny trainings, 2 x 24 logits_dump calls).
 usage: cli_text_tokenizers.py --app BIN --logits-tool TOOL --work-dir DIR"""
 import argparse
+import base64
 import json
 import os
 import select
@@ -26,8 +27,7 @@ import time
 import numpy as np
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
-import vocabulary  # noqa: E402
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 from read_safetensors import read_safetensors  # noqa: E402
 
 CORPUS = os.path.join(SOURCE_DIR, "configs", "data", "simple_english.txt")
@@ -129,8 +129,8 @@ def main():
         assert "\u2423" in page or "\\u2423" in page, f"{tokenizer}: the maps do not label pieces with ␣ for ▁"
         heads = run([args.app, "heads", ckpt, "--prompt", PROMPT]).decode()
         assert "L0 H0" in heads or "layer 0" in heads, heads
-        sp = sentencepiece.SentencePieceProcessor(
-            model_proto=vocabulary.sentencepiece_model(read_safetensors(ckpt)[1]["tinyformer.vocab"]))
+        model = read_safetensors(ckpt)[1]["tinyformer.vocab"].split("\n")[1]  # line 2: the model in base64
+        sp = sentencepiece.SentencePieceProcessor(model_proto=base64.b64decode(model, validate=True))
         ids, expected = greedy_text(args, ckpt, sp)
         printed = run([args.app, "sample", ckpt, "--prompt", PROMPT, "--temperature", "0", "--no-cache",
                        "--tokens", len(ids) - 1 - len(sp.encode(PROMPT))]).decode("utf-8")

@@ -1,6 +1,6 @@
 # Sourced by the CLI tests: failure, expected errors, and checks that a refused command left nothing behind.
 # The caller sets $work (a scratch dir). With TINYFORMER_ERROR_TABLE=FILE every expected error appends a
-# Markdown row "| case | exit code | message |" to FILE (the robustness table of the README).
+# Markdown row "| case | exit code | message |" to FILE (the table of docs/robustness.md).
 
 fail() { echo "FAIL: $*"; exit 1; }
 

@@ -17,6 +17,7 @@
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/data/data.hpp"
 #include "tinyformer/io/safetensors.hpp"
+#include "tinyformer/tensor/hash.hpp"
 
 namespace fs = std::filesystem;
 using namespace tf;
@@ -164,18 +165,11 @@ TEST_CASE("checkpoint: tf::save and tf::load carry any module's parameters and r
 
 namespace {
 
-// docs/formats.md's checksum of a SentencePiece vocabulary: FNV-1a 64 of the model's bytes.
-std::uint64_t fnv1a64(const std::string& bytes) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
-
-// The serialized vocabulary of `model` bytes that claims `count` pieces, with the right checksum: so that what is
-// wrong is the model itself.
+// The serialized vocabulary of `model` bytes that claims `count` pieces, with the right checksum (docs/formats.md:
+// FNV-1a 64 of the model's bytes): so that what is wrong is the model itself.
 std::string sentencepiece_text(const std::string& model, std::size_t count) {
-  return fmt::format("tinyformer-vocabulary 1 sentencepiece {} {:016x}\n{}\n", count, fnv1a64(model),
-                     data::to_base64(model));
+  return fmt::format("tinyformer-vocabulary 1 sentencepiece {} {}\n{}\n", count,
+                     hex64(fnv1a(model.data(), model.size())), data::to_base64(model));
 }
 
 }  // namespace

@@ -30,14 +30,6 @@ TEST_CASE("dist: one process is rank 0 of 1 and every collective returns its inp
   CHECK_THROWS_WITH(dist::check_no_errors("cannot open the data"), "cannot open the data");
 }
 
-TEST_CASE("dist: FNV-1a of a byte range matches the published test vectors", "[dist]") {
-  CHECK(dist::fnv1a("", 0) == 0xcbf29ce484222325ULL);
-  CHECK(dist::fnv1a("a", 1) == 0xaf63dc4c8601ec8cULL);
-  CHECK(dist::fnv1a("foobar", 6) == 0x85944171f73967e8ULL);
-  // chained: the hash of "foo" continued with "bar" is the hash of "foobar"
-  CHECK(dist::fnv1a("bar", 3, dist::fnv1a("foo", 3)) == dist::fnv1a("foobar", 6));
-}
-
 TEST_CASE("dist: the gradient all-reduce of one process scales each gradient once and leaves the rest alone",
           "[dist]") {
   Var<float> a(Array<float>{1.0f, 2.0f}, true), b(Array<float>{3.0f}, true), c(Array<float>{4.0f}, true);

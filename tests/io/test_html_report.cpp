@@ -482,3 +482,23 @@ TEST_CASE("io: html report of text shows the induction score of each head and th
   CHECK(expected.find("<caption>Expected-pattern score of each head at step 600</caption>") != std::string::npos);
   CHECK(expected.find("Induction score") == std::string::npos);
 }
+
+TEST_CASE("io: html_iframe holds the whole page escaped in srcdoc, one element, nothing fetched", "[io]") {
+  const std::string page = io::render_html_report(fake_report());
+  const std::string frame = io::html_iframe(page, 300);
+  CHECK(frame.rfind("<iframe ", 0) == 0);
+  CHECK(frame.size() > page.size());
+  CHECK(frame.find("</iframe>") == frame.size() - 9);  // one element: the page's own tags are escaped inside it
+  CHECK(frame.find("<script") == std::string::npos);
+  CHECK(frame.find("://") == std::string::npos);
+  CHECK(frame.find("height:300px") != std::string::npos);
+  // srcdoc holds the page, unescaped by the browser back to the same bytes
+  const auto start = frame.find("srcdoc=\"") + 8;
+  std::string srcdoc = frame.substr(start, frame.find('"', start) - start);
+  for (const auto& [entity, text] : std::vector<std::pair<std::string, std::string>>{
+           {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&#39;", "'"}, {"&amp;", "&"}}) {
+    for (auto at = srcdoc.find(entity); at != std::string::npos; at = srcdoc.find(entity, at + text.size()))
+      srcdoc.replace(at, entity.size(), text);
+  }
+  CHECK(srcdoc == page);
+}

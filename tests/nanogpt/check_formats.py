@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """docs/formats.md, checked: the validation loss tinyformer reports (metrics.jsonl's val_loss) is recomputed in
-PyTorch (scripts/torch_gpt.py with the checkpoint's weights) from the rules the document states, for
+PyTorch (tools/torch_gpt.py with the checkpoint's weights) from the rules the document states, for
   - `text`: configs/text.yaml as it is, the same text with another context, batch size and evaluation cap, and a
     text full of characters that the vocabulary escapes or that other line splitters would cut;
   - `tokens`: a .npy of random ids, with a partial last batch;
   - the synthetic tasks: the held-out set regenerated from the seed (std::mt19937_64, Rng::below, the task's
     layout), with the loss over the answer positions and the exact-match accuracy;
-and the vocabulary text of each checkpoint is parsed by scripts/vocabulary.py and written back byte for byte.
+and the vocabulary text of each checkpoint is parsed by tools/vocabulary.py and written back byte for byte.
 A rule changed on purpose (token-weighted mean instead of the mean of batch means, windows cut every T+1
 characters, another seed) gives a different loss, so the comparison can tell.
 
@@ -100,7 +100,7 @@ def check_vocabulary(meta, expected_tokens, layout, what):
     got_layout, tokens = parse_vocabulary(text)
     ok = check(got_layout == layout and tokens == expected_tokens,
                f"{what}: the vocabulary is {layout}, {len(tokens)} tokens in the documented order")
-    ok &= check(serialize_vocabulary(tokens, layout) == text, f"{what}: scripts/vocabulary.py writes the same text "
+    ok &= check(serialize_vocabulary(tokens, layout) == text, f"{what}: tools/vocabulary.py writes the same text "
                                                               f"back ({len(text.encode())} bytes)")
     return ok
 

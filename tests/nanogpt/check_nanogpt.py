@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Tests of scripts/export_nanogpt.py and scripts/import_nanogpt.py (registered in tests/CMakeLists.txt).
+"""Tests of tools/export_nanogpt.py and tools/import_nanogpt.py (registered in tests/CMakeLists.txt).
 
     check_nanogpt.py STAGE --app TINYFORMER --logits-tool LOGITS_DUMP --work-dir DIR
 
 setup        trains the small checkpoints the other stages use, into DIR (the CTest fixture)
 roundtrip    export -> import keeps every tensor byte for byte; a second export is identical to the first
-logits       the export in scripts/torch_gpt.py gives tinyformer's logits within 1e-5
+logits       the export in tools/torch_gpt.py gives tinyformer's logits within 1e-5
 nanogpt      nanoGPT's loading path (tests/tools/nanogpt_model.py) takes the export strictly: model, mask buffers,
              AdamW state, meta.pkl; its exact-GELU logits are within NANOGPT_LOGITS_BOUND of tinyformer's
 refusals     what nanoGPT cannot hold is refused with one line naming the option; bad imports likewise; token-id
@@ -33,7 +33,7 @@ import export_nanogpt
 import import_nanogpt
 import nanogpt_model
 
-LOGITS_BOUND = 1e-5          # tinyformer vs scripts/torch_gpt.py (same tanh GELU): the issue's bound
+LOGITS_BOUND = 1e-5          # tinyformer vs tools/torch_gpt.py (same tanh GELU): the issue's bound
 NANOGPT_LOGITS_BOUND = 2e-3  # tinyformer vs nanoGPT's exact-GELU MLP (measured in docs/formats.md)
 EXPORT, IMPORT = export_nanogpt.main, import_nanogpt.main  # run in this process: one torch start-up per test
 
@@ -53,7 +53,7 @@ CHECKPOINTS = {
     "gqa": ("reverse.yaml", INITIAL + ["model.tie_weights=true", "model.n_kv_head=1"]),
 }
 EXPORTABLE = ["reverse_tied", "reverse_tied_nobias", "text_tied"]
-# the README recipe's run: `tinyformer train configs/reverse.yaml` as scripts/quickstart.sh does it
+# the docs/interop.md recipe's run: `tinyformer train configs/reverse.yaml` as scripts/quickstart.sh does it
 README_RUN = os.path.join("readme", "runs", "reverse")
 
 
@@ -120,7 +120,7 @@ def stage_roundtrip(a):
 
 
 def torch_gpt_from_export(pt):
-    """scripts/torch_gpt.py's GPT built from the export's model_args (nanoGPT's names) with its state_dict
+    """tools/torch_gpt.py's GPT built from the export's model_args (nanoGPT's names) with its state_dict
     (strict; the mask buffers are not weights)."""
     c = torch.load(pt)
     model = GPT(c["model_args"] | {"tie_weights": True}).eval()
@@ -138,7 +138,7 @@ def stage_logits(a):
         with torch.no_grad():
             theirs = model(torch.from_numpy(ids))[0].numpy()
         d = max_abs(ours, theirs)
-        ok &= check(d <= LOGITS_BOUND, f"{name}: logits of the export in scripts/torch_gpt.py vs tinyformer: max abs "
+        ok &= check(d <= LOGITS_BOUND, f"{name}: logits of the export in tools/torch_gpt.py vs tinyformer: max abs "
                                        f"difference {d:.2e} over {ids.size} positions x {ours.shape[-1]} (bound "
                                        f"{LOGITS_BOUND:g}; logits up to {np.abs(ours).max():.2f})")
     return ok
@@ -395,7 +395,7 @@ def stage_init_from(a):
         theirs = torch_model(torch.from_numpy(ids))[0].numpy()
         exact = native.eval()(torch.from_numpy(ids), torch.from_numpy(ids))[0].numpy()
     ok &= check(max_abs(ours, theirs) <= LOGITS_BOUND,
-                f"imported file: tinyformer's logits vs scripts/torch_gpt.py {max_abs(ours, theirs):.2e} (bound "
+                f"imported file: tinyformer's logits vs tools/torch_gpt.py {max_abs(ours, theirs):.2e} (bound "
                 f"{LOGITS_BOUND:g}); vs nanoGPT's own model (exact GELU) {max_abs(ours, exact):.2e}")
 
     # sample reads the import with its vocabulary, and without one says what is missing
@@ -406,7 +406,7 @@ def stage_init_from(a):
             x = torch.cat([x, torch_model(x)[0][:, -1:].argmax(-1)], dim=1)
     greedy = "".join(sorted("0123456789|")[i] for i in x[0].tolist())
     ok &= check(s.stdout.strip() == greedy, f"`tinyformer sample --top-k 1` on the import: {s.stdout.strip()!r}, "
-                                            f"scripts/torch_gpt.py greedy: {greedy!r}")
+                                            f"tools/torch_gpt.py greedy: {greedy!r}")
     bare = os.path.join(d, "bare.safetensors")
     run_script(IMPORT, [pt, bare])
     s = run([a.app, "sample", bare, "--prompt", "1|"], expect_ok=False)

@@ -1,5 +1,5 @@
-"""Shared by the Python tests under tests/nanogpt: the repository's scripts on sys.path, running the tinyformer
-app and the logits_dump tool, loading a checkpoint into scripts/torch_gpt.py."""
+"""Shared by the Python tests under tests/nanogpt: the repository's tools/ on sys.path, running the tinyformer
+app and the logits_dump tool, loading a checkpoint into tools/torch_gpt.py."""
 import contextlib
 import io
 import json
@@ -12,8 +12,8 @@ import numpy as np
 import torch
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SCRIPTS = os.path.join(SOURCE_DIR, "scripts")
-sys.path.insert(0, SCRIPTS)
+TOOLS = os.path.join(SOURCE_DIR, "tools")
+sys.path.insert(0, TOOLS)
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "tools"))
 
 from read_safetensors import read_safetensors  # noqa: E402
@@ -61,7 +61,7 @@ def tinyformer_logits(tool, ckpt, ids, work, name="ids"):
 
 
 def torch_gpt_from_checkpoint(path):
-    """scripts/torch_gpt.py's GPT with the checkpoint's weights (strict), in eval mode; and the metadata."""
+    """tools/torch_gpt.py's GPT with the checkpoint's weights (strict), in eval mode; and the metadata."""
     arrays, meta = read_safetensors(path)
     model = GPT(json.loads(meta["tinyformer.model"])).eval()
     weights = {k: torch.from_numpy(v) for k, v in arrays.items() if not k.startswith("optimizer.")}

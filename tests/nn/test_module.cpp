@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <xtensor/xbuilder.hpp>
 
@@ -157,4 +158,25 @@ TEST_CASE("nn: no library module can be default-constructed, copied or moved, so
   STATIC_REQUIRE(never_unbuilt<nn::GPT<double>>());
   // The base alone can be made empty (a user's module starts so), but not copied or moved away from its registrations.
   STATIC_REQUIRE(!std::is_copy_constructible_v<nn::Module<float>> && !std::is_move_constructible_v<nn::Module<float>>);
+}
+
+TEST_CASE("nn: named_children lists the direct sub-modules in the order registered, as torch's", "[nn]") {
+  config::ModelConfig cfg;
+  cfg.vocab_size = 11;
+  cfg.context = 8;
+  cfg.d_model = 16;
+  cfg.n_head = 2;
+  cfg.n_layer = 2;
+  nn::GPT<float> gpt(cfg, 1);
+  std::vector<std::string> names;
+  for (const auto& [name, child] : gpt.named_children()) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"transformer", "lm_head"});
+  std::vector<std::string> block;
+  for (const auto& [name, child] : gpt.block(1).named_children()) block.push_back(name);
+  CHECK(block == std::vector<std::string>{"ln_1", "attn", "ln_2", "mlp"});
+  CHECK(gpt.block(1).named_children()[1].second == &gpt.block(1).attn);
+  // the parameters are the children's, under their names: the same walk as named_parameters
+  std::size_t n = 0;
+  for (const auto& [name, child] : gpt.named_children()) n += child->num_parameters();
+  CHECK(n == gpt.num_parameters());
 }

@@ -1,17 +1,17 @@
 cmake_minimum_required(VERSION 3.19)
 # cmake -DSOURCE_DIR=... -P check_readme_snippet.cmake
-# The first ```cpp block of the README's section "## Using the library" is examples/readme_snippet/main.cpp, byte for
+# The first ```cpp block of the README's section "## The C++ library" is examples/readme_snippet/main.cpp, byte for
 # byte, so the snippet a reader copies is the one the suite builds and runs.
 file(READ ${SOURCE_DIR}/README.md readme)
 file(READ ${SOURCE_DIR}/examples/readme_snippet/main.cpp snippet)
-string(FIND "${readme}" "\n## Using the library\n" section)
+string(FIND "${readme}" "\n## The C++ library\n" section)
 if(section EQUAL -1)
-  message(FATAL_ERROR "README.md has no section '## Using the library'")
+  message(FATAL_ERROR "README.md has no section '## The C++ library'")
 endif()
 string(SUBSTRING "${readme}" ${section} -1 readme)
 string(FIND "${readme}" "\n```cpp\n" begin)
 if(begin EQUAL -1)
-  message(FATAL_ERROR "the README's section 'Using the library' has no ```cpp block")
+  message(FATAL_ERROR "the README's section 'The C++ library' has no ```cpp block")
 endif()
 math(EXPR begin "${begin} + 8")
 string(SUBSTRING "${readme}" ${begin} -1 readme)

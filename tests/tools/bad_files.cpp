@@ -31,6 +31,7 @@
 
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/io/npy.hpp"
+#include "tinyformer/tensor/hash.hpp"
 #include "tools/test_tools.hpp"
 
 namespace {
@@ -152,10 +153,7 @@ int write_bad_checkpoint(int argc, char** argv) {
     const std::size_t line2 = vocab.find('\n') + 1;
     std::string model = tf::data::from_base64(vocab.substr(line2, vocab.size() - line2 - 1));
     model.resize(model.size() / 2);
-    std::uint64_t fnv = 0xcbf29ce484222325ULL;  // docs/formats.md: FNV-1a 64 of the model's bytes
-    for (unsigned char c : model) fnv = (fnv ^ c) * 0x100000001b3ULL;
-    char checksum[17];
-    std::snprintf(checksum, sizeof checksum, "%016llx", static_cast<unsigned long long>(fnv));
+    const std::string checksum = tf::hex64(tf::fnv1a(model.data(), model.size()));  // docs/formats.md
     std::string head = vocab.substr(0, line2 - 1);  // "tinyformer-vocabulary 1 sentencepiece <V> <checksum>"
     head = head.substr(0, head.rfind(' ') + 1) + checksum;
     header["__metadata__"]["tinyformer.vocab"] = head + "\n" + tf::data::to_base64(model) + "\n";

@@ -10,12 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "tinyformer/ops/kernels/causal_head.hpp"
 #include "tinyformer/ops/kernels/dispatch.hpp"
-#include "tinyformer/ops/kernels/gelu.hpp"
-#include "tinyformer/ops/kernels/norms.hpp"
-#include "tinyformer/ops/kernels/silu.hpp"
-#include "tinyformer/ops/kernels/softmax_rows.hpp"
+#include "tinyformer/ops/kernels/dispatched.hpp"
 
 namespace {
 
@@ -97,7 +93,7 @@ void check(const char* type) {
   // one head: T 37, D 16, q k v side by side in rows of 3D
   const std::size_t T = 37, D = 16, ld = 3 * D;
   const auto qkv = inputs<S>(T * ld, 3), dy = inputs<S>(T * D, 4);
-  std::vector<S> scratch(k::attention_head::scratch_size(T, D)), p(T * T), dq(T * ld), dk(T * ld), dv(T * ld);
+  std::vector<S> scratch(k::attention_head::scratch_size<S>(T, D)), p(T * T), dq(T * ld), dk(T * ld), dv(T * ld);
   y.assign(T * D, S(0));
   const S scale = S(0.25);
   k::attention_head::scores_softmax<S>(qkv.data(), qkv.data() + D, ld, T, D, scale, p.data(), scratch.data());

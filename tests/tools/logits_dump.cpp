@@ -1,5 +1,5 @@
 // The logits tinyformer computes for given token ids, for the tests that compare other implementations with it
-// (tests/nanogpt/check_nanogpt.py, tests/nanogpt/check_readme_recipe.py).
+// (tests/nanogpt/check_nanogpt.py, tests/nanogpt/check_interop_recipe.py).
 // Usage: logits_dump CHECKPOINT.safetensors IDS.npy OUT.npy [LOSS_TARGETS.npy]
 //   IDS.npy   integer array [B, T] of token ids (T <= the model's context)
 //   OUT.npy   float32 [B, T, V]: the logits of the model in eval mode (no dropout), as `sample` computes them

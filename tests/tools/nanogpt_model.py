@@ -1,5 +1,5 @@
 """A mirror of nanoGPT's model.py (github.com/karpathy/nanoGPT), for the test that nanoGPT's own loading path
-takes what scripts/export_nanogpt.py writes. There is no network here, so nanoGPT itself cannot be fetched: this
+takes what tools/export_nanogpt.py writes. There is no network here, so nanoGPT itself cannot be fetched: this
 file repeats, from its published source, the parts that loading and running a checkpoint touch, with the same
 class names, module structure, parameter and buffer names:
 
@@ -9,7 +9,7 @@ class names, module structure, parameter and buffer names:
   - CausalSelfAttention: c_attn (q, k, v stacked), c_proj, and, when torch has no
     F.scaled_dot_product_attention (torch < 2.0, e.g. Debian's 1.13), the causal-mask buffer "bias"
     [1, 1, block_size, block_size] that then appears in state_dict() and is required by a strict load;
-  - MLP with nn.GELU() -- the exact erf GELU, where tinyformer and scripts/torch_gpt.py use the tanh approximation;
+  - MLP with nn.GELU() -- the exact erf GELU, where tinyformer and tools/torch_gpt.py use the tanh approximation;
   - GPT: wte, wpe, drop, h, ln_f, lm_head, and the weight tying `self.transformer.wte.weight = self.lm_head.weight`
     (always: nanoGPT has no untied head); forward(idx, targets) returns logits for every position when targets
     are given and for the last position only when they are not;

@@ -1,4 +1,4 @@
-// Writes what scripts/compare_with_pytorch.py compares against PyTorch, into DIR:
+// Writes what tools/compare_with_pytorch.py compares against PyTorch, into DIR:
 //   config.json         {"model": the model section as in a checkpoint, "optimizer": name, lr, weight_decay,
 //                        betas, eps, momentum, nesterov, decay_rule, "steps": N}
 //   init.safetensors    the initial weights (nanoGPT names)

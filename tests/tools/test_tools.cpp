@@ -1,7 +1,7 @@
 // One executable for the four test tools, chosen by the name it is started under (a link per tool, made by
 // tests/CMakeLists.txt), or by its first argument: `tinyformer_test_tools logits_dump ...`. One executable instead of
 // four compiles the headers they share once: the four sources took 24.7 CPU s apart and 11.0-11.9 as one batch in the
-// release build (GCC 12, -O1), 25.5 and 10.9 in the sanitizer build (clang 14, -O0; docs/architecture.md).
+// release build (GCC 12, -O1), 25.5 and 10.9 in the sanitizer build (clang 14, -O0; docs/build.md).
 #include <cstdio>
 #include <cstring>
 

@@ -2,7 +2,7 @@
 // Define-by-run reverse mode. A Var is a cheap handle (shared pointer) to a Node that holds the value,
 // the accumulated gradient and, for op results, the inputs and a backward function.
 //
-// Rules (see README "Autograd semantics"):
+// Rules (see docs/api.md, "The rules"):
 // - backward() walks an iterative topological order; gradients accumulate (+=) into every input, so a
 //   value used twice gets both contributions. Leaves keep .grad until zero_grad().
 // - After backward() the graph is released: op results drop their inputs and backward functions, and

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 #include <sentencepiece_processor.h>
 
+#include "tinyformer/tensor/hash.hpp"
+
 namespace tf::data {
 
 std::string display_token(const std::string& token) {
@@ -38,12 +40,6 @@ bool has_whitespace(const std::string& s) {
   for (char c : s)
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f') return true;
   return false;
-}
-
-std::uint64_t fnv1a64(const std::string& bytes) {
-  std::uint64_t h = 14695981039346656037ull;
-  for (char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return h;
 }
 
 const char* layout_name(Vocabulary::Layout layout) {
@@ -295,8 +291,8 @@ std::string Vocabulary::decode(const IndexArray& ids) const {
 std::string Vocabulary::serialize() const {
   std::string out = fmt::format("tinyformer-vocabulary 1 {} {}\n", layout_name(layout_), tokens_.size());
   if (layout_ == Layout::sentencepiece)
-    return fmt::format("tinyformer-vocabulary 1 sentencepiece {} {:016x}\n{}\n", tokens_.size(), fnv1a64(model_proto_),
-                       to_base64(model_proto_));
+    return fmt::format("tinyformer-vocabulary 1 sentencepiece {} {}\n{}\n", tokens_.size(),
+                       hex64(fnv1a(model_proto_.data(), model_proto_.size())), to_base64(model_proto_));
   for (const auto& t : tokens_) {
     for (char c : t) {
       if (c == '\\')
@@ -345,10 +341,10 @@ Vocabulary Vocabulary::deserialize(const std::string& text) {
     Vocabulary vocab;
     try {
       std::string model = from_base64(lines[1]);
-      if (fmt::format("{:016x}", fnv1a64(model)) != checksum)
-        throw std::invalid_argument(fmt::format("the model's checksum is {:016x}, line 1 says '{}': the model is "
-                                                "corrupt",
-                                                fnv1a64(model), display_token(checksum)));
+      const std::string actual = hex64(fnv1a(model.data(), model.size()));
+      if (actual != checksum)
+        throw std::invalid_argument(fmt::format("the model's checksum is {}, line 1 says '{}': the model is corrupt",
+                                                actual, display_token(checksum)));
       vocab = from_sentencepiece(std::move(model));
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(std::string("Vocabulary::deserialize: line 2: ") + e.what());

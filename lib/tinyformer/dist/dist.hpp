@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "tinyformer/tensor/hash.hpp"
+
 namespace tf::dist {
 
 // An error that every rank raises together at the same point (a failed start-up agreement, a stop that all
@@ -69,9 +71,8 @@ void check_no_errors(const std::string& error);
 // Collective: true on every rank when any rank passed true.
 bool any(bool flag);
 
-// 64-bit FNV-1a of a byte range, to compare large buffers between ranks cheaply.
-std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h = 0xcbf29ce484222325ULL);
-// A hash as its 16 lowercase hex digits, the form fingerprints are stored and compared in.
-std::string hex64(std::uint64_t h);
+// The hash that compares large buffers between ranks cheaply: tensor/hash.hpp's, also under these names.
+using tf::fnv1a;
+using tf::hex64;
 
 }  // namespace tf::dist

@@ -362,4 +362,14 @@ void write_html_report(const std::string& path, const ReportData& data) {
   write_file_atomic(path, html.data(), html.size());
 }
 
+std::string html_iframe(const std::string& page, int height) {
+  // The page's body height plus its margins (html_report.css: 16 px) once loaded, and again whenever it changes.
+  constexpr const char* fit =
+      "var f=this,d=f.contentDocument;if(!d)return;var fit=function(){f.style.height=(d.body.scrollHeight+40)+'px'};"
+      "fit();if(window.ResizeObserver)new ResizeObserver(fit).observe(d.body)";
+  return fmt::format(
+      R"HTML(<iframe style="width:100%;height:{}px;border:0" srcdoc="{}" onload="(function(){{{}}}).call(this)"></iframe>)HTML",
+      std::max(height, 1), html_escape(page), fit);
+}
+
 }  // namespace tf::io

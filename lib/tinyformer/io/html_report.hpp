@@ -83,4 +83,11 @@ std::string render_html_report(const ReportData& data);
 // (inputs) or std::runtime_error (I/O, naming the path).
 void write_html_report(const std::string& path, const ReportData& data);
 
+// A page (render_html_report's) as one <iframe srcdoc="..."> element, for a notebook cell (a Python object's
+// _repr_html_). The page keeps its own ids, style and script inside the frame, so any number of them live on one
+// notebook page without clashing with each other or with the notebook's styles, and nothing is fetched. The frame
+// spans the cell's width; its onload sets its height to the page's (and follows later changes where the browser has
+// ResizeObserver); without scripts (a sanitizing viewer) it keeps `height` pixels.
+std::string html_iframe(const std::string& page, int height = 640);
+
 }  // namespace tf::io

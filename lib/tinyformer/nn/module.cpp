@@ -37,6 +37,13 @@ bool Module<S>::contains(const Module<S>* other) const {
 }
 
 template <class S>
+std::vector<std::pair<std::string, Module<S>*>> Module<S>::named_children() const {
+  std::vector<std::pair<std::string, Module<S>*>> out;
+  for (const auto& [name, child] : children_) out.emplace_back(name, &live(name, child));
+  return out;
+}
+
+template <class S>
 std::vector<Var<S>> Module<S>::parameters() const {
   std::vector<Var<S>> out;
   for (auto& [name, p] : named_parameters()) out.push_back(p);

@@ -29,6 +29,9 @@ class Module {
   NamedParams<S> named_parameters() const;
   std::vector<Var<S>> parameters() const;
   std::size_t num_parameters() const;  // element count
+  // The direct sub-modules in the order registered, by name (torch's named_children()): the tree that Python's
+  // named_modules() walks. std::invalid_argument when one no longer exists.
+  std::vector<std::pair<std::string, Module<S>*>> named_children() const;
   void zero_grad();
 
   void train(bool on = true);

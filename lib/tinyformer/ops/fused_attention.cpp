@@ -111,8 +111,8 @@ Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, 
   Array<S> y = Array<S>::from_shape({a.B, a.T, a.C});
   const bool warm_qkv = fits_half_l2(a.T * a.ld() * sizeof(S));
   parallel_for(BH, 1, [&](std::size_t begin, std::size_t end) {
-    std::vector<S> scratch(head::scratch_size(a.T, a.D) + (saved.recompute ? 2 * TT : 0));
-    S* p_buf = scratch.data() + head::scratch_size(a.T, a.D);
+    std::vector<S> scratch(head::scratch_size<S>(a.T, a.D) + (saved.recompute ? 2 * TT : 0));
+    S* p_buf = scratch.data() + head::scratch_size<S>(a.T, a.D);
     for (std::size_t bh = begin; bh < end; ++bh) {
       const std::size_t b = bh / a.H, h = bh % a.H;
       const S* row = base + b * a.T * a.ld();
@@ -148,8 +148,8 @@ Array<S> attention_backward(const S* x, const S* dy, const AttentionShape& a, co
   Array<S> dqkv = Array<S>::from_shape({a.B, a.T, ld});
   const bool warm_rows = fits_half_l2((ld + a.C) * a.T * sizeof(S));
   parallel_for(a.B * a.Hkv, 1, [&](std::size_t begin, std::size_t end) {
-    std::vector<S> scratch(head::scratch_size(a.T, a.D) + (saved.recompute ? 2 * TT : 0));
-    S* p_buf = scratch.data() + head::scratch_size(a.T, a.D);
+    std::vector<S> scratch(head::scratch_size<S>(a.T, a.D) + (saved.recompute ? 2 * TT : 0));
+    S* p_buf = scratch.data() + head::scratch_size<S>(a.T, a.D);
     std::vector<S> dkv(G > 1 ? a.T * ld : 0);  // [T,ld]: a later head's dK in columns 0..D-1, dV in D..2D-1
     for (std::size_t bg = begin; bg < end; ++bg) {
       const std::size_t b = bg / a.Hkv, g = bg % a.Hkv;

@@ -102,10 +102,12 @@ template <class S> Var<S> log_softmax(const Var<S>& a);
 // column 0 is always kept and no row is ever fully masked.
 template <class S> Var<S> causal_mask(const Var<S>& scores);
 
+// The eps of layer_norm and rms_norm unless given (torch's LayerNorm default): nn::Norm's.
+inline constexpr double kNormEps = 1e-5;
 // ---- layer_norm.cpp: x [..., C], weight [C], bias [C]; normalised over the last axis (biased variance).
-template <class S> Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S eps = S(1e-5));
+template <class S> Var<S> layer_norm(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, S eps = S(kNormEps));
 // ---- rms_norm.cpp: x [..., C], weight [C] (no bias); y = x / sqrt(mean(x^2) + eps) * weight over the last axis.
-template <class S> Var<S> rms_norm(const Var<S>& x, const Var<S>& weight, S eps = S(1e-5));
+template <class S> Var<S> rms_norm(const Var<S>& x, const Var<S>& weight, S eps = S(kNormEps));
 
 // ---- embedding.cpp: weight [V, C], ids [...] -> [..., C]; the gradient is scatter-added (repeats add up).
 template <class S> Var<S> embedding(const Var<S>& weight, const IndexArray& ids);

@@ -12,6 +12,7 @@
 
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
+#include "tinyformer/tensor/median.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
@@ -68,12 +69,6 @@ double thread_cpu_us() {
   return static_cast<double>(ts.tv_sec) * 1e6 + static_cast<double>(ts.tv_nsec) / 1e3;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
-
 }  // namespace
 
 // Both libraries in pairs, one sample each, so that the load of a shared machine, which comes and goes, falls on
@@ -103,7 +98,7 @@ GemmTimes time_gemm_libraries(bool trans_a, GemmShape s, int min_pairs, int max_
     ratios.push_back(libxsmm.back() / openblas.back());
     spent += (t1 + t2) * reps;
   }
-  return {median_of(openblas), median_of(libxsmm), median_of(ratios), static_cast<int>(ratios.size())};
+  return {median(openblas), median(libxsmm), median(ratios), static_cast<int>(ratios.size())};
 }
 
 namespace {

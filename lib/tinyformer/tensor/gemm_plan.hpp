@@ -1,7 +1,7 @@
 #pragma once
 // Which library computes each float product of tensor/gemm.cpp: OpenBLAS's SGEMM or libxsmm's JIT kernels. Neither
 // wins everywhere: on an AVX-512 machine libxsmm ran the backward's products 10-20% faster, on an AVX2 one 20-40%
-// slower (README, "Speed"). So the choice is made on the machine that runs, per product shape, by measurement.
+// slower (docs/performance.md). So the choice is made on the machine that runs, per product shape, by measurement.
 //
 // The policy comes from the environment variable TINYFORMER_GEMM:
 //   auto (the default)  the first time a shape (trans_a, trans_b, m, n, k) is met in the process, both libraries

@@ -151,7 +151,7 @@ std::vector<io::MetricsRow> read_run_metrics(const std::string& out) {
   return read_metrics_file(path);
 }
 
-void write_run_report(const std::string& out) {
+io::ReportData read_run_report(const std::string& out) {
   io::ReportData report;
   report.title = fmt::format("tinyformer run: {}", fs::path(out).filename().string());
   report.config_yaml = read_text(fs::path(out) / "config.yaml");
@@ -164,7 +164,11 @@ void write_run_report(const std::string& out) {
     } catch (const nlohmann::json::exception&) {
       throw FileError((fs::path(out) / "heads.json").string(), "'verdicts' is not a list of lists of strings");
     }
-  io::write_html_report((fs::path(out) / "report.html").string(), report);
+  return report;
+}
+
+void write_run_report(const std::string& out) {
+  io::write_html_report((fs::path(out) / "report.html").string(), read_run_report(out));
 }
 
 }  // namespace tf::train

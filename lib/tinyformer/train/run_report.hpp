@@ -29,8 +29,11 @@ void write_attention_snapshot(const std::string& out, long step, nn::GPT<float>&
                               const IndexArray& probe, const io::HeadTable& scores);
 // The rows of <out>/metrics.jsonl (lines that are not JSON objects with a step are passed over).
 std::vector<io::MetricsRow> read_run_metrics(const std::string& out);
-// <out>/report.html from <out>/config.yaml, <out>/metrics.jsonl, every <out>/attention/step_*.npy/json and
-// <out>/heads.json (the head detector's verdicts) when present.
+// The report of the run dir `out`: <out>/config.yaml, <out>/metrics.jsonl, every <out>/attention/step_*.npy/json and
+// <out>/heads.json (the head detector's verdicts) when present. Throws FileError naming a file the run wrote that
+// cannot be read.
+io::ReportData read_run_report(const std::string& out);
+// <out>/report.html from read_run_report(out).
 void write_run_report(const std::string& out);
 
 }  // namespace tf::train

@@ -178,9 +178,10 @@ void softmax_prefix(S* row, std::size_t n, std::size_t T) {
 
 }  // namespace
 
-// K or V transposed into [D,Tp] (Tp: T padded to the wider of the two scalar types' column blocks), then a T x T
+// K or V transposed into [D,Tp] (Tp: T padded to whole column blocks), then a T x T block, then a [T,D] copy
+template <class S>
 std::size_t scratch_size(std::size_t T, std::size_t D) {
-  return D * std::max(padded<float>(T), padded<double>(T)) + T * T + T * D;
+  return D * padded<S>(T) + T * T + T * D;
 }
 
 namespace {
@@ -197,8 +198,7 @@ const S* contiguous(const S* m, std::size_t ld, std::size_t T, std::size_t D, S*
 template <class S>
 struct Scratch {
   S *transposed, *square, *rows;
-  Scratch(S* s, std::size_t T, std::size_t D)
-      : transposed(s), square(s + D * std::max(padded<float>(T), padded<double>(T))), rows(square + T * T) {}
+  Scratch(S* s, std::size_t T, std::size_t D) : transposed(s), square(s + D * padded<S>(T)), rows(square + T * T) {}
 };
 }  // namespace
 
@@ -251,16 +251,6 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
   weights_by_rows<S, true>(ds, contiguous(q, ld, T, D, buf.rows), D, T, D, scale, dk, ld);
 }
 
-// NOLINTBEGIN(bugprone-macro-parentheses): S is a type (S*, const S*): a type in parentheses would not compile
-#define TF_INSTANTIATE(S)                                                                                        \
-  template void softmax_row<S>(S*, std::size_t, std::size_t);                                                    \
-  template void scores_softmax<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S, S*, S*);         \
-  template void weighted_sum<S>(const S*, const S*, std::size_t, std::size_t, std::size_t, S*, std::size_t, S*); \
-  template void backward<S>(const S*, const S*, const S*, std::size_t, const S*, const S*, bool, S, const S*,    \
-                            std::size_t, std::size_t, std::size_t, S, S*, S*, S*, S*);
-// NOLINTEND(bugprone-macro-parentheses)
-TF_INSTANTIATE(float)
-TF_INSTANTIATE(double)
-#undef TF_INSTANTIATE
+TF_KERNEL_INSTANTIATE(TF_CAUSAL_HEAD_KERNELS)
 
 }  // namespace TF_KERNEL_NAMESPACE::attention_head

@@ -47,9 +47,6 @@ void gelu_backward(std::size_t n, const S* x, const S* g, S* out, bool accumulat
                 [](const auto& v) { return GeluMath<S>::derivative(v); });
 }
 
-template void gelu_forward<float>(std::size_t, const float*, float*);
-template void gelu_forward<double>(std::size_t, const double*, double*);
-template void gelu_backward<float>(std::size_t, const float*, const float*, float*, bool);
-template void gelu_backward<double>(std::size_t, const double*, const double*, double*, bool);
+TF_KERNEL_INSTANTIATE(TF_GELU_KERNELS)
 
 }  // namespace TF_KERNEL_NAMESPACE

@@ -8,17 +8,17 @@
 // SIMD (xsimd's exp), split over the threads by kernels::map_blocks.
 #include <cstddef>
 
+#include "tinyformer/ops/kernels/declare.hpp"
 #include "tinyformer/ops/kernels/isa.hpp"
 
+// gelu_forward:  out[i] = gelu(x[i])
+// gelu_backward: out[i] = g[i] * gelu'(x[i])          (accumulate: out[i] += g[i] * gelu'(x[i]))
+//                out may be g itself (in place).
+#define TF_GELU_KERNELS(KERNEL, S)                                                              \
+  KERNEL(void, gelu_forward, (std::size_t n, const S* x, S* out), (n, x, out))                  \
+  KERNEL(void, gelu_backward, (std::size_t n, const S* x, const S* g, S* out, bool accumulate), \
+         (n, x, g, out, accumulate))
+
 namespace TF_KERNEL_NAMESPACE {
-
-// out[i] = gelu(x[i])
-template <class S>
-void gelu_forward(std::size_t n, const S* x, S* out);
-
-// out[i] = g[i] * gelu'(x[i])          (accumulate: out[i] += g[i] * gelu'(x[i]))
-// out may be g itself (in place).
-template <class S>
-void gelu_backward(std::size_t n, const S* x, const S* g, S* out, bool accumulate);
-
+TF_GELU_KERNELS(TF_KERNEL_DECLARE, S)
 }  // namespace TF_KERNEL_NAMESPACE

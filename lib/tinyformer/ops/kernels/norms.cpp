@@ -119,20 +119,6 @@ void rms_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight
   });
 }
 
-template void layer_norm_forward<float>(std::size_t, std::size_t, const float*, const float*, const float*, float,
-                                        float*, float*, float*);
-template void layer_norm_backward<float>(std::size_t, std::size_t, const float*, const float*, const float*,
-                                         const float*, const float*, float*, float*, float*);
-template void rms_norm_forward<float>(std::size_t, std::size_t, const float*, const float*, float, float*, float*);
-template void rms_norm_backward<float>(std::size_t, std::size_t, const float*, const float*, const float*, const float*,
-                                       float*, float*);
-template void layer_norm_forward<double>(std::size_t, std::size_t, const double*, const double*, const double*, double,
-                                         double*, double*, double*);
-template void layer_norm_backward<double>(std::size_t, std::size_t, const double*, const double*, const double*,
-                                          const double*, const double*, double*, double*, double*);
-template void rms_norm_forward<double>(std::size_t, std::size_t, const double*, const double*, double, double*,
-                                       double*);
-template void rms_norm_backward<double>(std::size_t, std::size_t, const double*, const double*, const double*,
-                                        const double*, double*, double*);
+TF_KERNEL_INSTANTIATE(TF_NORM_KERNELS)
 
 }  // namespace TF_KERNEL_NAMESPACE

@@ -5,29 +5,30 @@
 // summed in fixed chunks of rows (kernels::rows_with_column_sums), so no result depends on the thread count.
 #include <cstddef>
 
+#include "tinyformer/ops/kernels/declare.hpp"
 #include "tinyformer/ops/kernels/isa.hpp"
 
+// layer_norm_forward:  y = (x - mean) rstd weight + bias; mean [R] and rstd [R] are written
+// layer_norm_backward: dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight (skipped when dx is null);
+//                      dweight = sum over rows of dy xhat, dbias = sum of dy (both skipped when dweight is null, else
+//                      both overwritten)
+// rms_norm_forward:    y = x rstd weight, rstd = 1 / sqrt(mean(x^2) + eps); rstd [R] is written
+// rms_norm_backward:   dx = rstd (g - xhat mean(g xhat)), g = dy weight (skipped when dx is null);
+//                      dweight = sum over rows of dy xhat (skipped when dweight is null, else overwritten)
+#define TF_NORM_KERNELS(KERNEL, S)                                                                                     \
+  KERNEL(void, layer_norm_forward,                                                                                     \
+         (std::size_t R, std::size_t C, const S* x, const S* weight, const S* bias, S eps, S* y, S* mean, S* rstd),    \
+         (R, C, x, weight, bias, eps, y, mean, rstd))                                                                  \
+  KERNEL(void, layer_norm_backward,                                                                                    \
+         (std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* mean, const S* rstd, S* dx, \
+          S* dweight, S* dbias),                                                                                       \
+         (R, C, x, weight, dy, mean, rstd, dx, dweight, dbias))                                                        \
+  KERNEL(void, rms_norm_forward, (std::size_t R, std::size_t C, const S* x, const S* weight, S eps, S* y, S* rstd),    \
+         (R, C, x, weight, eps, y, rstd))                                                                              \
+  KERNEL(void, rms_norm_backward,                                                                                      \
+         (std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* rstd, S* dx, S* dweight),   \
+         (R, C, x, weight, dy, rstd, dx, dweight))
+
 namespace TF_KERNEL_NAMESPACE {
-
-// y = (x - mean) rstd weight + bias; mean [R] and rstd [R] are written
-template <class S>
-void layer_norm_forward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* bias, S eps, S* y, S* mean,
-                        S* rstd);
-
-// dx = rstd (g - mean(g) - xhat mean(g xhat)), g = dy weight (skipped when dx is null);
-// dweight = sum over rows of dy xhat, dbias = sum of dy (both skipped when dweight is null, else both overwritten)
-template <class S>
-void layer_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* mean,
-                         const S* rstd, S* dx, S* dweight, S* dbias);
-
-// y = x rstd weight, rstd = 1 / sqrt(mean(x^2) + eps); rstd [R] is written
-template <class S>
-void rms_norm_forward(std::size_t R, std::size_t C, const S* x, const S* weight, S eps, S* y, S* rstd);
-
-// dx = rstd (g - xhat mean(g xhat)), g = dy weight (skipped when dx is null);
-// dweight = sum over rows of dy xhat (skipped when dweight is null, else overwritten)
-template <class S>
-void rms_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* rstd, S* dx,
-                       S* dweight);
-
+TF_NORM_KERNELS(TF_KERNEL_DECLARE, S)
 }  // namespace TF_KERNEL_NAMESPACE

@@ -113,15 +113,6 @@ void swiglu_backward(std::size_t R, std::size_t H, const S* x, const S* dy, S* d
   });
 }
 
-// NOLINTBEGIN(bugprone-macro-parentheses): S is a type (S*, const S*): a type in parentheses would not compile
-#define TF_INSTANTIATE(S)                                                    \
-  template void silu_forward<S>(std::size_t, const S*, S*);                  \
-  template void silu_backward<S>(std::size_t, const S*, const S*, S*, bool); \
-  template void swiglu_forward<S>(std::size_t, std::size_t, const S*, S*);   \
-  template void swiglu_backward<S>(std::size_t, std::size_t, const S*, const S*, S*, bool);
-// NOLINTEND(bugprone-macro-parentheses)
-TF_INSTANTIATE(float)
-TF_INSTANTIATE(double)
-#undef TF_INSTANTIATE
+TF_KERNEL_INSTANTIATE(TF_SILU_KERNELS)
 
 }  // namespace TF_KERNEL_NAMESPACE

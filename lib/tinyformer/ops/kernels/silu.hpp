@@ -8,25 +8,22 @@
 // scalar tail, fixed by its position) whatever the thread count.
 #include <cstddef>
 
+#include "tinyformer/ops/kernels/declare.hpp"
 #include "tinyformer/ops/kernels/isa.hpp"
 
+// silu_forward:    out[i] = silu(x[i])
+// silu_backward:   out[i] = g[i] * silu'(x[i])          (accumulate: out[i] += g[i] * silu'(x[i]))
+//                  out may be g itself (in place).
+// swiglu_forward:  x [R, 2H] (row r: gate = x[r, :H], up = x[r, H:]) -> out [R, H], out = silu(gate) * up
+// swiglu_backward: x [R, 2H], dy [R, H] -> dx [R, 2H] = [d_gate | d_up]   (accumulate: dx += ...)
+#define TF_SILU_KERNELS(KERNEL, S)                                                                               \
+  KERNEL(void, silu_forward, (std::size_t n, const S* x, S* out), (n, x, out))                                   \
+  KERNEL(void, silu_backward, (std::size_t n, const S* x, const S* g, S* out, bool accumulate),                  \
+         (n, x, g, out, accumulate))                                                                             \
+  KERNEL(void, swiglu_forward, (std::size_t R, std::size_t H, const S* x, S* out), (R, H, x, out))               \
+  KERNEL(void, swiglu_backward, (std::size_t R, std::size_t H, const S* x, const S* dy, S* dx, bool accumulate), \
+         (R, H, x, dy, dx, accumulate))
+
 namespace TF_KERNEL_NAMESPACE {
-
-// out[i] = silu(x[i])
-template <class S>
-void silu_forward(std::size_t n, const S* x, S* out);
-
-// out[i] = g[i] * silu'(x[i])          (accumulate: out[i] += g[i] * silu'(x[i]))
-// out may be g itself (in place).
-template <class S>
-void silu_backward(std::size_t n, const S* x, const S* g, S* out, bool accumulate);
-
-// x [R, 2H] (row r: gate = x[r, :H], up = x[r, H:]) -> out [R, H], out = silu(gate) * up
-template <class S>
-void swiglu_forward(std::size_t R, std::size_t H, const S* x, S* out);
-
-// x [R, 2H], dy [R, H] -> dx [R, 2H] = [d_gate | d_up]   (accumulate: dx += ...)
-template <class S>
-void swiglu_backward(std::size_t R, std::size_t H, const S* x, const S* dy, S* dx, bool accumulate);
-
+TF_SILU_KERNELS(TF_KERNEL_DECLARE, S)
 }  // namespace TF_KERNEL_NAMESPACE

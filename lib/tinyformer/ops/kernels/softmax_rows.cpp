@@ -147,21 +147,6 @@ void cross_entropy_backward(std::size_t N, std::size_t V, const S* probs, const 
   }
 }
 
-template void softmax_forward<float>(std::size_t, std::size_t, const float*, float*);
-template void softmax_backward<float>(std::size_t, std::size_t, const float*, const float*, float*);
-template void log_softmax_forward<float>(std::size_t, std::size_t, const float*, float*);
-template void log_softmax_backward<float>(std::size_t, std::size_t, const float*, const float*, float*);
-template double cross_entropy_forward<float>(std::size_t, std::size_t, const float*, const std::int32_t*, std::int32_t,
-                                             float*);
-template void cross_entropy_backward<float>(std::size_t, std::size_t, const float*, const std::int32_t*, std::int32_t,
-                                            float, float*);
-template void softmax_forward<double>(std::size_t, std::size_t, const double*, double*);
-template void softmax_backward<double>(std::size_t, std::size_t, const double*, const double*, double*);
-template void log_softmax_forward<double>(std::size_t, std::size_t, const double*, double*);
-template void log_softmax_backward<double>(std::size_t, std::size_t, const double*, const double*, double*);
-template double cross_entropy_forward<double>(std::size_t, std::size_t, const double*, const std::int32_t*,
-                                              std::int32_t, double*);
-template void cross_entropy_backward<double>(std::size_t, std::size_t, const double*, const std::int32_t*, std::int32_t,
-                                             double, double*);
+TF_KERNEL_INSTANTIATE(TF_SOFTMAX_KERNELS)
 
 }  // namespace TF_KERNEL_NAMESPACE

@@ -7,36 +7,32 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tinyformer/ops/kernels/declare.hpp"
 #include "tinyformer/ops/kernels/isa.hpp"
 
+// softmax_forward:        y = softmax(x) row by row
+// softmax_backward:       dx = y (dy - rowsum(dy y))
+// log_softmax_forward:    y = x - max - log(sum exp(x - max)) row by row
+// log_softmax_backward:   dx = dy - exp(y) rowsum(dy)
+// cross_entropy_forward:  probs = softmax(x) row by row, x [N, V]; returns the sum over rows whose target is not
+//                         ignore_index of log(sum_k exp(x_k - m)) - (x_t - m), in double (the caller divides by the
+//                         rows kept). Targets are checked by the caller (in 0..V-1 or ignore_index); they are
+//                         tf::Index values.
+// cross_entropy_backward: dx = coef (probs - onehot(target)) on rows whose target is not ignore_index, 0 on the others
+#define TF_SOFTMAX_KERNELS(KERNEL, S)                                                                                  \
+  KERNEL(void, softmax_forward, (std::size_t R, std::size_t C, const S* x, S* y), (R, C, x, y))                        \
+  KERNEL(void, softmax_backward, (std::size_t R, std::size_t C, const S* y, const S* dy, S* dx), (R, C, y, dy, dx))    \
+  KERNEL(void, log_softmax_forward, (std::size_t R, std::size_t C, const S* x, S* y), (R, C, x, y))                    \
+  KERNEL(void, log_softmax_backward, (std::size_t R, std::size_t C, const S* y, const S* dy, S* dx),                   \
+         (R, C, y, dy, dx))                                                                                            \
+  KERNEL(double, cross_entropy_forward,                                                                                \
+         (std::size_t N, std::size_t V, const S* x, const std::int32_t* targets, std::int32_t ignore_index, S* probs), \
+         (N, V, x, targets, ignore_index, probs))                                                                      \
+  KERNEL(void, cross_entropy_backward,                                                                                 \
+         (std::size_t N, std::size_t V, const S* probs, const std::int32_t* targets, std::int32_t ignore_index,        \
+          S coef, S* dx),                                                                                              \
+         (N, V, probs, targets, ignore_index, coef, dx))
+
 namespace TF_KERNEL_NAMESPACE {
-
-// y = softmax(x) row by row
-template <class S>
-void softmax_forward(std::size_t R, std::size_t C, const S* x, S* y);
-
-// dx = y (dy - rowsum(dy y))
-template <class S>
-void softmax_backward(std::size_t R, std::size_t C, const S* y, const S* dy, S* dx);
-
-// y = x - max - log(sum exp(x - max)) row by row
-template <class S>
-void log_softmax_forward(std::size_t R, std::size_t C, const S* x, S* y);
-
-// dx = dy - exp(y) rowsum(dy)
-template <class S>
-void log_softmax_backward(std::size_t R, std::size_t C, const S* y, const S* dy, S* dx);
-
-// probs = softmax(x) row by row, x [N, V]; returns the sum over rows whose target is not ignore_index of
-// log(sum_k exp(x_k - m)) - (x_t - m), in double (the caller divides by the rows kept). Targets are checked by the
-// caller (in 0..V-1 or ignore_index); they are tf::Index values.
-template <class S>
-double cross_entropy_forward(std::size_t N, std::size_t V, const S* x, const std::int32_t* targets,
-                             std::int32_t ignore_index, S* probs);
-
-// dx = coef (probs - onehot(target)) on rows whose target is not ignore_index, 0 on the others
-template <class S>
-void cross_entropy_backward(std::size_t N, std::size_t V, const S* probs, const std::int32_t* targets,
-                            std::int32_t ignore_index, S coef, S* dx);
-
+TF_SOFTMAX_KERNELS(TF_KERNEL_DECLARE, S)
 }  // namespace TF_KERNEL_NAMESPACE

@@ -5,7 +5,7 @@ driven four ways, each the median ms/step over the timed steps, in one process a
   cli        `tinyformer bench --shape S` (the C++ trainer's step, run as a subprocess)
   module     tf.nn.GPT from Python: forward + loss, backward, tf.optim.AdamW step (one Python call each)
   ops        the same GPT written in Python from tinyformer ops (tf.nn.Module subclass, ~40 ops a layer per step)
-  pytorch    scripts/torch_gpt.py's GPT with torch.optim.AdamW (a Python training loop in PyTorch)
+  pytorch    tools/torch_gpt.py's GPT with torch.optim.AdamW (a Python training loop in PyTorch)
 
 and tf.train against `tinyformer train` on configs/reverse.yaml (wall seconds of the whole run, median of --runs).
 The ratio ops / cli is what driving the library op by op from Python costs a training step.
@@ -17,7 +17,7 @@ of --repeats loops of --calls calls. Python minus C++ is the Python call overhea
 
 Prints one JSON object per line, then a summary line.
 
-usage: PYTHONPATH=build/python /usr/bin/python3 scripts/bench_python.py [--shape small] [--threads 1] [--steps 20]
+usage: PYTHONPATH=build/python /usr/bin/python3 bench/bench_python.py [--shape small] [--threads 1] [--steps 20]
        [--warmup 3] [--tinyformer build/bin/tinyformer] [--runs 3] [--calls 20000] [--repeats 7] [--per-op-only]
 """
 import argparse

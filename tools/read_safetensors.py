@@ -2,7 +2,7 @@
 """Reads a safetensors file (F32/F64/I32/I64) with numpy only: read_safetensors(path) -> (arrays, metadata);
 write_safetensors(path, arrays, metadata) writes one as tinyformer does (metadata first, tensors in the given
 order, the data section 8-byte aligned).
-Run as a script to list the tensors: python3 scripts/read_safetensors.py model.safetensors"""
+Run as a script to list the tensors: python3 tools/read_safetensors.py model.safetensors"""
 import json
 import os
 import struct

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Char vs bpe 512 vs bpe 2048 on the fortunes, each with the same training budget in time: the README's table.
+"""Char vs bpe 512 vs bpe 2048 on the fortunes, each with the same training budget in time: the table of docs/experiments.md.
 
 Trains configs/fortunes_char.yaml, fortunes_bpe512.yaml and fortunes_bpe2048.yaml (the same model, only the
 tokenizer differs) one after the other, each until `training.max_seconds` of steps have passed, at a constant
@@ -10,8 +10,8 @@ for the three; bits per byte compare them across tokenizers) and prints a Markdo
 The step a run reaches depends on the machine and its load: the figures are a measurement, not a reproducible
 result. Training the SentencePiece model happens before the steps and is not part of the budget.
 
-Usage: scripts/fortunes_compare.py [--seconds 180] [--threads 1] [--out runs/fortunes_compare] [--bin build/bin/tinyformer]
-Needs configs/data/fortunes.txt (scripts/fortunes_corpus.sh). Takes about 3 x (seconds + 30 s).
+Usage: bench/fortunes_compare.py [--seconds 180] [--threads 1] [--out runs/fortunes_compare] [--bin build/bin/tinyformer]
+Needs configs/data/fortunes.txt (configs/data/fortunes_corpus.sh). Takes about 3 x (seconds + 30 s).
 """
 import argparse
 import json
@@ -44,7 +44,7 @@ def main():
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin", "tinyformer"))
     args = ap.parse_args()
     if not os.path.exists(os.path.join(ROOT, "configs", "data", "fortunes.txt")):
-        sys.exit("fortunes_compare.py: configs/data/fortunes.txt is missing: run scripts/fortunes_corpus.sh first")
+        sys.exit("fortunes_compare.py: configs/data/fortunes.txt is missing: run configs/data/fortunes_corpus.sh first")
     sets = [
         f"training.max_seconds={args.seconds}",
         "training.steps=1000000",  # the budget ends the run

@@ -1,20 +1,19 @@
 #!/usr/bin/python3
-"""scripts/vocabulary.py on the sentencepiece layout (data.tokenizer bpe and unigram), against tinyformer itself:
-for a checkpoint of each tokenizer it reads the pieces (parse_vocabulary), gets the model's bytes back
-(sentencepiece_model) and writes the same text again (serialize_sentencepiece); Python's SentencePiece on those
-bytes encodes 200 generated texts to tinyformer's ids (tests/tools/encode_text); and 300 generated corruptions
-of the text (a byte changed anywhere) are refused with ValueError, or read back as the same pieces. About two
-seconds (two tokenizers trained on configs/data/simple_english.txt, no training steps).
-Usage: check_vocabulary_py.py --app build/bin/tinyformer --encode-tool build/tests/encode_text --work-dir DIR"""
+"""A checkpoint's SentencePiece model (data.tokenizer bpe and unigram) in Python, as docs/formats.md describes it:
+line 2 of the `tinyformer.vocab` metadata is the model in base64; Python's SentencePiece loads those bytes, has the
+header's count of pieces with <unk>, <s>, </s> and the byte pieces at their documented ids, and encodes 200
+generated texts to tinyformer's ids (tests/tools/encode_text). About two seconds (two tokenizers trained on
+configs/data/simple_english.txt, no training steps).
+Usage: check_sentencepiece_py.py --app build/bin/tinyformer --encode-tool build/tests/encode_text --work-dir DIR"""
 import argparse
+import base64
 import os
 import random
 import subprocess
 import sys
 
 SOURCE_DIR = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "scripts"))
-import vocabulary  # noqa: E402
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tools"))
 from read_safetensors import read_safetensors  # noqa: E402
 
 CORPUS = os.path.join(SOURCE_DIR, "configs", "data", "simple_english.txt")
@@ -54,14 +53,14 @@ def main():
     import sentencepiece
     for tokenizer in ("bpe", "unigram"):
         ckpt = checkpoint(args, tokenizer)
-        text = read_safetensors(ckpt)[1]["tinyformer.vocab"]
-        layout, pieces = vocabulary.parse_vocabulary(text)
-        assert layout == "sentencepiece" and len(pieces) == 400, (layout, len(pieces))
+        header, model, end = read_safetensors(ckpt)[1]["tinyformer.vocab"].split("\n")
+        magic, version, layout, count, checksum = header.split(" ")
+        assert (magic, version, layout, count, end) == ("tinyformer-vocabulary", "1", "sentencepiece", "400", ""), header
+        assert len(checksum) == 16, checksum
+        sp = sentencepiece.SentencePieceProcessor(model_proto=base64.b64decode(model, validate=True))
+        pieces = [sp.IdToPiece(i) for i in range(sp.GetPieceSize())]
+        assert len(pieces) == 400, len(pieces)
         assert pieces[:3] == ["<unk>", "<s>", "</s>"] and pieces[3] == "<0x00>" and pieces[258] == "<0xFF>"
-        model = vocabulary.sentencepiece_model(text)
-        assert vocabulary.serialize_sentencepiece(model) == text, "serialize_sentencepiece does not give the same text"
-        sp = sentencepiece.SentencePieceProcessor(model_proto=model)
-        assert [sp.IdToPiece(i) for i in range(sp.GetPieceSize())] == pieces
 
         samples = texts(200, 7)
         path = os.path.join(args.work_dir, f"{tokenizer}_texts.txt")
@@ -72,22 +71,8 @@ def main():
         for t, ids in zip(samples, ours):
             assert sp.encode(t) == ids, (t, sp.encode(t), ids)
 
-        rng = random.Random(11)
-        refused = same = 0
-        for _ in range(300):
-            at = rng.randrange(len(text))
-            bad = text[:at] + chr(rng.choice([c for c in range(32, 127) if chr(c) != text[at]] + [10, 0xe9])) + \
-                text[at + 1:]
-            try:
-                got = vocabulary.parse_vocabulary(bad)
-            except ValueError:
-                refused += 1
-                continue
-            assert got == (layout, pieces), f"a corruption at {at} was read as other pieces"
-            same += 1
-        assert refused >= 290, (refused, same)
-        print(f"{tokenizer}: {len(pieces)} pieces read, the same text written back, {len(samples)} texts encoded to "
-              f"tinyformer's ids; {refused} of 300 corruptions refused, {same} read as the same pieces")
+        print(f"{tokenizer}: the model of the checkpoint's vocabulary loaded, {len(pieces)} pieces; {len(samples)} "
+              "texts encoded to tinyformer's ids")
     print("PASS")
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Does an induction head form on real text? The README's answer, re-measured.
+"""Does an induction head form on real text? docs/experiments.md's answer, re-measured.
 
 Trains configs/fortunes_bpe512.yaml (two layers, four heads, bpe 512 on the fortunes) for a time budget
 (`training.max_seconds`, default 600 s) at a constant learning rate after the warmup, evaluating every
@@ -12,9 +12,9 @@ checkpoint (the same detector, its verdict per head).
 The induction score of a head (analysis/head_patterns.hpp) is the fraction of the attention of each query whose
 token occurred earlier in the window that lands on the token right after that earlier occurrence.
 
-Usage: scripts/fortunes_induction.py [--seconds 600] [--threads 1] [--eval-interval 50] [--out runs/fortunes_induction]
+Usage: bench/fortunes_induction.py [--seconds 600] [--threads 1] [--eval-interval 50] [--out runs/fortunes_induction]
        [--bin build/bin/tinyformer] [--report-only]   (--report-only: read an existing run, train nothing)
-Needs configs/data/fortunes.txt (scripts/fortunes_corpus.sh).
+Needs configs/data/fortunes.txt (configs/data/fortunes_corpus.sh).
 """
 import argparse
 import json

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""The README's table of tasks: trains each config as `tinyformer train configs/X.yaml` does (its own steps, into
-a scratch directory) and prints one Markdown row per config: steps, wall time of the whole command (evaluation,
-snapshots and the report included), held-out exact match (or validation loss for text) and the head with the
-largest expected-pattern score (heads.json).
+"""The table of tasks of docs/experiments.md (and the README's): trains each config as `tinyformer train
+configs/X.yaml` does (its own steps, into a scratch directory) and prints one Markdown row per config: steps, wall
+time of the whole command (evaluation, snapshots and the report included), held-out exact match (or validation loss
+for text) and the head with the largest expected-pattern score (heads.json).
 
-    python3 scripts/task_table.py [--bin build/bin/tinyformer] [--configs copy,reverse,sort,induction,add,text]
+    python3 bench/task_table.py [--bin build/bin/tinyformer] [--configs copy,reverse,sort,induction,add,text]
                                   [--keep DIR]   (the runs stay in DIR/<config>, for `tinyformer heads` and
-                                                  scripts/task_attention.py)
+                                                  tools/task_attention.py)
 """
 import argparse
 import json

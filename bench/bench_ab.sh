@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Compares builds of tinyformer on one bench shape: runs `BIN bench --shape SHAPE --threads 2` for each binary in
 # turn, ROUNDS times (A B A B ...: a drift of the machine's speed hits both alike), and prints each binary's median,
-# min and max ms/step. Usage: [THREADS=N] [METRIC=cpu_ms_per_step] scripts/bench_ab.sh SHAPE STEPS ROUNDS BIN [BIN ...]
+# min and max ms/step. Usage: [THREADS=N] [METRIC=cpu_ms_per_step] bench/bench_ab.sh SHAPE STEPS ROUNDS BIN [BIN ...]
 # METRIC=cpu_ms_per_step compares the CPU time of the process per step instead of the wall-clock time: on a machine
 # that other jobs share it leaves out the time they held the cores (cache sharing still counts).
 # e.g. build an earlier commit in a worktree, then
-#   scripts/bench_ab.sh medium 5 6 ../before/build/bin/tinyformer ./build/bin/tinyformer
+#   bench/bench_ab.sh medium 5 6 ../before/build/bin/tinyformer ./build/bin/tinyformer
 # A BIN may be a command with environment variables, one word per BIN, e.g. the libraries of products compared:
-#   scripts/bench_ab.sh tiny 10 6 TINYFORMER_GEMM=openblas:./build/bin/tinyformer TINYFORMER_GEMM=auto:./build/bin/tinyformer
+#   bench/bench_ab.sh tiny 10 6 TINYFORMER_GEMM=openblas:./build/bin/tinyformer TINYFORMER_GEMM=auto:./build/bin/tinyformer
 set -euo pipefail
 [ $# -ge 4 ] || { echo "usage: $0 SHAPE STEPS ROUNDS BIN [BIN ...]" >&2; exit 2; }
 shape=$1 steps=$2 rounds=$3 threads=${THREADS:-2} metric=${METRIC:-ms_per_step}

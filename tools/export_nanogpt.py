@@ -2,7 +2,7 @@
 """Writes a tinyformer checkpoint as a nanoGPT checkpoint (what nanoGPT's train.py saves as out_dir/ckpt.pt) and,
 for a character vocabulary, nanoGPT's meta.pkl.
 
-    python3 scripts/export_nanogpt.py CKPT.safetensors OUT.pt [--meta DIR] [--dataset NAME] [--mask-buffer auto|always|never]
+    python3 tools/export_nanogpt.py CKPT.safetensors OUT.pt [--meta DIR] [--dataset NAME] [--mask-buffer auto|always|never]
 
 OUT.pt is torch.save of the dict nanoGPT's train.py writes:
   model_args      GPTConfig's fields: n_layer, n_head, n_embd, block_size, bias, vocab_size, dropout
@@ -43,7 +43,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from read_safetensors import read_safetensors  # noqa: E402
 from torch_gpt import model_config  # noqa: E402
-from vocabulary import parse_vocabulary  # noqa: E402
+from vocabulary import layout_of, parse_vocabulary  # noqa: E402
 
 NANOGPT_BEST_VAL_LOSS = 1e9  # train.py: best_val_loss = 1e9 before the first evaluation
 
@@ -58,7 +58,7 @@ def nanogpt_supports(cfg):
     if not cfg["tie_weights"]:
         reasons.append("model.tie_weights is false: this checkpoint has its own lm_head.weight, but nanoGPT's GPT "
                        "ties lm_head to transformer.wte (one matrix), so one of the two would be lost; train with "
-                       "--set model.tie_weights=true to export (scripts/torch_gpt.py loads untied checkpoints)")
+                       "--set model.tie_weights=true to export (tools/torch_gpt.py loads untied checkpoints)")
     if cfg["norm"] != "layernorm":
         reasons.append(f"model.norm is {cfg['norm']}: nanoGPT has LayerNorm only")
     if cfg["mlp"] != "gelu":
@@ -230,7 +230,7 @@ def export(ckpt_path, out_path, meta_dir=None, dataset=None, mask_buffer="auto")
         path = data.get("path") or ""
         dataset = os.path.splitext(os.path.basename(path))[0] if path else str(data.get("task", "tinyformer"))
     notes = ["nanoGPT's MLP uses the exact (erf) GELU where tinyformer uses the tanh approximation: its logits "
-             "differ slightly from tinyformer's (scripts/torch_gpt.py reproduces tinyformer's)"]
+             "differ slightly from tinyformer's (tools/torch_gpt.py reproduces tinyformer's)"]
 
     optimizer = None
     if meta.get("tinyformer.optimizer") == "AdamW":
@@ -253,15 +253,15 @@ def export(ckpt_path, out_path, meta_dir=None, dataset=None, mask_buffer="auto")
     meta_path = None
     vocab_text = meta.get("tinyformer.vocab")
     if vocab_text:
-        layout, tokens = parse_vocabulary(vocab_text)
-        if layout == "joined":
+        if layout_of(vocab_text) == "joined":
+            _, tokens = parse_vocabulary(vocab_text)
             if len(tokens) != cfg["vocab_size"]:
                 raise ExportError(f"the vocabulary has {len(tokens)} tokens but the model's vocab_size is "
                                   f"{cfg['vocab_size']}")
             meta_path = os.path.join(meta_dir if meta_dir is not None else os.path.dirname(os.path.abspath(out_path)),
                                      "meta.pkl")
         else:
-            notes.append("no meta.pkl: the vocabulary is token ids (spaced layout), not characters")
+            notes.append(f"no meta.pkl: the vocabulary is {layout_of(vocab_text)}, not one character a token")
     else:
         notes.append("no meta.pkl: the checkpoint has no vocabulary")
 

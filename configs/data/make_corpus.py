@@ -20,11 +20,11 @@ the arguments: random.Random(seed) drives every choice, all choices are made fro
 and the same seed and size give byte-identical output.
 
 Usage (Python 3 standard library only):
-  python3 scripts/make_corpus.py --out configs/data/simple_english.txt     # the shipped corpus (seed 7, 150 KB)
-  python3 scripts/make_corpus.py --seed 3 --size-kb 120 --out other.txt
-  python3 scripts/make_corpus.py --check configs/data/simple_english.txt   # regenerate with the defaults, compare
-  python3 scripts/make_corpus.py --lexicon              # every word form the grammar writes, one a line
-  python3 scripts/make_corpus.py --score sample.txt     # fraction of its words (runs of letters) in the lexicon
+  python3 configs/data/make_corpus.py --out configs/data/simple_english.txt     # the shipped corpus (seed 7, 150 KB)
+  python3 configs/data/make_corpus.py --seed 3 --size-kb 120 --out other.txt
+  python3 configs/data/make_corpus.py --check configs/data/simple_english.txt   # regenerate with the defaults, compare
+  python3 configs/data/make_corpus.py --lexicon              # every word form the grammar writes, one a line
+  python3 configs/data/make_corpus.py --score sample.txt     # fraction of its words (runs of letters) in the lexicon
 """
 import argparse
 import random
@@ -608,7 +608,7 @@ def main(argv):
             i = next((k for k in range(min(len(have), len(want))) if have[k] != want[k]), min(len(have), len(want)))
             print(f"make_corpus --check: FAIL: {args.check} ({len(have)} bytes) differs from the generator's "
                   f"output for seed {DEFAULT_SEED}, {DEFAULT_SIZE_KB} KB ({len(want)} bytes) first at byte {i}; "
-                  f"regenerate with: python3 scripts/make_corpus.py --out {args.check}")
+                  f"regenerate with: python3 configs/data/make_corpus.py --out {args.check}")
             return 1
         good, total = score(want.decode("utf-8"), set(lexicon()))
         if good != total:

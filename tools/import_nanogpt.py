@@ -3,7 +3,7 @@
 `tinyformer train CONFIG --init-from OUT.safetensors` starts from, and `tinyformer sample` reads when --meta gives
 the vocabulary.
 
-    python3 scripts/import_nanogpt.py IN.pt OUT.safetensors [--meta meta.pkl] [--trust-pickle]
+    python3 tools/import_nanogpt.py IN.pt OUT.safetensors [--meta meta.pkl] [--trust-pickle]
 
 Reads checkpoint['model_args'] (GPTConfig's fields) and checkpoint['model'] (the state_dict; a '_orig_mod.' prefix,
 left by torch.compile, is stripped; the causal-mask buffers transformer.h.<i>.attn.bias are dropped, as nanoGPT's
@@ -80,7 +80,7 @@ def model_section(model_args, tied):
 
 
 def model_yaml(model, source):
-    lines = [f"# the model of {source}, imported by scripts/import_nanogpt.py", "model:"]
+    lines = [f"# the model of {source}, imported by tools/import_nanogpt.py", "model:"]
     for k in ("vocab_size", "context", "d_model", "n_head", "n_layer", "mlp_ratio", "dropout", "bias", "tie_weights"):
         v = model[k]
         lines.append(f"  {k}: {str(v).lower() if isinstance(v, bool) else v}")

@@ -26,7 +26,7 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from torch_gpt import GPT, param_groups  # noqa: E402
 
 SHAPES = {  # vocab, T, d_model, heads, layers, batch

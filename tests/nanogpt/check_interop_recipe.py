@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Runs the code blocks of README.md's section "Moving weights to and from PyTorch" as they are written, so the
-README and this test cannot drift apart:
-  - the ```python block, from a directory laid out as the repository after scripts/quickstart.sh (scripts/, and
+"""Runs the code blocks of docs/interop.md's section "Moving weights to and from PyTorch" as they are written, so the
+document and this test cannot drift apart:
+  - the ```python block, from a directory laid out as the repository after scripts/quickstart.sh (tools/, and
     runs/reverse/ trained by `tinyformer train configs/reverse.yaml`, made by the setup test): its output must be
     `tinyformer sample --top-k 1`'s greedy continuation of the same prompt, and the right answer of the task;
   - the ```sh block (train tied, export to nanoGPT, import back, train from it, sample), with ./build/bin/tinyformer,
-    configs/ and scripts/ linked into that directory and Debian's python3 first on PATH: every command must succeed
+    configs/ and tools/ linked into that directory and Debian's python3 first on PATH: every command must succeed
     and leave the files it names.
 
-    check_readme_recipe.py --app TINYFORMER --logits-tool LOGITS_DUMP --work-dir DIR
+    check_interop_recipe.py --app TINYFORMER --logits-tool LOGITS_DUMP --work-dir DIR
 """
 import argparse
 import os
@@ -24,7 +24,7 @@ PROMPT, ANSWER = "62597177|", "77179526"  # the prompt of the python block and t
 
 
 def section_blocks():
-    text = open(os.path.join(SOURCE_DIR, "README.md"), encoding="utf-8").read()
+    text = open(os.path.join(SOURCE_DIR, "docs", "interop.md"), encoding="utf-8").read()
     start = text.index(SECTION)
     end = text.find("\n## ", start + len(SECTION))
     body = text[start:end if end >= 0 else len(text)]
@@ -42,7 +42,7 @@ def main():
     root = os.path.join(os.path.abspath(a.work_dir), "readme")  # holds runs/reverse from the setup test
     if not os.path.exists(os.path.join(root, "runs", "reverse", "checkpoint.safetensors")):
         sys.exit(f"FAILED: {root}/runs/reverse was not trained (run the setup test first)")
-    for sub in ("scripts", "configs"):
+    for sub in ("tools", "configs"):
         link = os.path.join(root, sub)
         if not os.path.islink(link):
             os.symlink(os.path.join(SOURCE_DIR, sub), link)
@@ -82,7 +82,7 @@ def main():
         ok &= check(os.path.exists(os.path.join(root, made)), f"the sh block wrote {made}")
     at = ("\n" + p.stdout).rfind("\nAttention ")
     ok &= check(at >= 0, f"its sample continues the prompt: {p.stdout[max(at, 0):][:80]!r}")
-    print("README recipe: PASSED" if ok else "README recipe: FAILED")
+    print("docs/interop.md recipe: PASSED" if ok else "docs/interop.md recipe: FAILED")
     return 0 if ok else 1
 
 

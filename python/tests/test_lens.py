@@ -1,0 +1,251 @@
+"""TransformerLens' names on tinyformer's GPT (tinyformer.lens), checked against the model itself: each weight in
+TransformerLens' shape recomputes its hook's activation from the cached input (q, k, v, scores, attn_out, mlp_out,
+logits), the cache's stacks add up to the residual stream, gradients reach the parameters through W_Q, and a loaded
+checkpoint encodes prompts as the CLI does (a SentencePiece vocabulary: <s> first). Float64 models, so the
+comparisons are tight. About 10 s."""
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import tinyformer as tf
+from tinyformer.lens import get_act_name
+
+SRC = os.environ.get("TINYFORMER_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+APP = os.environ.get("TINYFORMER_APP")
+
+BASE = {"vocab_size": 13, "context": 12, "d_model": 24, "n_head": 4, "n_layer": 2}
+VARIANTS = {
+    "gpt2": {},
+    "llama": {"norm": "rmsnorm", "mlp": "swiglu", "position": "rope", "bias": False, "n_kv_head": 2},
+    "gqa_learned": {"n_kv_head": 1, "attention": "composed"},
+}
+
+
+def _model(variant, seed=5):
+    return tf.nn.GPT({**BASE, **VARIANTS[variant]}, seed=seed, dtype=tf.float64)
+
+
+def _ids(rng, batch=2, T=9):
+    return rng.integers(0, BASE["vocab_size"], size=(batch, T))
+
+
+def _np(t):
+    return np.asarray(t.detach().numpy() if hasattr(t, "detach") else t)
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _norm(block_norm, x):
+    return _np(block_norm(tf.tensor(x, dtype=tf.float64)))
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_weights_have_transformerlens_shapes_and_cfg_names(variant):
+    m = _model(variant)
+    c = m.cfg
+    L, H, C, D, V, T = 2, 4, 24, 6, 13, 12
+    assert (c.n_layers, c.n_heads, c.d_model, c.d_head, c.d_vocab, c.n_ctx) == (L, H, C, D, V, T)
+    d_mlp = c.d_mlp
+    shapes = {"W_E": (V, C), "W_U": (C, V), "b_U": (V,), "W_Q": (L, H, C, D), "W_K": (L, H, C, D),
+              "W_V": (L, H, C, D), "W_O": (L, H, D, C), "b_Q": (L, H, D), "b_K": (L, H, D), "b_V": (L, H, D),
+              "b_O": (L, C), "W_in": (L, C, d_mlp), "W_out": (L, d_mlp, C), "b_in": (L, d_mlp), "b_out": (L, C)}
+    for name, shape in shapes.items():
+        assert getattr(m, name).shape == shape, name
+    assert len(m.blocks) == L and m.blocks[0].attn.W_Q.shape == (H, C, D) and m.blocks[1].mlp.W_out.shape == (d_mlp, C)
+    if variant == "llama":
+        assert (c.normalization_type, c.positional_embedding_type, c.act_fn, c.gated_mlp) == ("RMS", "rotary", "silu",
+                                                                                               True)
+        assert c.n_key_value_heads == 2 and m.W_gate.shape == (L, C, d_mlp)
+        with pytest.raises(AttributeError, match="rope"):
+            m.W_pos
+    else:
+        assert (c.normalization_type, c.positional_embedding_type, c.act_fn) == ("LN", "standard", "gelu_new")
+        assert m.W_pos.shape == (T, C) and d_mlp == 4 * C
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_each_weight_recomputes_its_hook_from_the_cached_input(variant, rng):
+    m = _model(variant)
+    ids = _ids(rng)
+    logits, cache = m.run_with_cache(ids)
+    H, D = m.cfg.n_heads, m.cfg.d_head
+    W_Q, W_K, W_V, W_O = (_np(getattr(m, n)) for n in ("W_Q", "W_K", "W_V", "W_O"))
+    b_Q, b_K, b_V, b_O = (_np(getattr(m, n)) for n in ("b_Q", "b_K", "b_V", "b_O"))
+    W_in, W_out, b_in, b_out = (_np(getattr(m, n)) for n in ("W_in", "W_out", "b_in", "b_out"))
+    group = H // (m.cfg.n_key_value_heads or H)
+    for l, block in enumerate(m.blocks):
+        x = _norm(block.ln1, cache["resid_pre", l])
+        q = np.einsum("btc,hcd->bthd", x, W_Q[l]) + b_Q[l]
+        k = np.einsum("btc,hcd->bthd", x, W_K[l]) + b_K[l]
+        v = np.einsum("btc,hcd->bthd", x, W_V[l]) + b_V[l]
+        np.testing.assert_allclose(q, cache["q", l], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(k[:, :, ::group], cache["k", l], rtol=1e-10, atol=1e-12)  # Hkv heads cached
+        np.testing.assert_allclose(v[:, :, ::group], cache["v", l], rtol=1e-10, atol=1e-12)
+        if m.cfg.positional_embedding_type == "standard":  # rope turns q and k after their hooks
+            scores = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(D)
+            lower = np.tril(np.ones(scores.shape[-2:], bool))
+            np.testing.assert_allclose(scores[..., lower], cache["attn_scores", l][..., lower], rtol=1e-10, atol=1e-12)
+        attn_out = np.einsum("bthd,hdc->btc", cache["z", l], W_O[l]) + b_O[l]
+        np.testing.assert_allclose(attn_out, cache["attn_out", l], rtol=1e-10, atol=1e-12)
+        x2 = _norm(block.ln2, cache["resid_mid", l])
+        if m.cfg.gated_mlp:
+            gate = x2 @ _np(m.W_gate)[l]
+            post = gate / (1 + np.exp(-gate)) * (x2 @ W_in[l] + b_in[l])
+        else:
+            post = _gelu(x2 @ W_in[l] + b_in[l])
+        np.testing.assert_allclose(post @ W_out[l] + b_out[l], cache["mlp_out", l], rtol=1e-9, atol=1e-11)
+    final = _norm(m.ln_final, cache["resid_post", -1])
+    np.testing.assert_allclose(final @ _np(m.W_U) + _np(m.b_U), logits, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(final, cache["ln_final.hook_normalized"], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("variant", ["gpt2", "llama"])
+def test_cache_stacks_add_up_to_the_residual_stream_and_the_logit_lens_gives_the_logits(variant, rng):
+    m = _model(variant)
+    logits, cache = m.run_with_cache(_ids(rng))
+    final = cache["resid_post", -1]
+    parts, labels = cache.decompose_resid(return_labels=True)
+    expected_labels = (["embed"] + (["pos_embed"] if variant == "gpt2" else [])
+                       + [f"{l}_{k}" for l in range(2) for k in ("attn_out", "mlp_out")])
+    assert labels == expected_labels
+    np.testing.assert_allclose(parts.sum(0), final, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(cache.decompose_resid(layer=1).sum(0), cache["resid_pre", 1], rtol=1e-10, atol=1e-12)
+    attn_parts, attn_labels = cache.decompose_resid(mode="attn", incl_embeds=False, return_labels=True)
+    assert attn_labels == ["0_attn_out", "1_attn_out"] and attn_parts.shape == (2, *final.shape)
+
+    heads, head_labels = cache.stack_head_results(incl_remainder=True, return_labels=True)
+    assert head_labels == [f"L{l}H{h}" for l in range(2) for h in range(4)] + ["remainder"]
+    np.testing.assert_allclose(heads.sum(0), final, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(heads[:4].sum(0) + _np(m.b_O)[0], cache["attn_out", 0], rtol=1e-10, atol=1e-12)
+
+    # apply_ln: the components' shares of the final norm add up to its output less its bias
+    ln_out = _norm(m.ln_final, final)
+    bias = dict(m.ln_final.named_parameters()).get("bias")
+    shared = cache.decompose_resid(apply_ln=True).sum(0) + (0 if bias is None else _np(bias))
+    np.testing.assert_allclose(shared, ln_out, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(cache.stack_head_results(incl_remainder=True, apply_ln=True).sum(0)
+                               + (0 if bias is None else _np(bias)), ln_out, rtol=1e-9, atol=1e-10)
+
+    accumulated, acc_labels = cache.accumulated_resid(apply_ln=True, return_labels=True)
+    assert acc_labels == ["0_pre", "1_pre", "final_post"]
+    np.testing.assert_allclose(accumulated[-1] @ _np(m.W_U), logits, rtol=1e-10, atol=1e-12)
+    assert cache.accumulated_resid(layer=1, incl_mid=True, return_labels=True)[1] == ["0_pre", "0_mid", "1_pre"]
+    one_position = cache.accumulated_resid(pos_slice=-1)
+    assert one_position.shape == (3, 2, 24)
+    np.testing.assert_array_equal(one_position[0], cache["resid_pre", 0][:, -1])
+
+
+def test_cache_keys_follow_get_act_name(rng):
+    m = _model("gpt2")
+    _, cache = m.run_with_cache(_ids(rng))
+    assert cache["pattern", 0] is cache["blocks.0.attn.hook_pattern"]
+    assert cache["resid_post", -1] is cache["blocks.1.hook_resid_post"]
+    assert cache["embed"] is cache["hook_embed"] and cache["attn", 1] is cache["blocks.1.attn.hook_pattern"]
+    assert ("pattern", 1) in cache and ("pattern", 7) not in cache
+    for short, full in [(("k", 6, "a"), "blocks.6.attn.hook_k"), (("pre", 2), "blocks.2.mlp.hook_pre"),
+                        (("embed",), "hook_embed"), (("normalized", 27, "ln2"), "blocks.27.ln2.hook_normalized"),
+                        (("k6",), "blocks.6.attn.hook_k"), (("scale4ln1",), "blocks.4.ln1.hook_scale"),
+                        (("pre5",), "blocks.5.mlp.hook_pre"), (("resid_pre", 0), "blocks.0.hook_resid_pre")]:
+        assert get_act_name(*short) == full, short
+    assert len(cache) == len(m.hook_names()) and list(cache) == m.hook_names()
+    with pytest.raises(KeyError, match="blocks.5.attn.hook_pattern"):
+        cache["pattern", 5]
+
+
+def test_names_filter_keeps_those_names_and_the_plain_forward(rng):
+    m = tf.nn.GPT(BASE, seed=3)  # float32, the fused attention kernel
+    ids = _ids(rng)
+    plain = np.asarray(m(ids))
+    logits, cache = m.run_with_cache(ids, names_filter=lambda n: "resid" in n)
+    assert list(cache) == [n for n in m.hook_names() if "resid" in n]
+    np.testing.assert_array_equal(logits, plain)  # hooks outside attention: the fused forward, bit for bit
+    _, one = m.run_with_cache(ids, names_filter="blocks.1.attn.hook_pattern")
+    assert list(one) == ["blocks.1.attn.hook_pattern"]
+    _, listed = m.run_with_cache(ids, names_filter=["hook_embed", "blocks.0.hook_mlp_out"])
+    assert list(listed) == ["hook_embed", "blocks.0.hook_mlp_out"]
+    with pytest.raises(KeyError, match="left out by names_filter"):
+        listed["resid_pre", 0]
+    with pytest.raises(ValueError, match="'blocks.9.hook_resid_pre' is not a hook"):
+        m.run_with_cache(ids, names_filter=["blocks.9.hook_resid_pre"])
+    _, single = m.run_with_cache(ids[:1], remove_batch_dim=True)
+    assert single["pattern", 0].shape == (4, 9, 9) and single["hook_pos_embed"].shape == (9, 24)
+    np.testing.assert_allclose(single.decompose_resid().sum(0), single["resid_post", -1], rtol=1e-5, atol=1e-5)
+
+
+def test_weights_carry_gradients_to_the_parameters(rng):
+    m = _model("gqa_learned")
+    R = rng.standard_normal(m.W_K.shape)
+    (m.W_K * tf.tensor(R)).sum().backward()
+    grad = dict(m.named_parameters())["transformer.h.1.attn.c_attn.weight"].grad  # [C + 2 Hkv D, C]
+    C, D = 24, 6
+    # W_K[l, h] = c_attn rows [C, C + D) transposed, for every query head h (one kv head): the gradient sums them
+    np.testing.assert_allclose(grad[C:C + D], R[1].sum(0).T, rtol=1e-12)
+    assert not grad[:C].any() and not grad[C + D:].any()
+
+
+def test_forward_return_types_and_sampling_are_the_librarys(rng):
+    m = tf.nn.GPT(BASE, seed=4)
+    ids = _ids(rng, batch=1)
+    np.testing.assert_array_equal(np.asarray(m(ids[0])), np.asarray(m(ids)))  # [T] is one row
+    loss = m(ids, return_type="loss")
+    assert loss.item() == pytest.approx(m.loss(ids[:, :-1], ids[:, 1:]).item(), rel=1e-7)
+    logits, loss2 = m(ids, return_type="both")
+    assert logits.shape == (1, 9, 13) and loss2.item() == pytest.approx(loss.item(), rel=1e-7)
+    assert m(ids, return_type=None) is None
+    with pytest.raises(ValueError, match="return_type"):
+        m(ids, return_type="probs")
+    greedy = m.sample([1, 2, 3], tokens=4, temperature=0)
+    seq = [1, 2, 3]
+    for _ in range(4):  # greedy: the argmax of the forward at the last position, each step
+        seq.append(int(np.asarray(m(np.array([seq])))[0, -1].argmax()))
+    assert greedy == seq
+    assert m.sample([1, 2, 3], tokens=4, temperature=0, use_cache=False) == greedy
+    assert m.generate(np.array([[1, 2, 3]]), 4, temperature=0).tolist() == [greedy]
+    assert m.sample([5], tokens=6, seed=9) == m.sample([5], tokens=6, seed=9)
+    with pytest.raises(TypeError, match="no vocabulary"):
+        m.to_tokens("abc")
+    with pytest.raises(TypeError, match="float32"):
+        _model("gpt2").sample([1], tokens=1)
+
+
+@pytest.fixture(scope="module")
+def bpe_checkpoint(tmp_path_factory):
+    """A tiny text run with a SentencePiece (bpe) vocabulary, which has <s>."""
+    out = tmp_path_factory.mktemp("bpe") / "run"
+    tf.train(os.path.join(SRC, "configs", "text.yaml"), out=str(out),
+             overrides={"data.path": os.path.join(SRC, "configs", "data", "simple_english.txt"),
+                        "data.tokenizer": "bpe", "data.vocab_size": 400, "model.context": 32, "model.d_model": 32,
+                        "model.n_layer": 1, "training.batch_size": 4, "training.steps": 4,
+                        "training.eval_interval": 4, "training.eval_batches": 1, "logging.attention_interval": 0,
+                        "logging.probe": "", "schedule.warmup_steps": 1})
+    return str(out / "checkpoint.safetensors")
+
+
+def test_a_loaded_model_encodes_prompts_as_the_cli_does(bpe_checkpoint, tmp_path):
+    m = tf.load(bpe_checkpoint)
+    prompt = "The little fox"
+    tokens = m.to_tokens(prompt)
+    assert tokens.shape[0] == 1 and tokens[0, 0] == 1 and m.to_str_tokens(prompt)[0] == "<s>"  # <s> first
+    assert m.to_tokens(prompt, prepend_bos=False).tolist() == [tokens[0, 1:].tolist()]
+    assert m.cfg.default_prepend_bos and m.to_string(tokens[0, 1:]) == prompt
+    np.testing.assert_array_equal(np.asarray(m(prompt)), np.asarray(m(tokens)))
+    logits, cache = m.run_with_cache(prompt)
+    np.testing.assert_allclose(logits, np.asarray(m(tokens)), rtol=1e-5, atol=1e-5)
+    amap = m.attention(prompt)
+    assert amap.weights.shape[-1] == tokens.shape[1] and amap.ids.tolist() == tokens[0].tolist()
+    if APP:  # the CLI's attention of the same prompt: same tokens, same weights, bit for bit
+        subprocess.run([APP, "attention", bpe_checkpoint, "--prompt", prompt, "--out", str(tmp_path / "maps")],
+                       check=True, capture_output=True)
+        side = json.loads((tmp_path / "maps" / "attention.json").read_text())
+        assert side["tokens"] == amap.tokens
+        np.testing.assert_array_equal(np.load(tmp_path / "maps" / "attention.npy"), amap.weights)
+    view = cache.attention_map()
+    assert view.tokens == m.to_str_tokens(prompt) and view.shape == amap.shape
+    np.testing.assert_allclose(view.weights, amap.weights, atol=1e-6)
+    with pytest.raises(ValueError, match="one length"):
+        m.to_tokens(["The", "The little fox"])

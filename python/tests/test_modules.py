@@ -1,0 +1,278 @@
+"""torch.nn habits on tinyformer's modules, each against PyTorch: containers (Sequential, ModuleList, ModuleDict),
+Embedding, the activation modules, print(m) as torch prints it, named_modules over the library's GPT tree,
+@tf.no_grad() as a decorator, tf.nn.functional's values and gradients, and optimizer.param_groups driving the
+library's AdamW through nanoGPT's schedule loop and torch's schedulers step for step. About 3 s."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import tinyformer as tf
+import tinyformer.nn.functional as F
+from tinyformer.optim.lr_scheduler import LambdaLR, StepLR, TrainerSchedule
+
+
+def _copy_to_torch(tf_module, torch_module):
+    """The tinyformer module's parameters into the torch module's, by name."""
+    ours = dict(tf_module.named_parameters())
+    with torch.no_grad():
+        for name, p in torch_module.named_parameters():
+            p.copy_(torch.from_numpy(np.array(ours[name].numpy())))
+
+
+def test_modules_print_as_torch_prints_them():
+    pairs = [
+        (tf.nn.Linear(4, 8), torch.nn.Linear(4, 8)),
+        (tf.nn.Linear(4, 8, bias=False), torch.nn.Linear(4, 8, bias=False)),
+        (tf.nn.LayerNorm(64), torch.nn.LayerNorm(64)),
+        (tf.nn.LayerNorm((16,)), torch.nn.LayerNorm((16,))),
+        (tf.nn.Embedding(10, 4), torch.nn.Embedding(10, 4)),
+        (tf.nn.ReLU(), torch.nn.ReLU()),
+        (tf.nn.GELU(approximate="tanh"), torch.nn.GELU(approximate="tanh")),
+        (tf.nn.Dropout(0.1), torch.nn.Dropout(0.1)),
+        (tf.nn.Softmax(dim=-1), torch.nn.Softmax(dim=-1)),
+        (tf.nn.Sequential(tf.nn.Linear(4, 8), tf.nn.ReLU(), tf.nn.Linear(8, 2)),
+         torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))),
+        (tf.nn.ModuleList([tf.nn.Linear(2, 2), tf.nn.Tanh()]),
+         torch.nn.ModuleList([torch.nn.Linear(2, 2), torch.nn.Tanh()])),
+    ]
+    for ours, theirs in pairs:
+        assert repr(ours) == repr(theirs)
+    assert repr(tf.nn.RMSNorm(8)) == "RMSNorm((8,), eps=1e-05, elementwise_affine=True)"
+
+
+def test_sequential_and_module_list_register_and_compute_as_torch(rng):
+    net = tf.nn.Sequential(tf.nn.Linear(4, 8, seed=1, dtype=tf.float64), tf.nn.GELU(),
+                           tf.nn.Linear(8, 3, seed=2, dtype=tf.float64))
+    ref = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.GELU(approximate="tanh"), torch.nn.Linear(8, 3)).double()
+    assert [n for n, _ in net.named_parameters()] == [n for n, _ in ref.named_parameters()]
+    _copy_to_torch(net, ref)
+    x = rng.standard_normal((5, 4))
+    ours = net(tf.tensor(x, requires_grad=True))
+    theirs = ref(torch.from_numpy(x))
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-12)
+    ours.sum().backward()
+    theirs.sum().backward()
+    for (name, p), (_, q) in zip(net.named_parameters(), ref.named_parameters()):
+        np.testing.assert_allclose(p.grad, q.grad.numpy(), rtol=1e-10, err_msg=name)
+    assert len(net) == 3 and isinstance(net[1], tf.nn.GELU) and len(net[:2]) == 2
+    with pytest.raises(IndexError, match="index 3"):
+        net[3]
+
+    class Stack(tf.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = tf.nn.ModuleList([tf.nn.Linear(4, 4, seed=i) for i in range(3)])
+            self.heads = tf.nn.ModuleDict({"a": tf.nn.Linear(4, 2), "b": tf.nn.Linear(4, 1)})
+
+        def forward(self, x):
+            for layer in self.layers:
+                x = tf.relu(layer(x))
+            return self.heads["a"](x)
+
+    s = Stack()
+    names = [n for n, _ in s.named_parameters()]
+    assert names[:2] == ["layers.0.weight", "layers.0.bias"] and names[-2:] == ["heads.b.weight", "heads.b.bias"]
+    assert [n for n, _ in s.named_modules()] == ["", "layers", "layers.0", "layers.1", "layers.2", "heads",
+                                                 "heads.a", "heads.b"]
+    assert s(tf.tensor(np.ones((2, 4), np.float32))).shape == (2, 2) and "a" in s.heads and len(s.layers) == 3
+
+
+def test_named_modules_walks_the_librarys_gpt_tree():
+    model = tf.nn.GPT({"vocab_size": 11, "context": 8, "d_model": 16, "n_head": 2, "n_layer": 2})
+    modules = dict(model.named_modules())
+    assert list(modules)[:6] == ["", "transformer", "transformer.wte", "transformer.wpe", "transformer.h",
+                                 "transformer.h.0"]
+    assert isinstance(modules["transformer.h.1.attn.c_attn"], tf.nn.Linear)
+    assert isinstance(modules["transformer.ln_f"], tf.nn.LayerNorm) and isinstance(modules["lm_head"], tf.nn.Linear)
+    assert modules["transformer.h.1"] is model.blocks[1] and model.blocks[1].attn is modules["transformer.h.1.attn"]
+    # every parameter belongs to exactly one module, under its module's name
+    owned = [f"{prefix}.{n}" if prefix else n for prefix, m in modules.items()
+             for n, _ in m.named_parameters(recurse=False)]
+    assert owned == [n for n, _ in model.named_parameters()]
+    # a sub-module computes with the model's own weights
+    x = tf.tensor(np.random.default_rng(1).standard_normal((1, 3, 16)))
+    lin = modules["transformer.h.0.mlp.c_fc"]
+    np.testing.assert_allclose(lin(x.float()).numpy(), F.linear(x.float(), lin.weight, lin.bias).numpy())
+    assert "ModuleList" in repr(model) and "(c_attn): Linear(in_features=16, out_features=48, bias=True)" in repr(model)
+    with pytest.raises(AttributeError, match="cannot be replaced"):
+        model.blocks[0].attn = tf.nn.Linear(2, 2)
+
+
+def test_no_grad_works_as_a_decorator_and_as_a_context():
+    x = tf.tensor(np.ones(3), requires_grad=True)
+
+    @tf.no_grad()
+    def double(t):
+        assert not tf.is_grad_enabled()
+        return t * 2
+
+    y = double(x)
+    assert not y.requires_grad and tf.is_grad_enabled() and double.__name__ == "double"
+
+    @tf.no_grad()
+    def fails(t):
+        raise RuntimeError("inside")
+
+    with pytest.raises(RuntimeError, match="inside"):
+        fails(x)
+    assert tf.is_grad_enabled()  # restored after the exception
+    with tf.no_grad():
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad
+
+
+def test_embedding_module_and_functional_match_torch(rng):
+    emb = tf.nn.Embedding(7, 3, dtype=tf.float64)
+    ref = torch.nn.Embedding(7, 3).double()
+    _copy_to_torch(emb, ref)
+    ids = np.array([[1, 2, 2], [6, 0, 2]])
+    out = emb(ids)
+    theirs = ref(torch.from_numpy(ids))
+    np.testing.assert_array_equal(out.numpy(), theirs.detach().numpy())
+    w = rng.standard_normal((out.shape)).copy()
+    (out * tf.tensor(w)).sum().backward()
+    (theirs * torch.from_numpy(w)).sum().backward()
+    np.testing.assert_allclose(emb.weight.grad, ref.weight.grad.numpy(), rtol=1e-12)  # repeated id 2 adds up
+    std = np.array(tf.nn.Embedding(1000, 16).weight.numpy()).std()
+    assert 0.018 < std < 0.022  # the library's N(0, 0.02^2), documented against torch's N(0, 1)
+
+
+def _both(fn_tf, fn_torch, *arrays):
+    """Values and gradients of fn on float64 inputs, tinyformer against torch."""
+    ours_in = [tf.tensor(a, requires_grad=True) for a in arrays]
+    theirs_in = [torch.tensor(a, requires_grad=True) for a in arrays]
+    ours, theirs = fn_tf(*ours_in), fn_torch(*theirs_in)
+    np.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    weights = np.random.default_rng(3).standard_normal(theirs.shape)
+    (ours * tf.tensor(weights)).sum().backward() if ours.ndim else ours.backward()
+    (theirs * torch.tensor(weights)).sum().backward() if theirs.ndim else theirs.backward()
+    for a, b in zip(ours_in, theirs_in):
+        np.testing.assert_allclose(a.grad, b.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_functional_matches_torch_in_value_and_gradient(rng):
+    TF = torch.nn.functional
+    x = rng.standard_normal((2, 5, 6))
+    w, b = rng.standard_normal((4, 6)), rng.standard_normal(4)
+    _both(lambda a: F.gelu(a), lambda a: TF.gelu(a, approximate="tanh"), x)
+    _both(F.relu, TF.relu, x)
+    _both(F.silu, TF.silu, x)
+    _both(lambda a: F.softmax(a, dim=1), lambda a: TF.softmax(a, dim=1), x)
+    _both(lambda a: F.log_softmax(a, dim=-1), lambda a: TF.log_softmax(a, dim=-1), x)
+    _both(F.linear, TF.linear, x, w, b)
+    _both(lambda a, ww: F.linear(a, ww), lambda a, ww: TF.linear(a, ww), x, w)
+    _both(lambda a: F.layer_norm(a, (6,)), lambda a: TF.layer_norm(a, (6,)), x)
+    _both(lambda a, g, s: F.layer_norm(a, 6, g, s), lambda a, g, s: TF.layer_norm(a, (6,), g, s), x,
+          rng.standard_normal(6), rng.standard_normal(6))
+    _both(lambda a: F.rms_norm(a, 6), lambda a: a * torch.rsqrt((a * a).mean(-1, keepdim=True) + 1e-5), x)
+    _both(lambda a, c: F.mse_loss(a, c), TF.mse_loss, x, rng.standard_normal(x.shape))
+    q, k, v = (rng.standard_normal((2, 3, 5, 4)) for _ in range(3))
+    causal = torch.tril(torch.ones(5, 5, dtype=torch.bool))
+
+    def sdpa_torch(q_, k_, v_):  # torch 1.13 has no F.scaled_dot_product_attention: its definition
+        s = (q_ @ k_.transpose(-1, -2)) / math.sqrt(4)
+        return torch.softmax(s.masked_fill(~causal, float("-inf")), -1) @ v_
+
+    _both(lambda a, c, d: F.scaled_dot_product_attention(a, c, d, is_causal=True), sdpa_torch, q, k, v)
+
+
+def test_functional_cross_entropy_takes_torchs_layouts_and_ignore_index(rng):
+    TF = torch.nn.functional
+    logits = rng.standard_normal((6, 5))
+    target = np.array([0, 4, -100, 2, 2, 1])
+    _both(lambda a: F.cross_entropy(a, target), lambda a: TF.cross_entropy(a, torch.from_numpy(target)), logits)
+    _both(lambda a: F.cross_entropy(a, target, reduction="sum"),
+          lambda a: TF.cross_entropy(a, torch.from_numpy(target), reduction="sum"), logits)
+    spatial = rng.standard_normal((2, 5, 3))  # [N, C, d]: classes on axis 1, as torch
+    t2 = np.array([[1, 0, 4], [3, 3, 7]])
+    _both(lambda a: F.cross_entropy(a, t2, ignore_index=7),
+          lambda a: TF.cross_entropy(a, torch.from_numpy(t2), ignore_index=7), spatial)
+    with pytest.raises(ValueError, match="reduction='none'"):
+        F.cross_entropy(tf.tensor(logits), target, reduction="none")
+    with pytest.raises(ValueError, match="integer class ids"):
+        F.cross_entropy(tf.tensor(logits), target.astype(np.float64))
+    with pytest.raises(ValueError, match="approximate='tanh'"):
+        F.gelu(tf.tensor(logits), approximate="none")
+    with pytest.raises(ValueError, match="generator"):
+        F.dropout(tf.tensor(logits), 0.5)
+    with pytest.raises(ValueError, match="eps=1e-06"):
+        tf.nn.LayerNorm(8, eps=1e-6)
+    with pytest.raises(TypeError, match="register_parameter"):
+        tf.nn.Module().register_parameter("w", np.ones(3))
+
+
+class _Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(4, 8)
+        self.fc2 = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+
+
+def test_param_groups_drive_the_librarys_adamw_as_torchs_through_a_schedule(rng):
+    ours = tf.nn.Sequential()
+    ours.fc1, ours.fc2 = tf.nn.Linear(4, 8, seed=1), tf.nn.Linear(8, 3, seed=2)
+    ours.forward = lambda x: ours.fc2(tf.relu(ours.fc1(x)))
+    ref = _Net()
+    _copy_to_torch(ours, ref)
+
+    def groups(named):  # nanoGPT's configure_optimizers: matrices decay, biases do not
+        named = list(named)
+        return [{"params": [p for n, p in named if n.endswith("weight")], "weight_decay": 0.1},
+                {"params": [p for n, p in named if n.endswith("bias")], "weight_decay": 0.0}]
+
+    opt = tf.optim.AdamW(groups(ours.named_parameters()), lr=1e-2, betas=(0.9, 0.95))
+    topt = torch.optim.AdamW(groups(ref.named_parameters()), lr=1e-2, betas=(0.9, 0.95))
+    assert [g["weight_decay"] for g in opt.param_groups] == [0.1, 0.0]
+    assert [len(g["params"]) for g in opt.param_groups] == [2, 2]
+
+    def get_lr(it):  # nanoGPT's warmup + cosine
+        return 1e-2 * (it + 1) / 3 if it < 3 else 1e-3 + 0.5 * (1 + math.cos(math.pi * (it - 3) / 5)) * 9e-3
+
+    x = rng.standard_normal((16, 4)).astype(np.float32)
+    y = rng.integers(0, 3, size=16)
+    for it in range(8):
+        for group in opt.param_groups:
+            group["lr"] = get_lr(it)
+        for group in topt.param_groups:
+            group["lr"] = get_lr(it)
+        assert opt.lr == pytest.approx(get_lr(it))
+        opt.zero_grad()
+        F.cross_entropy(ours(tf.tensor(x)), y).backward()
+        opt.step()
+        topt.zero_grad()
+        torch.nn.functional.cross_entropy(ref(torch.from_numpy(x)), torch.from_numpy(y)).backward()
+        topt.step()
+    for (name, p), (_, q) in zip(ours.named_parameters(), ref.named_parameters()):
+        np.testing.assert_allclose(p.numpy(), q.detach().numpy(), rtol=2e-5, atol=2e-6, err_msg=name)
+    with pytest.raises(ValueError, match="'betas'"):
+        tf.optim.Adam([{"params": [ours.fc1.weight], "betas": (0.8, 0.9)}, {"params": [ours.fc1.bias]}])
+    with pytest.raises(ValueError, match="only 'lr' can change"):
+        opt.param_groups[0]["weight_decay"] = 0.5
+
+
+def test_lr_schedulers_set_the_same_rates_as_torchs():
+    model = tf.nn.Linear(2, 2)
+    tmodel = torch.nn.Linear(2, 2)
+    for ours_make, theirs_make in [(lambda o: LambdaLR(o, lambda s: 0.5 ** s),
+                                    lambda o: torch.optim.lr_scheduler.LambdaLR(o, lambda s: 0.5 ** s)),
+                                   (lambda o: StepLR(o, step_size=3, gamma=0.5),
+                                    lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=3, gamma=0.5))]:
+        opt = tf.optim.SGD(model.parameters(), lr=0.1)
+        topt = torch.optim.SGD(tmodel.parameters(), lr=0.1)
+        ours, theirs = ours_make(opt), theirs_make(topt)
+        for _ in range(7):
+            assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), rel=1e-12)
+            assert opt.lr == pytest.approx(topt.param_groups[0]["lr"], rel=1e-12)
+            opt.step(), topt.step(), ours.step(), theirs.step()
+    opt = tf.optim.AdamW(model.parameters(), lr=1e-3)
+    sched = TrainerSchedule(opt, "cosine", warmup_steps=2, decay_steps=6, min_lr=1e-4)
+    seen = [sched.get_last_lr()[0]]
+    for _ in range(7):
+        sched.step()
+        seen.append(opt.lr)
+    assert seen[:3] == pytest.approx([1e-3 / 3, 2e-3 / 3, 1e-3]) and seen[-1] == pytest.approx(1e-4)

@@ -1,0 +1,134 @@
+#!/usr/bin/python3
+"""The compile matrix: the library compiled for x86-64 CPUs other than this one, warnings as errors.
+
+A warning that only one CPU's instruction set brings out (GCC 12's "'__Y' is used uninitialized" inside the AVX-512
+intrinsics on a Sapphire Rapids, issue 47) fails here, on any x86-64 host, as it would fail the dev build on that CPU.
+Each of the library's translation units is compiled with the flags of the real build (-O3 and -O1 where the build uses
+them, -Wall -Wextra -Werror, the defines, include paths and GCC 12's forced header), read from compile_commands.json
+of a configure-only tree (build-matrix/gcc, build-matrix/clang), with -march=native replaced by each target's -march.
+Compile only (-c into a throwaway object: GCC's uninitialized warnings come from its optimiser, which -fsyntax-only
+skips), through ccache when it is installed, so an unchanged source costs nothing the second time.
+
+Usage: scripts/check_matrix.py [--compiler gcc|clang]... [--target MARCH]... [--containing TEXT] [--verbose] [-j N]
+Prints one line per compiler and target: translation units, warnings (0, or it fails with the first diagnostics), CPU
+seconds (user + sys of the compilers) and wall seconds; then the totals. x86-64 only: elsewhere it says so and exits 0.
+"""
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# GCC 12.2 knows no znver4: x86-64-v4 stands for Zen 4's AVX-512. Neither does clang 14 (clang 16 added it).
+GCC_TARGETS = ["x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "skylake-avx512", "icelake-server", "sapphirerapids",
+               "znver3"]
+CLANG_TARGETS = ["x86-64-v4", "skylake-avx512", "icelake-server", "sapphirerapids"]
+COMPILERS = {"gcc": ("g++", GCC_TARGETS), "clang": ("clang++", CLANG_TARGETS)}
+
+
+def configure(compiler, cxx):
+    """A configure-only tree of the library as the release build compiles it; returns its compile commands."""
+    tree = ROOT / "build-matrix" / compiler
+    (tree / "CMakeCache.txt").unlink(missing_ok=True)  # configured afresh: the flags of a new build, nothing cached
+    subprocess.run(["cmake", "-S", str(ROOT), "-B", str(tree), "-DCMAKE_BUILD_TYPE=Release",
+                    f"-DCMAKE_CXX_COMPILER={cxx}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DTINYFORMER_WERROR=ON",
+                    "-DTINYFORMER_TESTS=OFF", "-DTINYFORMER_APP=OFF", "-DTINYFORMER_INSTALL=OFF",
+                    "-DTINYFORMER_PYTHON=OFF"], check=True, stdout=subprocess.DEVNULL)
+    entries = json.loads((tree / "compile_commands.json").read_text())
+    # Not the three generated sources that return embedded text (lib/CMakeLists.txt): made at build time, no SIMD code
+    return [e for e in entries if "/embedded/" not in e["file"]]
+
+
+def command_for(entry, march, obj, launcher):
+    """The build's command for entry with -march=MARCH and its object at obj."""
+    args = shlex.split(entry["command"])
+    if "-march=native" not in args:
+        sys.exit(f"check_matrix: no -march=native in the command of {entry['file']}: the build's flags changed")
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("-o", "-c"):
+            skip = True
+        else:
+            out.append(f"-march={march}" if a == "-march=native" else a)
+    return launcher + out + ["-c", entry["file"], "-o", str(obj)]
+
+
+def compile_one(cmd, cwd, log):
+    """Runs cmd, its output into log; returns (status, CPU seconds)."""
+    with open(log, "wb") as f:
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=f, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, usage.ru_utime + usage.ru_stime
+
+
+def diagnostics(text):
+    return [line for line in text.splitlines() if ": warning: " in line or ": error: " in line]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compiler", action="append", choices=sorted(COMPILERS))
+    parser.add_argument("--target", action="append", help="a -march value (default: the compiler's list)")
+    parser.add_argument("--containing", metavar="TEXT",
+                        help="only the translation units whose text (a unity batch's list of sources) holds TEXT")
+    parser.add_argument("--verbose", action="store_true", help="each translation unit's CPU time")
+    parser.add_argument("-j", type=int, default=os.cpu_count())
+    opts = parser.parse_args()
+    if platform.machine() != "x86_64":
+        print(f"compile matrix: x86-64 only, skipped on {platform.machine()}")
+        return 0
+    launcher = ["ccache"] if shutil.which("ccache") else []
+    os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))  # clones share the cache, as in scripts/build.sh
+    start, total_cpu, total_units, failed = time.monotonic(), 0.0, 0, []
+    with tempfile.TemporaryDirectory(prefix="tinyformer-matrix-") as scratch, ThreadPoolExecutor(opts.j) as pool:
+        for compiler in opts.compiler or ["gcc", "clang"]:
+            cxx, targets = COMPILERS[compiler]
+            entries = configure(compiler, cxx)
+            if opts.containing:
+                entries = [e for e in entries if opts.containing in Path(e["file"]).read_text()]
+            for march in opts.target or targets:
+                t0 = time.monotonic()
+                jobs = []
+                for i, e in enumerate(entries):
+                    base = Path(scratch) / f"{compiler}-{march}-{i}"
+                    cmd = command_for(e, march, base.with_suffix(".o"), launcher)
+                    jobs.append((e["file"], base.with_suffix(".log"),
+                                 pool.submit(compile_one, cmd, e["directory"], base.with_suffix(".log"))))
+                cpu, warnings, errors = 0.0, 0, []
+                for source, log, job in jobs:
+                    status, seconds = job.result()
+                    cpu += seconds
+                    if opts.verbose:
+                        print(f"  {source}: {seconds:.1f} CPU s", flush=True)
+                    text = log.read_text(errors="replace")
+                    found = diagnostics(text)
+                    warnings += len(found)
+                    if status != 0 or found:
+                        errors.append((source, status, text))
+                total_cpu += cpu
+                total_units += len(jobs)
+                print(f"compile matrix: {compiler} -march={march}: {len(jobs)} translation units, {warnings} warnings, "
+                      f"{cpu:.0f} CPU s, {time.monotonic() - t0:.0f} s", flush=True)
+                for source, status, text in errors:
+                    failed.append(f"{compiler} -march={march}")
+                    print(f"  {Path(source).relative_to(ROOT) if ROOT in Path(source).parents else source}: "
+                          f"exit status {status}", flush=True)
+                    print("\n".join("    " + line for line in text.splitlines()[:40]), flush=True)
+    print(f"compile matrix: {total_units} compiles, {'FAIL in ' + ', '.join(sorted(set(failed))) if failed else 'no warning'}"
+          f", {total_cpu:.0f} CPU s, {time.monotonic() - start:.0f} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
