@@ -36,7 +36,7 @@ struct AlignedFloats {
 
 }  // namespace
 
-TEST_CASE("kernels: matvec_f32 gives the float64 product of every row, with bias and a residual added", "[kernels]") {
+TEST_CASE("kernels: matvec gives the float64 product of every row, with bias and a residual added", "[kernels]") {
   Rng rng(3);
   for (std::size_t rows : {1, 3, 4, 5, 9, 64})
     for (std::size_t cols : {1, 15, 16, 17, 48, 100})
@@ -53,9 +53,10 @@ TEST_CASE("kernels: matvec_f32 gives the float64 product of every row, with bias
         std::vector<float> y = uniform_values(rows, rng), before = y;
         // two calls on parts of the rows, as the decoder's threads make them
         const std::size_t cut = rows / 2;
-        kernels::matvec_f32(0, cut, ld, packed.data, xp.data, with_bias ? bias.data() : nullptr, y.data(), accumulate);
-        kernels::matvec_f32(cut, rows, ld, packed.data, xp.data, with_bias ? bias.data() : nullptr, y.data(),
-                            accumulate);
+        kernels::matvec<float>(0, cut, ld, packed.data, xp.data, with_bias ? bias.data() : nullptr, y.data(),
+                               accumulate);
+        kernels::matvec<float>(cut, rows, ld, packed.data, xp.data, with_bias ? bias.data() : nullptr, y.data(),
+                               accumulate);
         for (std::size_t r = 0; r < rows; ++r) {
           double ref = (with_bias ? bias[r] : 0.0) + (accumulate ? before[r] : 0.0);
           double magnitude = std::fabs(ref);
@@ -82,7 +83,7 @@ TEST_CASE("kernels: quantize_q8 scales each group of 32 by its largest magnitude
     const std::size_t groups = (n + kQ8Group - 1) / kQ8Group;
     std::vector<std::int8_t> q(groups * kQ8Group, 99);
     std::vector<float> s(groups);
-    kernels::quantize_q8(n, x.data(), q.data(), s.data());
+    kernels::quantize_q8<float>(n, x.data(), q.data(), s.data());
     for (std::size_t g = 0; g < groups; ++g) {
       float amax = 0;
       for (std::size_t j = g * kQ8Group; j < std::min(n, (g + 1) * kQ8Group); ++j)
@@ -99,7 +100,7 @@ TEST_CASE("kernels: quantize_q8 scales each group of 32 by its largest magnitude
   std::vector<float> x{127.f, 63.5f, -63.5f, 0.5f, -0.5f, 1.5f, 2.5f};
   std::vector<std::int8_t> q(kQ8Group);
   float s = 0;
-  kernels::quantize_q8(x.size(), x.data(), q.data(), &s);
+  kernels::quantize_q8<float>(x.size(), x.data(), q.data(), &s);
   CHECK(s == 1.f);
   CHECK(std::vector<int>(q.begin(), q.begin() + 7) == std::vector<int>{127, 64, -64, 1, -1, 2, 3});
 }
@@ -119,13 +120,14 @@ TEST_CASE("kernels: matvec_q8 sums each group's int8 products exactly and scales
         std::vector<std::int8_t> wq(rows * groups * kQ8Group), xq(groups * kQ8Group);
         std::vector<float> ws(rows * groups), xs(groups);
         for (std::size_t r = 0; r < rows; ++r)
-          kernels::quantize_q8(cols, w.data() + r * cols, wq.data() + r * groups * kQ8Group, ws.data() + r * groups);
-        kernels::quantize_q8(cols, x.data(), xq.data(), xs.data());
+          kernels::quantize_q8<float>(cols, w.data() + r * cols, wq.data() + r * groups * kQ8Group,
+                                      ws.data() + r * groups);
+        kernels::quantize_q8<float>(cols, x.data(), xq.data(), xs.data());
         std::vector<float> y = uniform_values(rows, rng), before = y;
         const std::size_t cut = rows / 2;
         for (auto [r0, r1] : {std::pair<std::size_t, std::size_t>{0, cut}, {cut, rows}})
-          kernels::matvec_q8(r0, r1, groups, wq.data(), ws.data(), xq.data(), xs.data(),
-                             with_bias ? bias.data() : nullptr, y.data(), accumulate);
+          kernels::matvec_q8<float>(r0, r1, groups, wq.data(), ws.data(), xq.data(), xs.data(),
+                                    with_bias ? bias.data() : nullptr, y.data(), accumulate);
         for (std::size_t r = 0; r < rows; ++r) {
           double ref = (with_bias ? bias[r] : 0.0) + (accumulate ? before[r] : 0.0), magnitude = std::fabs(ref);
           for (std::size_t g = 0; g < groups; ++g) {

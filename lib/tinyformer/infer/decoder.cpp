@@ -2,7 +2,7 @@
 //   h = ln_1(x); qkv = c_attn h [(H + 2 Hkv) D]; q, k turned by position (rope); k, v -> the cache
 //   a_h = softmax(scale q_h K^T) V per head over its window; x += c_proj a
 //   h = ln_2(x); x += c_proj(act(c_fc h))      (act: gelu, or swiglu of [gate; up])
-// then logits = head(ln_f(x)). The products are kernels::matvec_f32 / matvec_q8 on packed weights, their rows shared
+// then logits = head(ln_f(x)). The products are kernels::matvec / matvec_q8 on packed weights, their rows shared
 // out over the thread pool; several tokens at once take tf::gemm on the model's own weights.
 #include "tinyformer/infer/decoder.hpp"
 
@@ -269,7 +269,7 @@ void Decoder::Impl::pack(Matrix& m, const std::string& weight, const std::string
     std::int8_t* q = arena->take<std::int8_t>(m.rows * m.ld * kQ8Group);
     float* s = arena->take<float>(m.rows * m.ld);
     for (std::size_t r = 0; r < m.rows; ++r)
-      kernels::quantize_q8(m.cols, m.full + r * m.cols, q + r * m.ld * kQ8Group, s + r * m.ld);
+      kernels::quantize_q8<float>(m.cols, m.full + r * m.cols, q + r * m.ld * kQ8Group, s + r * m.ld);
     m.q = q;
     m.s = s;
   } else {
@@ -300,15 +300,15 @@ void Decoder::Impl::norm(const float* w, const float* b, const float* in, float*
 // out = m in (+ bias) (+ out): the rows shared out over the threads in pieces of whole kRowPiece rows
 void Decoder::Impl::matvec(const Matrix& m, const float* in, float* out, bool accumulate) {
   const bool q8 = options.weights == DecoderWeights::q8;
-  if (q8) kernels::quantize_q8(m.cols, in, xq.data(), xs.data());
+  if (q8) kernels::quantize_q8<float>(m.cols, in, xq.data(), xs.data());
   const std::size_t pieces = (m.rows + kRowPiece - 1) / kRowPiece;
   const std::size_t piece_bytes = kRowPiece * m.packed_bytes(options.weights) / m.rows;
   parallel_for(pieces, std::max<std::size_t>(1, kPieceBytes / piece_bytes), [&](std::size_t b0, std::size_t b1) {
     const std::size_t r0 = b0 * kRowPiece, r1 = std::min(m.rows, b1 * kRowPiece);
     if (q8)
-      kernels::matvec_q8(r0, r1, m.ld, m.q, m.s, xq.data(), xs.data(), m.bias, out, accumulate);
+      kernels::matvec_q8<float>(r0, r1, m.ld, m.q, m.s, xq.data(), xs.data(), m.bias, out, accumulate);
     else
-      kernels::matvec_f32(r0, r1, m.ld, m.f, in, m.bias, out, accumulate);
+      kernels::matvec<float>(r0, r1, m.ld, m.f, in, m.bias, out, accumulate);
   });
 }
 
@@ -354,8 +354,8 @@ void Decoder::Impl::attend(std::size_t l, const float* row, std::size_t p, float
       const std::size_t g = hh / (H / Hkv);
       const float* k = kcache.data() + (l * Hkv + g) * cap * D;
       const float* v = vcache.data() + (l * Hkv + g) * cap * D;
-      kernels::attend_query(row + hh * D, D, scale, {k + first * D, v + first * D, n1}, {k, v, n2}, w + hh * cap,
-                            out + hh * D);
+      kernels::attend_query<float>(row + hh * D, D, scale, k + first * D, v + first * D, n1, k, v, n2, w + hh * cap,
+                                   out + hh * D);
     }
   });
 }

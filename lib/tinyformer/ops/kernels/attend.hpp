@@ -1,23 +1,22 @@
 // (No #pragma once: kernels/dispatch.cpp includes this once per ISA level, see kernels/isa.hpp.)
 // One query's attention over the cached keys and values of its head, for decoding (infer/decoder.hpp). The cached
-// positions come in up to two segments (a ring buffer's window wraps around its end), each rows of D floats:
+// positions come in up to two segments (a ring buffer's window wraps around its end): n1 rows of D values from k1
+// and v1, then n2 from k2 and v2:
 //   w_t = scale q . k_t        p = softmax(w)        out = sum_t p_t v_t
 // over the positions of the first segment, then the second's, in that order (the softmax is
 // kernels::attention_head::softmax_row, every attention path's). Single-threaded: the decoder runs heads side by side.
 #include <cstddef>
 
+#include "tinyformer/ops/kernels/declare.hpp"
 #include "tinyformer/ops/kernels/isa.hpp"
 
+// attend_query: q [D], out [D]; w [n1 + n2] scratch (the weights p on return)
+#define TF_ATTEND_KERNELS(KERNEL, S)                                                                              \
+  KERNEL(void, attend_query,                                                                                      \
+         (const S* q, std::size_t D, S scale, const S* k1, const S* v1, std::size_t n1, const S* k2, const S* v2, \
+          std::size_t n2, S* w, S* out),                                                                          \
+         (q, D, scale, k1, v1, n1, k2, v2, n2, w, out))
+
 namespace TF_KERNEL_NAMESPACE {
-
-struct KeyValueRows {
-  const float* k = nullptr;  // [n, D]
-  const float* v = nullptr;  // [n, D]
-  std::size_t n = 0;
-};
-
-// q [D], out [D]; w [first.n + second.n] scratch (the weights p on return).
-void attend_query(const float* q, std::size_t D, float scale, const KeyValueRows& first, const KeyValueRows& second,
-                  float* w, float* out);
-
+TF_ATTEND_KERNELS(TF_KERNEL_DECLARE, S)
 }  // namespace TF_KERNEL_NAMESPACE

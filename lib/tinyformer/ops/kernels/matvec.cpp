@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #if defined(__AVX2__)
 #include <immintrin.h>
@@ -20,26 +21,28 @@ constexpr std::size_t kRowsAtOnce = 4;  // independent row streams in flight (me
 inline void prefetch(const void* p) { __builtin_prefetch(p, 0, 3); }
 
 // y[r] = acc (+ bias[r]) (+ y[r])
-inline void finish_row(float acc, std::size_t r, const float* bias, float* y, bool accumulate) {
+template <class S>
+inline void finish_row(S acc, std::size_t r, const S* bias, S* y, bool accumulate) {
   if (bias) acc += bias[r];
   y[r] = accumulate ? y[r] + acc : acc;
 }
 
 }  // namespace
 
-void matvec_f32(std::size_t r0, std::size_t r1, std::size_t ld, const float* w, const float* x, const float* bias,
-                float* y, bool accumulate) {
-  using B = xsimd::batch<float>;
+template <class S>
+void matvec(std::size_t r0, std::size_t r1, std::size_t ld, const S* w, const S* x, const S* bias, S* y,
+            bool accumulate) {
+  using B = xsimd::batch<S>;
   constexpr std::size_t W = B::size;
   static_assert(kMatvecAlign % W == 0, "a row's padded width must hold whole SIMD registers");
   std::size_t r = r0;
   for (; r + kRowsAtOnce <= r1; r += kRowsAtOnce) {
-    const float* w0 = w + r * ld;
+    const S* w0 = w + r * ld;
     // the next block's rows: prefetched at the column being read now, so they arrive one block ahead
-    const float* next = r + 2 * kRowsAtOnce <= r1 ? w0 + kRowsAtOnce * ld : nullptr;
-    B a0(0.f), a1(0.f), a2(0.f), a3(0.f);
+    const S* next = r + 2 * kRowsAtOnce <= r1 ? w0 + kRowsAtOnce * ld : nullptr;
+    B a0(S(0)), a1(S(0)), a2(S(0)), a3(S(0));
     for (std::size_t j = 0; j < ld; j += W) {
-      if (next && j % 16 == 0)  // once per 64-byte line
+      if (next && j * sizeof(S) % 64 == 0)  // once per 64-byte line
         for (std::size_t i = 0; i < kRowsAtOnce; ++i) prefetch(next + i * ld + j);
       const B xv = B::load_aligned(x + j);
       a0 = xsimd::fma(B::load_aligned(w0 + j), xv, a0);
@@ -53,20 +56,21 @@ void matvec_f32(std::size_t r0, std::size_t r1, std::size_t ld, const float* w, 
     finish_row(xsimd::hadd(a3), r + 3, bias, y, accumulate);
   }
   for (; r < r1; ++r) {
-    const float* wr = w + r * ld;
-    B a(0.f);
+    const S* wr = w + r * ld;
+    B a(S(0));
     for (std::size_t j = 0; j < ld; j += W) a = xsimd::fma(B::load_aligned(wr + j), B::load_aligned(x + j), a);
     finish_row(xsimd::hadd(a), r, bias, y, accumulate);
   }
 }
 
-void quantize_q8(std::size_t n, const float* x, std::int8_t* q, float* s) {
+template <class S>
+void quantize_q8(std::size_t n, const S* x, std::int8_t* q, S* s) {
   const std::size_t groups = (n + kQ8Group - 1) / kQ8Group;
   for (std::size_t g = 0; g < groups; ++g) {
     const std::size_t j0 = g * kQ8Group, j1 = std::min(n, j0 + kQ8Group);
-    float amax = 0.f;
+    S amax = 0;
     for (std::size_t j = j0; j < j1; ++j) amax = std::max(amax, std::fabs(x[j]));
-    const float scale = amax / 127.f;
+    const S scale = amax / S(127);
     s[g] = scale;
     for (std::size_t j = j0; j < j0 + kQ8Group; ++j)  // an all-zero group (scale 0) stays 0
       q[j] = j < j1 && scale > 0 ? static_cast<std::int8_t>(std::round(x[j] / scale)) : std::int8_t{0};
@@ -75,11 +79,25 @@ void quantize_q8(std::size_t n, const float* x, std::int8_t* q, float* s) {
 
 namespace {
 
-// The int32 sum of one group's products, exact, and the row's other paths share it: the scalar reference.
+// The int32 sum of one group's products, exact.
 inline std::int32_t group_dot_scalar(const std::int8_t* w, const std::int8_t* x) {
   std::int32_t sum = 0;
   for (std::size_t k = 0; k < kQ8Group; ++k) sum += static_cast<std::int32_t>(w[k]) * static_cast<std::int32_t>(x[k]);
   return sum;
+}
+
+// Rows [r0, r1) in plain loops: the SIMD paths' remainder rows, double, and CPUs without AVX2.
+template <class S>
+void matvec_q8_plain(std::size_t r0, std::size_t r1, std::size_t groups, const std::int8_t* wq, const S* ws,
+                     const std::int8_t* xq, const S* xs, const S* bias, S* y, bool accumulate) {
+  const std::size_t ld = groups * kQ8Group;
+  for (std::size_t r = r0; r < r1; ++r) {
+    S total = 0;
+    for (std::size_t g = 0; g < groups; ++g)
+      total += static_cast<S>(group_dot_scalar(wq + r * ld + g * kQ8Group, xq + g * kQ8Group)) *
+               (xs[g] * ws[r * groups + g]);
+    finish_row(total, r, bias, y, accumulate);
+  }
 }
 
 #if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
@@ -123,13 +141,7 @@ void matvec_q8_rows(std::size_t r0, std::size_t r1, std::size_t groups, const st
     }
     for (std::size_t i = 0; i < kRowsAtOnce; ++i) finish_row(_mm512_reduce_add_ps(acc[i]), r + i, bias, y, accumulate);
   }
-  for (; r < r1; ++r) {
-    float total = 0.f;
-    for (std::size_t g = 0; g < groups; ++g)
-      total += static_cast<float>(group_dot_scalar(wq + r * ld + g * kQ8Group, xq + g * kQ8Group)) *
-               (xs[g] * ws[r * groups + g]);
-    finish_row(total, r, bias, y, accumulate);
-  }
+  matvec_q8_plain(r, r1, groups, wq, ws, xq, xs, bias, y, accumulate);
 }
 #elif defined(__AVX2__)
 // One group (32 bytes) per register: vpmaddubsw(|x|, w * sign x) gives exact int16 pair sums (at most
@@ -161,33 +173,24 @@ void matvec_q8_rows(std::size_t r0, std::size_t r1, std::size_t groups, const st
       finish_row(_mm_cvtss_f32(_mm_add_ss(quarter, _mm_movehdup_ps(quarter))), r + i, bias, y, accumulate);
     }
   }
-  for (; r < r1; ++r) {
-    float total = 0.f;
-    for (std::size_t g = 0; g < groups; ++g)
-      total += static_cast<float>(group_dot_scalar(wq + r * ld + g * kQ8Group, xq + g * kQ8Group)) *
-               (xs[g] * ws[r * groups + g]);
-    finish_row(total, r, bias, y, accumulate);
-  }
-}
-#else
-void matvec_q8_rows(std::size_t r0, std::size_t r1, std::size_t groups, const std::int8_t* wq, const float* ws,
-                    const std::int8_t* xq, const float* xs, const float* bias, float* y, bool accumulate) {
-  const std::size_t ld = groups * kQ8Group;
-  for (std::size_t r = r0; r < r1; ++r) {
-    float total = 0.f;
-    for (std::size_t g = 0; g < groups; ++g)
-      total += static_cast<float>(group_dot_scalar(wq + r * ld + g * kQ8Group, xq + g * kQ8Group)) *
-               (xs[g] * ws[r * groups + g]);
-    finish_row(total, r, bias, y, accumulate);
-  }
+  matvec_q8_plain(r, r1, groups, wq, ws, xq, xs, bias, y, accumulate);
 }
 #endif
 
 }  // namespace
 
-void matvec_q8(std::size_t r0, std::size_t r1, std::size_t groups, const std::int8_t* wq, const float* ws,
-               const std::int8_t* xq, const float* xs, const float* bias, float* y, bool accumulate) {
-  matvec_q8_rows(r0, r1, groups, wq, ws, xq, xs, bias, y, accumulate);
+template <class S>
+void matvec_q8(std::size_t r0, std::size_t r1, std::size_t groups, const std::int8_t* wq, const S* ws,
+               const std::int8_t* xq, const S* xs, const S* bias, S* y, bool accumulate) {
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<S, float>) {
+    matvec_q8_rows(r0, r1, groups, wq, ws, xq, xs, bias, y, accumulate);
+    return;
+  }
+#endif
+  matvec_q8_plain(r0, r1, groups, wq, ws, xq, xs, bias, y, accumulate);
 }
+
+TF_KERNEL_INSTANTIATE(TF_MATVEC_KERNELS)
 
 }  // namespace TF_KERNEL_NAMESPACE

@@ -3,7 +3,7 @@
 // vector stays in the L1 cache, so these are bound by how fast the weights stream in from memory: several rows are
 // read side by side (independent streams) and the next rows are prefetched while the current ones are summed.
 //
-// float32: w [rows, ld] row-major, ld a multiple of kMatvecAlign floats; columns past the matrix's width hold zeros
+// float: w [rows, ld] row-major, ld a multiple of kMatvecAlign values; columns past the matrix's width hold zeros
 // and so does x past it, so no row has a tail.
 //   y[r] = sum_j w[r, j] x[j]  (+ bias[r])  (+ y[r] when accumulating: a residual add in the same pass)
 //
@@ -19,22 +19,25 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tinyformer/ops/kernels/declare.hpp"
 #include "tinyformer/ops/kernels/isa.hpp"
+#include "tinyformer/ops/kernels/matvec_layout.hpp"
+
+// matvec:      rows [r0, r1) of y = w x (+ bias) (+ y when accumulate); bias may be null
+// quantize_q8: x [n] -> q [groups * kQ8Group], s [groups], groups = ceil(n / kQ8Group); q past n is 0
+// matvec_q8:   rows [r0, r1) of the int8 product above; bias may be null
+// S is float (the decoder's) or double (a reference: the same arithmetic on plain loops).
+#define TF_MATVEC_KERNELS(KERNEL, S)                                                                                  \
+  KERNEL(                                                                                                             \
+      void, matvec,                                                                                                   \
+      (std::size_t r0, std::size_t r1, std::size_t ld, const S* w, const S* x, const S* bias, S* y, bool accumulate), \
+      (r0, r1, ld, w, x, bias, y, accumulate))                                                                        \
+  KERNEL(void, quantize_q8, (std::size_t n, const S* x, std::int8_t* q, S* s), (n, x, q, s))                          \
+  KERNEL(void, matvec_q8,                                                                                             \
+         (std::size_t r0, std::size_t r1, std::size_t groups, const std::int8_t* wq, const S* ws,                     \
+          const std::int8_t* xq, const S* xs, const S* bias, S* y, bool accumulate),                                  \
+         (r0, r1, groups, wq, ws, xq, xs, bias, y, accumulate))
 
 namespace TF_KERNEL_NAMESPACE {
-
-inline constexpr std::size_t kMatvecAlign = 16;  // floats: one AVX-512 register, a 64-byte cache line
-inline constexpr std::size_t kQ8Group = 32;
-
-// rows [r0, r1) of y = w x (+ bias) (+ y); bias may be null.
-void matvec_f32(std::size_t r0, std::size_t r1, std::size_t ld, const float* w, const float* x, const float* bias,
-                float* y, bool accumulate);
-
-// x [n] -> q [groups * kQ8Group], s [groups], groups = ceil(n / kQ8Group); q past n is 0.
-void quantize_q8(std::size_t n, const float* x, std::int8_t* q, float* s);
-
-// rows [r0, r1) of the int8 product above; bias may be null.
-void matvec_q8(std::size_t r0, std::size_t r1, std::size_t groups, const std::int8_t* wq, const float* ws,
-               const std::int8_t* xq, const float* xs, const float* bias, float* y, bool accumulate);
-
+TF_MATVEC_KERNELS(TF_KERNEL_DECLARE, S)
 }  // namespace TF_KERNEL_NAMESPACE
