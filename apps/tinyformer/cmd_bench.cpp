@@ -14,10 +14,12 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "bench.hpp"
 #include "commands.hpp"
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/tensor/blas_core.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
@@ -81,16 +83,26 @@ void print_bandwidth(const BenchOpts& o, bool threads_given) {
     for (const auto& r : bench::measure_bandwidth(t, o.array_mb << 20, 9)) fmt::print("{}\n", bench::to_json_line(r));
 }
 
-// --gemm: each library alone, then the choice per shape (auto): the best line is the machine's SGEMM peak.
+// --gemm: each library alone, then the choice per shape (auto): the best line is the machine's SGEMM peak. Each line
+// names the kernels its libraries run: OpenBLAS's core type (and who chose it, tensor/blas_core.hpp) and libxsmm's
+// target instruction set.
 void print_sgemm_peaks() {
   std::vector<gemm_plan::Policy> policies{gemm_plan::Policy::openblas};
   if (xsmm::built_in()) policies.push_back(gemm_plan::Policy::libxsmm);
   policies.push_back(gemm_plan::Policy::automatic);
+  const blas::CoreChoice& core = blas::core_choice();
   for (int t : {1, 2})
     for (gemm_plan::Policy p : policies) {
       const double gflops = bench::measure_sgemm_gflops(t, p);
-      if (dist::is_root())
-        fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}, \"gemm\": \"{}\"}}\n", gflops, t, gemm_plan::name(p));
+      if (!dist::is_root()) continue;
+      nlohmann::json j = {{"sgemm_gflops", std::round(gflops * 10) / 10}, {"threads", t}, {"gemm", gemm_plan::name(p)}};
+      if (p != gemm_plan::Policy::libxsmm) {
+        j["openblas_core"] = core.running;
+        j["openblas_own_core"] = core.own;
+        j["openblas_core_decided_by"] = core.decided_by;
+      }
+      if (p != gemm_plan::Policy::openblas) j["libxsmm_target"] = xsmm::target();
+      fmt::print("{}\n", j.dump());
     }
 }
 

@@ -1,4 +1,4 @@
-// The tools the tests run beside the app, one executable (tests/tools/test_tools.cpp) under four names: each is
+// The tools the tests run beside the app, one executable (tests/tools/test_tools.cpp) under five names: each is
 // started by its own name, a link to that executable, and gets argv as its own main would (argv[0] its name).
 // Each returns its exit status and turns an exception into one line on stderr.
 #pragma once
@@ -9,5 +9,6 @@ int parity_dump(int argc, char** argv);  // tools/parity_dump.cpp: what tools/co
 int bad_files(int argc, char** argv);    // tools/bad_files.cpp: bad .npy files and damaged checkpoints
 int logits_dump(int argc, char** argv);  // tools/logits_dump.cpp: a checkpoint's logits for given token ids
 int encode_text(int argc, char** argv);  // tools/encode_text.cpp: the token ids of a text under a vocabulary
+int blas_core(int argc, char** argv);    // tools/blas_core.cpp: OpenBLAS's core type and who chose it
 
 }  // namespace tf::test_tools
