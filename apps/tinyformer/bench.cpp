@@ -9,10 +9,6 @@
 #include <stdexcept>
 #include <string>
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <xsimd/xsimd.hpp>
@@ -30,6 +26,7 @@
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
+#include "tinyformer/tensor/huge_pages.hpp"
 #include "tinyformer/tensor/median.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
@@ -285,28 +282,18 @@ std::string to_json_line(const SampleBenchResult& r) {
 
 namespace {
 
-// A buffer for the bandwidth kernels: 2 MB aligned, huge pages advised (as the decoder's weights), every page written.
+// A buffer for the bandwidth kernels: huge pages (as the decoder's weights), every page written.
 class BandwidthBuffer {
  public:
-  explicit BandwidthBuffer(std::size_t bytes) : n_(std::max<std::size_t>(bytes / sizeof(double), 1)) {
-    constexpr std::size_t huge = std::size_t{2} << 20;
-    const std::size_t size = (n_ * sizeof(double) + huge - 1) / huge * huge;
-    data_ = static_cast<double*>(std::aligned_alloc(huge, size));
-    if (!data_) throw std::bad_alloc();
-#ifdef __linux__
-    madvise(data_, size, MADV_HUGEPAGE);
-#endif
-    for (std::size_t i = 0; i < n_; ++i) data_[i] = static_cast<double>(i % 1024) * 0.5;
+  explicit BandwidthBuffer(std::size_t bytes) : buffer_(bytes), n_(std::max<std::size_t>(bytes / sizeof(double), 1)) {
+    for (std::size_t i = 0; i < n_; ++i) data()[i] = static_cast<double>(i % 1024) * 0.5;
   }
-  ~BandwidthBuffer() { std::free(data_); }
-  BandwidthBuffer(const BandwidthBuffer&) = delete;
-  BandwidthBuffer& operator=(const BandwidthBuffer&) = delete;
-  double* data() { return data_; }
+  double* data() { return reinterpret_cast<double*>(buffer_.data()); }
   std::size_t size() const { return n_; }
 
  private:
+  HugePageBuffer buffer_;
   std::size_t n_;
-  double* data_ = nullptr;
 };
 
 // Each thread its contiguous part of [0, n): as many pieces as threads.
@@ -422,8 +409,10 @@ CheckpointSampleResult bench_checkpoint_sampling(const std::string& checkpoint, 
   // comes and goes)
   r.read_gb_per_s = read_bandwidth_gbps(r.weight_bytes_per_token, threads, 9);
   const auto t0 = Clock::now();
+  const double cpu0 = process_cpu_ms();
   r.tokens = infer::generate(decoder, ids, options, rng);
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.cpu_seconds = (process_cpu_ms() - cpu0) / 1e3;
   r.read_gb_per_s = std::max(r.read_gb_per_s, read_bandwidth_gbps(r.weight_bytes_per_token, threads, 9));
   r.new_tokens = r.tokens.size() - ids.size();
   r.tokens_per_s = static_cast<double>(r.new_tokens) / r.seconds;
@@ -439,6 +428,7 @@ std::string to_json_line(const CheckpointSampleResult& r) {
       {"prompt_tokens", r.prompt_tokens},
       {"new_tokens", r.new_tokens},
       {"tokens_per_s", std::round(r.tokens_per_s * 10) / 10},
+      {"cpu_ms_per_token", std::round(r.cpu_seconds * 1e6 / static_cast<double>(r.new_tokens)) / 1e3},
       {"weight_mb_per_token", std::round(static_cast<double>(r.weight_bytes_per_token) / 1e4) / 100},
       {"weight_gb_per_s", std::round(r.weight_gb_per_s * 10) / 10},
       {"read_gb_per_s", std::round(r.read_gb_per_s * 10) / 10},

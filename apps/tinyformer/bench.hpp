@@ -87,6 +87,7 @@ struct CheckpointSampleResult {
   int threads = 1;
   std::size_t prompt_tokens = 0, new_tokens = 0;
   double seconds = 0, tokens_per_s = 0;
+  double cpu_seconds = 0;  // the process's CPU time (all threads) in the same span: free of the time others held cores
   std::size_t weight_bytes_per_token = 0;
   double weight_gb_per_s = 0;  // weight_bytes_per_token * tokens_per_s / 1e9
   double read_gb_per_s = 0;    // the machine's read bandwidth over a buffer that size

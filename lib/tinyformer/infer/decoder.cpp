@@ -18,10 +18,6 @@
 #include <fmt/format.h>
 #include <xsimd/memory/xsimd_aligned_allocator.hpp>
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 #include "tinyformer/nn/parameter_shapes.hpp"
 #include "tinyformer/ops/kernels/attend.hpp"
 #include "tinyformer/ops/kernels/gelu.hpp"
@@ -30,6 +26,7 @@
 #include "tinyformer/ops/kernels/rotary.hpp"
 #include "tinyformer/ops/kernels/silu.hpp"
 #include "tinyformer/tensor/gemm.hpp"
+#include "tinyformer/tensor/huge_pages.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::infer {
@@ -43,39 +40,28 @@ constexpr std::size_t kRowPiece = 16;         // rows of a product are shared ou
 constexpr std::size_t kPieceBytes = 1 << 15;  // at least this many weight bytes per thread's piece
 constexpr float kNormEps = 1e-5f;             // as nn::Norm
 constexpr double kRopeBase = 10000.0;         // as nn::CausalSelfAttention
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
 using kernels::kMatvecAlign;
 using kernels::kQ8Group;
 
 std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 
-// The packed weights: one block, aligned to 2 MB and advised (Linux) to be backed by huge pages. Every token streams
-// through all of it; with 4 KB pages that walk takes a TLB miss every 4 KB.
+// The packed weights: one block of huge pages (tensor/huge_pages.hpp), as every token streams through all of it.
 class Arena {
  public:
-  explicit Arena(std::size_t bytes) : size_(round_up(std::max<std::size_t>(bytes, 1), kHugePage)) {
-    data_ = static_cast<std::byte*>(std::aligned_alloc(kHugePage, size_));
-    if (!data_) throw std::bad_alloc();
-#ifdef __linux__
-    madvise(data_, size_, MADV_HUGEPAGE);  // a hint: without it (or without transparent huge pages) 4 KB pages
-#endif
-  }
-  ~Arena() { std::free(data_); }
-  Arena(const Arena&) = delete;
-  Arena& operator=(const Arena&) = delete;
-  // `bytes` more, 64-byte aligned
+  explicit Arena(std::size_t bytes) : buffer_(bytes) {}
+  // `count` values more, 64-byte aligned
   template <class T>
   T* take(std::size_t count) {
     used_ = round_up(used_, 64);
-    T* p = reinterpret_cast<T*>(data_ + used_);
+    T* p = reinterpret_cast<T*>(buffer_.data() + used_);
     used_ += count * sizeof(T);
-    if (used_ > size_) throw std::logic_error("Decoder: the weight arena is too small");
+    if (used_ > buffer_.size()) throw std::logic_error("Decoder: the weight arena is too small");
     return p;
   }
 
  private:
-  std::size_t size_ = 0, used_ = 0;
-  std::byte* data_ = nullptr;
+  HugePageBuffer buffer_;
+  std::size_t used_ = 0;
 };
 
 // One weight for decoding: y = W x, W [rows, cols] (PyTorch's layout), packed from the model's tensor `full`.
@@ -124,7 +110,7 @@ struct Decoder::Impl {
   std::vector<Index> tokens;
   std::size_t w0 = 0;
   bool logits_valid = false;          // logits belong to `tokens`
-  std::vector<float> kcache, vcache;  // [L, Hkv, cap, D]
+  std::vector<float> kcache, vcache;  // keys transposed [L, Hkv, D, cap], values [L, Hkv, cap, D]
 
   // one token
   Buffer x, h, qkv, att, ff, act;
@@ -147,12 +133,8 @@ struct Decoder::Impl {
   void compute_logits(const float* x_last);
 
   std::size_t slot(std::size_t p) const { return rope ? p % cap : p - w0; }
-  float* k_at(std::size_t l, std::size_t g, std::size_t p) {
-    return kcache.data() + ((l * Hkv + g) * cap + slot(p)) * D;
-  }
-  float* v_at(std::size_t l, std::size_t g, std::size_t p) {
-    return vcache.data() + ((l * Hkv + g) * cap + slot(p)) * D;
-  }
+  float* keys(std::size_t l, std::size_t g) { return kcache.data() + (l * Hkv + g) * D * cap; }    // [D, cap]
+  float* values(std::size_t l, std::size_t g) { return vcache.data() + (l * Hkv + g) * cap * D; }  // [cap, D]
   void norm(const float* w, const float* b, const float* in, float* out, std::size_t rows) const;
   void matvec(const Matrix& m, const float* in, float* out, bool accumulate);
   void linear_rows(const Matrix& m, std::size_t n, const float* in, float* out, bool accumulate) const;
@@ -337,9 +319,11 @@ void Decoder::Impl::turn_heads(float* row) {
 }
 
 void Decoder::Impl::store_kv(std::size_t l, const float* row, std::size_t p) {
+  const std::size_t s = slot(p);
   for (std::size_t g = 0; g < Hkv; ++g) {
-    std::copy_n(row + C + g * D, D, k_at(l, g, p));
-    std::copy_n(row + C + (Hkv + g) * D, D, v_at(l, g, p));
+    float* kt = keys(l, g);
+    for (std::size_t d = 0; d < D; ++d) kt[d * cap + s] = row[C + g * D + d];
+    std::copy_n(row + C + (Hkv + g) * D, D, values(l, g) + s * D);
   }
 }
 
@@ -352,9 +336,9 @@ void Decoder::Impl::attend(std::size_t l, const float* row, std::size_t p, float
   parallel_for(H, 1, [&](std::size_t h0, std::size_t h1) {
     for (std::size_t hh = h0; hh < h1; ++hh) {
       const std::size_t g = hh / (H / Hkv);
-      const float* k = kcache.data() + (l * Hkv + g) * cap * D;
-      const float* v = vcache.data() + (l * Hkv + g) * cap * D;
-      kernels::attend_query<float>(row + hh * D, D, scale, k + first * D, v + first * D, n1, k, v, n2, w + hh * cap,
+      const float* kt = keys(l, g);
+      const float* v = values(l, g);
+      kernels::attend_query<float>(row + hh * D, D, scale, cap, kt + first, v + first * D, n1, kt, v, n2, w + hh * cap,
                                    out + hh * D);
     }
   });

@@ -4,13 +4,37 @@
 #include "tinyformer/ops/kernels/attend.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "tinyformer/ops/kernels/causal_head.hpp"
-#include "tinyformer/ops/kernels/rows.hpp"
 
 namespace TF_KERNEL_NAMESPACE {
 
 namespace {
+
+// w[t] = scale sum_d q[d] kt[d, t] for t < n: SIMD over positions, d in order (the same sum order in every lane and
+// in the scalar tail)
+template <class S>
+void scores(const S* q, std::size_t D, S scale, const S* kt, std::size_t ldk, std::size_t n, S* w) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  std::size_t t = 0;
+  for (; t + 2 * W <= n; t += 2 * W) {  // two registers of positions: two independent chains
+    B a(S(0)), b(S(0));
+    for (std::size_t d = 0; d < D; ++d) {
+      const B qd(q[d]);
+      a = xsimd::fma(qd, B::load_unaligned(kt + d * ldk + t), a);
+      b = xsimd::fma(qd, B::load_unaligned(kt + d * ldk + t + W), b);
+    }
+    (a * B(scale)).store_unaligned(w + t);
+    (b * B(scale)).store_unaligned(w + t + W);
+  }
+  for (; t < n; ++t) {
+    S a = 0;
+    for (std::size_t d = 0; d < D; ++d) a = std::fma(q[d], kt[d * ldk + t], a);
+    w[t] = a * scale;
+  }
+}
 
 // out += sum_t p_t v_t over n rows of v [n, D]
 template <class S>
@@ -30,10 +54,10 @@ void add_weighted_rows(const S* p, const S* v, std::size_t n, std::size_t D, S* 
 }  // namespace
 
 template <class S>
-void attend_query(const S* q, std::size_t D, S scale, const S* k1, const S* v1, std::size_t n1, const S* k2,
-                  const S* v2, std::size_t n2, S* w, S* out) {
-  for (std::size_t t = 0; t < n1; ++t) w[t] = tf::kernels::row_dot(q, k1 + t * D, D) * scale;
-  for (std::size_t t = 0; t < n2; ++t) w[n1 + t] = tf::kernels::row_dot(q, k2 + t * D, D) * scale;
+void attend_query(const S* q, std::size_t D, S scale, std::size_t ldk, const S* kt1, const S* v1, std::size_t n1,
+                  const S* kt2, const S* v2, std::size_t n2, S* w, S* out) {
+  scores(q, D, scale, kt1, ldk, n1, w);
+  scores(q, D, scale, kt2, ldk, n2, w + n1);
   attention_head::softmax_row(w, n1 + n2, n1 + n2);
   std::fill(out, out + D, S(0));
   add_weighted_rows(w, v1, n1, D, out);
