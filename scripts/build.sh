@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Configures (once) and builds tinyformer. Incremental when nothing changed.
-# Usage: build.sh [release|dev|sanitize|portable] [TARGET...]   (default: everything; quickstart.sh builds only
+# Usage: build.sh [release|dev|sanitize|portable|aarch64] [TARGET...]   (default: everything; quickstart.sh builds only
 # tinyformer_app)
 #   release   build/           Release, -O3 -march=native (the default)
 #   dev       build/           the same with warnings as errors (-Werror), for whoever changes the code
 #   sanitize  build-sanitize/  clang, -O1, AddressSanitizer + UndefinedBehaviorSanitizer, libFuzzer targets
 #   portable  build-portable/  Release for any x86-64-v2 CPU, the own kernels also for AVX2 and AVX-512 (docs/build.md)
+#   aarch64   build-aarch64/   Linux on ARM64 cross-compiled on x86-64, its tests under qemu-aarch64
+#                              (install_deps.sh aarch64 first; docs/platforms.md)
 # With ccache installed (install_deps.sh installs Debian's), a new build directory compiles through it: a rebuild
 # of unchanged sources, in this or another checkout (CCACHE_BASEDIR), takes the objects from the cache.
 set -euo pipefail
@@ -16,7 +18,8 @@ case "$preset" in
   release | dev) dir="$root/build" ;;
   sanitize) dir="$root/build-sanitize" ;;
   portable) dir="$root/build-portable" ;;
-  *) echo "build.sh: unknown build '$preset' (release, dev, sanitize or portable)" >&2; exit 2 ;;
+  aarch64) dir="$root/build-aarch64" ;;
+  *) echo "build.sh: unknown build '$preset' (release, dev, sanitize, portable or aarch64)" >&2; exit 2 ;;
 esac
 # Warnings are errors in the project's own checks only: the dev and sanitize presets, and any build under
 # TINYFORMER_WERROR=ON (scripts/test.sh sets it). A tree configured the other way is configured again.

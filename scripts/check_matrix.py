@@ -10,8 +10,8 @@ Compile only (-c into a throwaway object: GCC's uninitialized warnings come from
 skips), through ccache when it is installed, so an unchanged source costs nothing the second time.
 
 Usage: scripts/check_matrix.py [--compiler gcc|clang]... [--target MARCH]... [--containing TEXT] [--verbose] [-j N]
-Prints one line per compiler and target: translation units, warnings (0, or it fails with the first diagnostics), CPU
-seconds (user + sys of the compilers) and wall seconds; then the totals. x86-64 only: elsewhere it says so and exits 0.
+Prints one line per compiler and target: translation units, warnings (0, or it fails with the first diagnostics) and
+CPU seconds (user + sys of the compilers); then the totals and the wall time. x86-64 only: elsewhere it says so and exits 0.
 """
 import argparse
 import json
@@ -92,41 +92,43 @@ def main():
     os.environ.setdefault("CCACHE_BASEDIR", str(ROOT))  # clones share the cache, as in scripts/build.sh
     start, total_cpu, total_units, failed = time.monotonic(), 0.0, 0, []
     with tempfile.TemporaryDirectory(prefix="tinyformer-matrix-") as scratch, ThreadPoolExecutor(opts.j) as pool:
+        builds = []  # every build's compiles are queued first, so that the cores stay busy across builds
         for compiler in opts.compiler or ["gcc", "clang"]:
             cxx, targets = COMPILERS[compiler]
             entries = configure(compiler, cxx)
             if opts.containing:
                 entries = [e for e in entries if opts.containing in Path(e["file"]).read_text()]
             for march in opts.target or targets:
-                t0 = time.monotonic()
                 jobs = []
                 for i, e in enumerate(entries):
                     base = Path(scratch) / f"{compiler}-{march}-{i}"
                     cmd = command_for(e, march, base.with_suffix(".o"), launcher)
                     jobs.append((e["file"], base.with_suffix(".log"),
                                  pool.submit(compile_one, cmd, e["directory"], base.with_suffix(".log"))))
-                cpu, warnings, errors = 0.0, 0, []
-                for source, log, job in jobs:
-                    status, seconds = job.result()
-                    cpu += seconds
-                    if opts.verbose:
-                        print(f"  {source}: {seconds:.1f} CPU s", flush=True)
-                    text = log.read_text(errors="replace")
-                    found = diagnostics(text)
-                    warnings += len(found)
-                    if status != 0 or found:
-                        errors.append((source, status, text))
-                total_cpu += cpu
-                total_units += len(jobs)
-                print(f"compile matrix: {compiler} -march={march}: {len(jobs)} translation units, {warnings} warnings, "
-                      f"{cpu:.0f} CPU s, {time.monotonic() - t0:.0f} s", flush=True)
-                for source, status, text in errors:
-                    failed.append(f"{compiler} -march={march}")
-                    print(f"  {Path(source).relative_to(ROOT) if ROOT in Path(source).parents else source}: "
-                          f"exit status {status}", flush=True)
-                    print("\n".join("    " + line for line in text.splitlines()[:40]), flush=True)
-    print(f"compile matrix: {total_units} compiles, {'FAIL in ' + ', '.join(sorted(set(failed))) if failed else 'no warning'}"
-          f", {total_cpu:.0f} CPU s, {time.monotonic() - start:.0f} s")
+                builds.append((f"{compiler} -march={march}", jobs))
+        for build, jobs in builds:
+            cpu, warnings, errors = 0.0, 0, []
+            for source, log, job in jobs:
+                status, seconds = job.result()
+                cpu += seconds
+                if opts.verbose:
+                    print(f"  {source}: {seconds:.1f} CPU s", flush=True)
+                text = log.read_text(errors="replace")
+                found = diagnostics(text)
+                warnings += len(found)
+                if status != 0 or found:
+                    errors.append((source, status, text))
+            total_cpu += cpu
+            total_units += len(jobs)
+            print(f"compile matrix: {build}: {len(jobs)} translation units, {warnings} warnings, {cpu:.0f} CPU s",
+                  flush=True)
+            for source, status, text in errors:
+                failed.append(build)
+                print(f"  {source}: exit status {status}", flush=True)
+                print("\n".join("    " + line for line in text.splitlines()[:40]), flush=True)
+    verdict = "FAIL in " + ", ".join(sorted(set(failed))) if failed else "no warning"
+    print(f"compile matrix: {len(builds)} builds, {total_units} compiles, {verdict}, {total_cpu:.0f} CPU s, "
+          f"{time.monotonic() - start:.0f} s on {opts.j} cores")
     return 1 if failed else 0
 
 

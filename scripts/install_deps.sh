@@ -1,22 +1,72 @@
 #!/usr/bin/env bash
 # Installs the Debian bookworm packages tinyformer needs, only those that are missing (idempotent, fast
-# when everything is there). Run as root. Usage: install_deps.sh [train|build|test]
+# when everything is there). Run as root. Usage: install_deps.sh [train|build|test|aarch64]
 #   train  what scripts/quickstart.sh needs to build the library and the app and train: compiler, CMake and the
 #          libraries the build cannot do without
 #   build  (the default) also what the build uses when it finds it: the test suite's libraries, MPI, the Python
 #          module, the subword tools' Python side and the English corpus; scripts/build.sh then configures again and
 #          builds them
 #   test   also the tools the test command runs (scripts/test.sh)
+#   aarch64  what the preset aarch64 needs (on x86-64: build for Linux on ARM64, test under qemu-aarch64): the cross
+#          compiler, qemu-user, and the arm64 builds of the libraries unpacked into an arm64 tree of their own
+#          (docs/platforms.md)
 set -euo pipefail
 want="${1:-build}"
 case "$want" in
-  train | build | test) ;;
-  *) echo "install_deps.sh: unknown set '$want' (train, build or test)" >&2; exit 2 ;;
+  train | build | test | aarch64) ;;
+  *) echo "install_deps.sh: unknown set '$want' (train, build, test or aarch64)" >&2; exit 2 ;;
 esac
-# libxsmm-dev: the JIT kernels for float products (tensor/gemm_xsmm.cpp); libsentencepiece-dev: the bpe and unigram
-# tokenizers of text data (data/subword.cpp); ccache: scripts/build.sh compiles through it
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+    -o Dpkg::Options::=--force-unsafe-io "$@" >/dev/null
+}
+if [ "$want" = aarch64 ]; then
+  # On an arm64 machine the usual sets are the arm64 packages: nothing to cross.
+  if [ "$(uname -m)" = aarch64 ]; then exec bash "$0" build; fi
+  # Debian's arm64 -dev packages cannot all be installed beside the amd64 ones (libyaml-cpp-dev and
+  # libsentencepiece-dev are not Multi-Arch: same, xtensor's arm64 package wants an arm64 xtl-dev that does not
+  # exist): apt downloads them (the arm64 architecture added to dpkg for that) and they are unpacked into a tree of
+  # their own, which cmake/aarch64-linux-gnu.cmake searches and qemu-aarch64 loads from. The C and C++ runtimes are
+  # the cross compiler's (/usr/aarch64-linux-gnu). Nothing of the host's packages changes.
+  root_arm64="${TINYFORMER_ARM64_ROOT:-/opt/tinyformer-arm64}"
+  # arm64 builds, then packages of architecture all (headers and CMake files)
+  arm64=(libopenblas-dev:arm64 libopenblas-pthread-dev:arm64 libopenblas0-pthread:arm64 libopenblas0:arm64
+         libgfortran5:arm64 libfmt-dev:arm64 libfmt9:arm64 libyaml-cpp-dev:arm64 libyaml-cpp0.7:arm64
+         libsentencepiece-dev:arm64 libsentencepiece0:arm64 libstb-dev:arm64 libstb0:arm64 libxsimd-dev:arm64
+         libxtensor-dev:arm64 libxtensor-blas-dev:arm64 catch2:arm64 xtl-dev nlohmann-json3-dev libcli11-dev)
+  host=(cmake make ccache pkg-config g++-aarch64-linux-gnu qemu-user)
+  missing=()
+  for p in "${host[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  stamp="$root_arm64/packages"
+  if [ ${#missing[@]} -eq 0 ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${arm64[*]}" ]; then exit 0; fi
+  dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64
+  $SUDO apt-get update -qq
+  if [ ${#missing[@]} -gt 0 ]; then echo "installing: ${missing[*]}"; apt_install "${missing[@]}"; fi
+  echo "unpacking into $root_arm64: ${arm64[*]}"
+  debs="$(mktemp -d)"
+  chmod a+rwx "$debs"  # apt downloads as its own user _apt
+  (cd "$debs" && apt-get download -qq "${arm64[@]}")
+  $SUDO rm -rf "$root_arm64"
+  for deb in "$debs"/*.deb; do $SUDO dpkg-deb -x "$deb" "$root_arm64"; done
+  rm -rf "$debs"
+  # What update-alternatives makes on an installed system: OpenBLAS as libopenblas.so (its <cblas.h>:
+  # cmake/aarch64-linux-gnu.cmake).
+  lib="$root_arm64/usr/lib/aarch64-linux-gnu"
+  $SUDO ln -sf openblas-pthread/libopenblas.so "$lib/libopenblas.so"
+  $SUDO ln -sf openblas-pthread/libopenblas.so.0 "$lib/libopenblas.so.0"
+  echo "${arm64[*]}" | $SUDO tee "$stamp" >/dev/null
+  exit 0
+fi
+# libxsmm-dev (x86-64): the JIT kernels for float products (tensor/gemm_xsmm.cpp); libsentencepiece-dev: the bpe and
+# unigram tokenizers of text data (data/subword.cpp); ccache: scripts/build.sh compiles through it
 packages=(cmake g++ make ccache pkg-config libxtensor-dev xtl-dev libxsimd-dev libopenblas-dev libfmt-dev
-          libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libxsmm-dev libsentencepiece-dev)
+          libyaml-cpp-dev libcli11-dev nlohmann-json3-dev libstb-dev libsentencepiece-dev)
+x86_64=0
+[ "$(uname -m)" = x86_64 ] && x86_64=1
+[ $x86_64 -eq 1 ] && packages+=(libxsmm-dev)  # x86 only (on ARM every product runs on OpenBLAS)
 if [ "$want" != train ]; then
   # catch2 and libxtensor-blas-dev: the test suite (tests/); libopenmpi-dev and openmpi-bin: data-parallel training
   # under mpirun (without them: one process); python3-dev, pybind11-dev, python3-numpy and python3-yaml: the Python
@@ -29,9 +79,12 @@ fi
 if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
   # clang-format for scripts/check_style.sh, clang-tidy for scripts/check_tidy.sh; pytest, and nbconvert, ipykernel
-  # and matplotlib to run the notebooks; qemu-user for scripts/qemu_portable.sh (the portable build on a CPU without AVX)
+  # and matplotlib to run the notebooks
   packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format
-             clang-tidy python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib qemu-user)
+             clang-tidy python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib)
+  # qemu-user for scripts/qemu_portable.sh (the portable build on a CPU without AVX); on x86-64 only, as the portable
+  # build and the compile matrix are (scripts/test.sh installs the set aarch64 for the ARM64 build under qemu)
+  [ $x86_64 -eq 1 ] && packages+=(qemu-user)
   # Two small packages that settle a choice in the dependencies above, which apt would otherwise settle with the first
   # name it reads: python3-munkres for matplotlib's fonttools ("python3-scipy | python3-munkres"; SciPy brings Pythran
   # and Boost's 15,500 headers) and dbus-x11 for Chromium's dconf ("default-dbus-session-bus | dbus-session-bus", which
@@ -45,12 +98,10 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
-  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
   # --force-unsafe-io: dpkg unpacks without an fsync per file, which halves the install of the train set in a bare
   # bookworm (docs/build.md, "Build cost"). The risk is only that of a power cut during the install, after
   # which the packages unpacked then may need `apt-get install --reinstall`; the ones installed before are untouched
   # unless apt upgrades them as dependencies.
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    -o Dpkg::Options::=--force-unsafe-io "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}"
 fi

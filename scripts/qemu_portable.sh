@@ -36,32 +36,7 @@ cmp -s <(tail -n +2 "$work/qemu_kernels.txt") <(tail -n +2 "$work/native_v2.txt"
   fail "the x86-64-v2 kernels give other bits under qemu than natively"
 for level in x86-64-v3 x86-64-v4; do
   TINYFORMER_KERNEL_ISA=$level "$check" > "$work/native_$level.txt" 2> /dev/null || continue  # a level this CPU lacks
-  /usr/bin/python3 - "$work/native_v2.txt" "$work/native_$level.txt" << 'PY' || exit 1
-import sys
-def arrays(path):
-    out = {}
-    for line in list(open(path))[1:]:
-        words = line.split()
-        values, label = [], []
-        for w in words:
-            try:
-                values.append(float.fromhex(w))
-            except ValueError:
-                label.append(w)
-        out[" ".join(label)] = values
-    return out
-base, other = arrays(sys.argv[1]), arrays(sys.argv[2])
-level = open(sys.argv[2]).readline().split()[1]
-assert base.keys() == other.keys(), (base.keys(), other.keys())
-for name, a in base.items():
-    b = other[name]
-    scale = max(max(abs(v) for v in a), 1e-30)
-    tol = 1e-5 if name.startswith("float") else 1e-12
-    worst = max(abs(x - y) for x, y in zip(a, b)) / scale
-    if worst > tol:
-        sys.exit(f"FAIL: {name}: {level} differs from x86-64-v2 by {worst:.3g} of the largest value (tolerance {tol})")
-print(f"kernels at {level} agree with x86-64-v2 on {len(base)} arrays (float within 1e-5, double within 1e-12)")
-PY
+  /usr/bin/python3 scripts/compare_kernel_check.py "$work/native_v2.txt" "$work/native_$level.txt" || exit 1
 done
 echo "qemu -cpu Nehalem: the kernel check ran at x86-64-v2 with the same bits as natively"
 [ $app -eq 1 ] || exit 0

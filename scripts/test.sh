@@ -65,12 +65,20 @@ x86_64=0
 [ "$(uname -m)" = x86_64 ] && x86_64=1
 [ $x86_64 -eq 0 ] || behind portable bash -c \
   'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' "$root"
-# The compile matrix (x86-64 only; docs/platforms.md): for 8 x86-64 CPUs with GCC and the 4 AVX-512 ones with clang,
-# warnings as errors, compile only, the library's unity batch that holds the dispatched SIMD kernels (ops/kernels/, where
-# GCC 12's AVX-512 warning was) and the ops around them: about 29 CPU s a build from an empty cache, 12 builds. The whole
-# library (about 180 CPU s a build) is `scripts/check_matrix.py` without --containing. Every target's line, its
-# warnings and CPU time are printed at its join.
+# The compile matrix (x86-64 only; docs/platforms.md): for 8 x86-64 CPUs with GCC and the 4 AVX-512 ones with
+# clang, warnings as errors, compile only, the library's unity batch that holds the dispatched SIMD kernels
+# (ops/kernels/, where GCC 12's AVX-512 warning was) and the ops around them: about 29 CPU s a build from an empty
+# cache, 12 builds. The whole library (about 180 CPU s a build) is `scripts/check_matrix.py` without --containing.
+# Every target's line, its warnings and CPU time are printed at its join.
 [ $x86_64 -eq 0 ] || behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --containing /ops/kernels/
+# Linux on ARM64 (x86-64 hosts; docs/platforms.md): cross-compiled, its CTest subset (the preset aarch64: the ops,
+# gradient checks, seeds, checkpoints, modules and tensors; 247 tests, about 160 CPU s under qemu) under qemu-aarch64,
+# and its kernels against x86-64's.
+if [ $x86_64 -eq 1 ]; then
+  step bash "$root/scripts/install_deps.sh" aarch64
+  behind aarch64 bash -c 'TINYFORMER_WERROR=ON bash "$0/scripts/build.sh" aarch64 tinyformer_tests \
+    tinyformer_kernel_check && cd "$0" && ctest --preset aarch64 -j "$(nproc)"' "$root"
+fi
 step bash "$root/scripts/build.sh" dev
 # The sanitizer build (clang) behind the release suite and the portable check, ahead of clang-tidy
 [ "${1:-}" = "--release-only" ] || behind sanitize-build bash "$root/scripts/build.sh" sanitize
@@ -80,10 +88,12 @@ step bash "$root/scripts/build.sh" dev
 # more threads ask for them.
 step bash -c 'cd "$0" && ctest --preset release -j "$(nproc)"' "$root"
 [ $x86_64 -eq 0 ] || join portable
-platforms() {  # the matrix's lines
+platforms() {  # the matrix's lines, the ARM64 suite's summary and its kernels against x86-64's
   [ $x86_64 -eq 1 ] || return 0
   join matrix
   grep '^compile matrix' "$logs/matrix.log" >&2
+  join aarch64
+  step bash "$root/scripts/qemu_aarch64.sh"
 }
 [ "${1:-}" = "--release-only" ] && { platforms; join tidy; exit 0; }
 join sanitize-build
