@@ -82,7 +82,7 @@ def main():
     peers = named(args.run_q if args.int8 else args.run_c, "--run-q" if args.int8 else "--run-c")
     if not peers:
         ap.error("give at least one binary of llama2.c: --run-c NAME=PATH (or with --int8, --run-q NAME=PATH)")
-    model = "model_q8.bin" if args.int8 else "model.bin"
+    model = "model_q80.bin" if args.int8 else "model.bin"
     with tempfile.TemporaryDirectory() as model_dir:
         fmt = "llama2c-q8" if args.int8 else "llama2c"
         subprocess.run([args.tinyformer, "export", args.checkpoint, "--format", fmt, "--out", model_dir], check=True,

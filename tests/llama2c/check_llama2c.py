@@ -5,6 +5,7 @@ SentencePiece's ids on generated texts, `sample --temperature 0` equal to run.c'
 tokenizers run.c cannot run refused in one line naming the option. With --run-c (a built llama2.c `run`), run.c's
 own output is compared too. A few seconds here (eight tiny trainings on configs/data/simple_english.txt)."""
 import argparse
+import json
 import os
 import random
 import subprocess
@@ -142,11 +143,26 @@ def check_q8(args, ckpt, name, prompt_check):
         print(f"runq.c reads it and prints: {theirs.strip()!r}")
 
 
+def check_int8_decoder(args, ckpt):
+    """The decoder's own int8 weights (`sample`'s engine, bench --sample --int8) against float32 on the tied model:
+    perplexity on the corpus's last 20 kB within 2 %, the most likely next token the same at 90 % of positions."""
+    text = os.path.join(args.work_dir, "tail.txt")
+    with open(CORPUS, encoding="utf-8") as f:
+        body = f.read()
+    with open(text, "w", encoding="utf-8") as f:
+        f.write(body[-20000:])
+    j = json.loads(run([args.int8_tool, ckpt, text, 2000, "Once upon a time", 40]).stdout)
+    assert j["perplexity_q8"] < 1.02 * j["perplexity_f32"] and j["top1_agreement"] >= 0.9, j
+    print(f"int8 decoder: perplexity {j['perplexity_q8']:.3f} against float32's {j['perplexity_f32']:.3f} on "
+          f"{j['scored_tokens']} tokens, top-1 agreement {j['top1_agreement']:.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--app", required=True)
     ap.add_argument("--logits-tool", required=True)
     ap.add_argument("--encode-tool", required=True)
+    ap.add_argument("--int8-tool", required=True)
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--run-c", default=os.environ.get("LLAMA2C_RUN", ""), help="a built llama2.c run (optional)")
     ap.add_argument("--run-q", default=os.environ.get("LLAMA2C_RUNQ", ""), help="a built llama2.c runq (optional)")
@@ -168,6 +184,7 @@ def main():
     check_encoder(args, tied, tok)
     check_greedy(args, tied, out, cfg, w, tok)
     check_q8(args, tied, "tied", True)
+    check_int8_decoder(args, tied)
 
     untied = train(args, "untied", *LLAMA, "model.tie_weights=false", "training.steps=3")
     check_logits(args, untied, export(args, untied, "untied_llama2c")[0])
