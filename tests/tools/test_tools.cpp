@@ -14,12 +14,10 @@ struct Tool {
   int (*run)(int, char**);
 };
 
-constexpr Tool kTools[] = {{"parity_dump", tf::test_tools::parity_dump},
-                           {"bad_files", tf::test_tools::bad_files},
-                           {"logits_dump", tf::test_tools::logits_dump},
-                           {"encode_text", tf::test_tools::encode_text},
-                           {"blas_core", tf::test_tools::blas_core},
-                           {"int8_agreement", tf::test_tools::int8_agreement}};
+constexpr Tool kTools[] = {
+    {"parity_dump", tf::test_tools::parity_dump}, {"bad_files", tf::test_tools::bad_files},
+    {"logits_dump", tf::test_tools::logits_dump}, {"encode_text", tf::test_tools::encode_text},
+    {"blas_core", tf::test_tools::blas_core},     {"int8_agreement", tf::test_tools::int8_agreement}};
 
 const Tool* find_tool(const char* path) {
   const char* slash = std::strrchr(path, '/');

@@ -5,11 +5,11 @@
 
 namespace tf::test_tools {
 
-int parity_dump(int argc, char** argv);  // tools/parity_dump.cpp: what tools/compare_with_pytorch.py compares
-int bad_files(int argc, char** argv);    // tools/bad_files.cpp: bad .npy files and damaged checkpoints
-int logits_dump(int argc, char** argv);  // tools/logits_dump.cpp: a checkpoint's logits for given token ids
-int encode_text(int argc, char** argv);  // tools/encode_text.cpp: the token ids of a text under a vocabulary
-int blas_core(int argc, char** argv);    // tools/blas_core.cpp: OpenBLAS's core type and who chose it
+int parity_dump(int argc, char** argv);     // tools/parity_dump.cpp: what tools/compare_with_pytorch.py compares
+int bad_files(int argc, char** argv);       // tools/bad_files.cpp: bad .npy files and damaged checkpoints
+int logits_dump(int argc, char** argv);     // tools/logits_dump.cpp: a checkpoint's logits for given token ids
+int encode_text(int argc, char** argv);     // tools/encode_text.cpp: the token ids of a text under a vocabulary
+int blas_core(int argc, char** argv);       // tools/blas_core.cpp: OpenBLAS's core type and who chose it
 int int8_agreement(int argc, char** argv);  // tools/int8_agreement.cpp: int8 decoding against float32 on a checkpoint
 
 }  // namespace tf::test_tools
