@@ -38,6 +38,7 @@ namespace {
 constexpr std::size_t kBlock = 64;            // tokens per GEMM block (a prompt, a recomputed window)
 constexpr std::size_t kRowPiece = 16;         // rows of a product are shared out over the threads in multiples of this
 constexpr std::size_t kPieceBytes = 1 << 15;  // at least this many weight bytes per thread's piece
+constexpr std::size_t kPiecesPerThread = 4;   // a product's pieces per thread (parallel_for_balanced)
 constexpr float kNormEps = 1e-5f;             // as nn::Norm
 constexpr double kRopeBase = 10000.0;         // as nn::CausalSelfAttention
 using kernels::kMatvecAlign;
@@ -285,13 +286,16 @@ void Decoder::Impl::matvec(const Matrix& m, const float* in, float* out, bool ac
   if (q8) kernels::quantize_q8<float>(m.cols, in, xq.data(), xs.data());
   const std::size_t pieces = (m.rows + kRowPiece - 1) / kRowPiece;
   const std::size_t piece_bytes = kRowPiece * m.packed_bytes(options.weights) / m.rows;
-  parallel_for(pieces, std::max<std::size_t>(1, kPieceBytes / piece_bytes), [&](std::size_t b0, std::size_t b1) {
-    const std::size_t r0 = b0 * kRowPiece, r1 = std::min(m.rows, b1 * kRowPiece);
-    if (q8)
-      kernels::matvec_q8<float>(r0, r1, m.ld, m.q, m.s, xq.data(), xs.data(), m.bias, out, accumulate);
-    else
-      kernels::matvec<float>(r0, r1, m.ld, m.f, in, m.bias, out, accumulate);
-  });
+  // with 2 threads or more, up to 4 pieces a thread: a worker the system wakes late leaves its share to the others
+  parallel_for_balanced(pieces, std::max<std::size_t>(1, kPieceBytes / piece_bytes), kPiecesPerThread,
+                        [&](std::size_t b0, std::size_t b1) {
+                          const std::size_t r0 = b0 * kRowPiece, r1 = std::min(m.rows, b1 * kRowPiece);
+                          if (q8)
+                            kernels::matvec_q8<float>(r0, r1, m.ld, m.q, m.s, xq.data(), xs.data(), m.bias, out,
+                                                      accumulate);
+                          else
+                            kernels::matvec<float>(r0, r1, m.ld, m.f, in, m.bias, out, accumulate);
+                        });
 }
 
 // out [n, rows] = in [n, cols] m^T (+ bias) (+ out), on the model's float32 weight

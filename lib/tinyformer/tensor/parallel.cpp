@@ -219,9 +219,15 @@ int default_threads() {
 }
 
 void parallel_for(std::size_t n, std::size_t min_per_piece, FunctionRef<void(std::size_t, std::size_t)> body) {
+  parallel_for_balanced(n, min_per_piece, 1, body);
+}
+
+void parallel_for_balanced(std::size_t n, std::size_t min_per_piece, std::size_t per_thread,
+                           FunctionRef<void(std::size_t, std::size_t)> body) {
   if (n == 0) return;
   const std::size_t by_size = std::max<std::size_t>(1, n / std::max<std::size_t>(1, min_per_piece));
-  const std::size_t pieces = std::min({static_cast<std::size_t>(g_threads), by_size, Pool::max_pieces});
+  const std::size_t pieces =
+      std::min({static_cast<std::size_t>(g_threads) * std::max<std::size_t>(1, per_thread), by_size, Pool::max_pieces});
   if (pieces <= 1 || t_in_region) {
     body(0, n);
     return;

@@ -51,5 +51,10 @@ int default_threads();
 // Calls body(begin, end) on contiguous pieces of [0, n), in parallel. Each piece holds at least
 // `min_per_piece` items (so small loops stay on one thread); pieces never overlap.
 void parallel_for(std::size_t n, std::size_t min_per_piece, FunctionRef<void(std::size_t begin, std::size_t end)> body);
+// The same in up to per_thread pieces per thread, claimed by whichever thread is free: a thread that starts late (one
+// the system descheduled on a loaded machine) takes fewer pieces instead of holding the others up. For short loops
+// run many times, such as the decoder's matrix-vector products.
+void parallel_for_balanced(std::size_t n, std::size_t min_per_piece, std::size_t per_thread,
+                           FunctionRef<void(std::size_t begin, std::size_t end)> body);
 
 }  // namespace tf
