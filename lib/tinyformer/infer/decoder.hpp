@@ -3,8 +3,9 @@
 // recorded and nothing is allocated per token: the weights are packed once for matrix-vector products (float32 rows
 // padded to 64 bytes, or int8 per group of 32 as llama2.c's runq.c), and the activations, the keys and values of
 // every layer (the KV cache) and the logits live in buffers made when the decoder is built. One token reads each
-// weight once, so a token costs about the time the memory takes to deliver the weights (docs/performance.md, "Round four").
-// Several tokens at once (a prompt, a window recomputed) go through GEMM on the model's float32 weights instead.
+// weight once, so a token costs about the time the memory takes to deliver the weights (docs/performance.md, "Round
+// four"). Several tokens at once (a prompt, a window recomputed) go through GEMM on the model's float32 weights
+// instead.
 //
 // Past the context (T positions), the window the model sees moves:
 //   rope     a rolling window: the keys and values stay cached at their positions (a ring buffer), and each new
