@@ -228,7 +228,7 @@ void parallel_for_balanced(std::size_t n, std::size_t min_per_piece, std::size_t
   const std::size_t by_size = std::max<std::size_t>(1, n / std::max<std::size_t>(1, min_per_piece));
   const std::size_t pieces =
       std::min({static_cast<std::size_t>(g_threads) * std::max<std::size_t>(1, per_thread), by_size, Pool::max_pieces});
-  if (pieces <= 1 || t_in_region) {
+  if (g_threads <= 1 || pieces <= 1 || t_in_region) {  // one thread: no pool, however many pieces per thread
     body(0, n);
     return;
   }
