@@ -13,11 +13,13 @@
 #include "tinyformer/ops/kernels/isa.hpp"
 
 // attend_query: q [D], out [D]; w [n1 + n2] scratch (the weights p on return)
+// NOLINTBEGIN(bugprone-macro-parentheses): S is a type, which may not be parenthesised
 #define TF_ATTEND_KERNELS(KERNEL, S)                                                                      \
   KERNEL(void, attend_query,                                                                              \
          (const S* q, std::size_t D, S scale, std::size_t ldk, const S* kt1, const S* v1, std::size_t n1, \
           const S* kt2, const S* v2, std::size_t n2, S* w, S* out),                                       \
          (q, D, scale, ldk, kt1, v1, n1, kt2, v2, n2, w, out))
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace TF_KERNEL_NAMESPACE {
 TF_ATTEND_KERNELS(TF_KERNEL_DECLARE, S)

@@ -27,6 +27,7 @@
 // quantize_q8: x [n] -> q [groups * kQ8Group], s [groups], groups = ceil(n / kQ8Group); q past n is 0
 // matvec_q8:   rows [r0, r1) of the int8 product above; bias may be null
 // S is float (the decoder's) or double (a reference: the same arithmetic on plain loops).
+// NOLINTBEGIN(bugprone-macro-parentheses): S is a type, which may not be parenthesised
 #define TF_MATVEC_KERNELS(KERNEL, S)                                                                                  \
   KERNEL(                                                                                                             \
       void, matvec,                                                                                                   \
@@ -37,6 +38,7 @@
          (std::size_t r0, std::size_t r1, std::size_t groups, const std::int8_t* wq, const S* ws,                     \
           const std::int8_t* xq, const S* xs, const S* bias, S* y, bool accumulate),                                  \
          (r0, r1, groups, wq, ws, xq, xs, bias, y, accumulate))
+// NOLINTEND(bugprone-macro-parentheses)
 
 namespace TF_KERNEL_NAMESPACE {
 TF_MATVEC_KERNELS(TF_KERNEL_DECLARE, S)
