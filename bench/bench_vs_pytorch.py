@@ -10,6 +10,12 @@ alone), tinyformer's GFLOP/s and fraction of the measured 2-thread SGEMM peak (t
 --gemm`: the faster of OpenBLAS, libxsmm and the choice per shape, so the fraction is of this machine's best
 library), and the peak RSS of the two runs in the ratio.
 
+Both sides get the same OpenBLAS kernels: PyTorch (Debian's links the system OpenBLAS) runs with OPENBLAS_CORETYPE set
+to the core type tinyformer runs (the `openblas_core` of `tinyformer bench --gemm`: on a CPU Debian's OpenBLAS does not
+know, the best this CPU allows instead of its fallback, tensor/blas_core.hpp), unless OPENBLAS_CORETYPE is set already;
+each PyTorch worker reports the core type it ran, and the table's first line says it. PyTorch's Linear layers go
+through oneDNN, which picks its own kernels from the CPU.
+
 Shapes: tiny, small, medium, large (the bench's), and with --scaling T64 ... T1024 instead: T = 64 ... 1024 at
 V 512, C 256, H 8, L 4 and 2048 tokens a step (B = 2048 / T), as `tinyformer bench --scaling`.
 
@@ -70,10 +76,24 @@ def peak_rss_mb():
     return 0.0
 
 
-def torch_worker(shape, threads, steps, warmup):
-    """One PyTorch measurement in a fresh process, so its peak RSS is that shape's alone."""
+def openblas_core():
+    """The core type the process's OpenBLAS runs (the one PyTorch and NumPy share here)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+    except OSError:
+        return "not OpenBLAS"
+    lib.openblas_get_corename.restype = ctypes.c_char_p
+    return lib.openblas_get_corename().decode()
+
+
+def torch_worker(shape, threads, steps, warmup, coretype):
+    """One PyTorch measurement in a fresh process, so its peak RSS is that shape's alone, with OPENBLAS_CORETYPE."""
+    env = dict(os.environ)
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", shape, str(threads), str(steps),
-                          str(warmup)], check=True, capture_output=True, text=True).stdout
+                          str(warmup)], check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -98,11 +118,15 @@ def main():
         shape, threads, steps, warmup = args.torch_worker
         ms = torch_ms_per_step(shape, int(threads), int(steps), int(warmup))
         rss_mb = peak_rss_mb()
-        print(json.dumps({"ms_per_step": ms, "peak_rss_mb": rss_mb}))
+        print(json.dumps({"ms_per_step": ms, "peak_rss_mb": rss_mb, "openblas_core": openblas_core()}))
         return 0
+    cores = set()  # the OpenBLAS core type tinyformer ran, as each `bench --gemm` reported it
+
     def sgemm_peak():  # the best library's 2-thread SGEMM GFLOP/s, measured before every shape
         gemm = subprocess.run([args.tinyformer, "bench", "--gemm"], check=True, capture_output=True, text=True).stdout
-        return max(json.loads(line)["sgemm_gflops"] for line in gemm.splitlines() if '"threads": 2' in line)
+        lines = [json.loads(line) for line in gemm.splitlines() if line.startswith("{")]
+        cores.update(j["openblas_core"] for j in lines if "openblas_core" in j)
+        return max(j["sgemm_gflops"] for j in lines if j["threads"] == 2)
 
     shapes = SCALING if args.scaling else args.shapes.split(",")
     for shape in shapes:
@@ -110,12 +134,16 @@ def main():
             ap.error(f"unknown shape {shape}: expected one of {', '.join(SHAPES)}")
     peaks = []
     rows = []
+    torch_cores = set()
     for shape in shapes:
         peaks.append(sgemm_peak())
+        # PyTorch gets tinyformer's OpenBLAS kernels, unless the user chose a core type for both
+        coretype = None if os.environ.get("OPENBLAS_CORETYPE") else next(iter(cores), None)
         pt, tf = {}, {}  # threads -> the best (lowest median) measurement over the rounds
         for _ in range(args.rounds):
             for threads in (1, 2):
-                p = torch_worker(shape, threads, args.steps, args.warmup)
+                p = torch_worker(shape, threads, args.steps, args.warmup, coretype)
+                torch_cores.add(p["openblas_core"])
                 p["threads"] = threads
                 if threads not in pt or p["ms_per_step"] < pt[threads]["ms_per_step"]:
                     pt[threads] = p
@@ -126,6 +154,9 @@ def main():
         print(f"{shape}: PyTorch {pt[1]['ms_per_step']:.1f} / {pt[2]['ms_per_step']:.1f} ms, tinyformer "
               f"{tf[1]['ms_per_step']:.1f} / {tf[2]['ms_per_step']:.1f} ms (1 / 2 threads)", file=sys.stderr, flush=True)
     peak2 = max(peaks)
+    given = "set by the user" if os.environ.get("OPENBLAS_CORETYPE") else "given to PyTorch as tinyformer chose it"
+    print(f"OpenBLAS core type: tinyformer {', '.join(sorted(cores))}, PyTorch {', '.join(sorted(torch_cores))} "
+          f"(OPENBLAS_CORETYPE {given})")
     print(f"SGEMM peak measured here: {peak2:.1f} GFLOP/s at 2 threads (best of {', '.join(f'{p:.1f}' for p in peaks)})\n")
     lead = "| T | B " if args.scaling else "| shape (V, T, C, H, L, B) "
     print(lead + "| PyTorch ms/step 1T / 2T | tinyformer ms/step 1T / 2T | PyTorch / tinyformer (best of 1T, 2T each) | "

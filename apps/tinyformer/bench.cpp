@@ -11,8 +11,10 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <xsimd/xsimd.hpp>
 #include <xtensor/xview.hpp>
 
+#include "model_loading.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/dist/gradients.hpp"
 #include "tinyformer/infer/sample.hpp"
@@ -24,6 +26,7 @@
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
+#include "tinyformer/tensor/huge_pages.hpp"
 #include "tinyformer/tensor/median.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 
@@ -274,6 +277,163 @@ std::string to_json_line(const SampleBenchResult& r) {
                       {"uncached_tokens_per_s", std::round(r.uncached_tokens_per_s * 10) / 10},
                       {"speedup", std::round(r.cached_tokens_per_s / r.uncached_tokens_per_s * 100) / 100},
                       {"identical_tokens", r.identical}};
+  return j.dump();
+}
+
+namespace {
+
+// A buffer for the bandwidth kernels: huge pages (as the decoder's weights), every page written.
+class BandwidthBuffer {
+ public:
+  explicit BandwidthBuffer(std::size_t bytes) : buffer_(bytes), n_(std::max<std::size_t>(bytes / sizeof(double), 1)) {
+    for (std::size_t i = 0; i < n_; ++i) data()[i] = static_cast<double>(i % 1024) * 0.5;
+  }
+  double* data() { return reinterpret_cast<double*>(buffer_.data()); }
+  std::size_t size() const { return n_; }
+
+ private:
+  HugePageBuffer buffer_;
+  std::size_t n_;
+};
+
+// Each thread its contiguous part of [0, n): as many pieces as threads.
+template <class Body>
+void split_over_threads(std::size_t n, const Body& body) {
+  const auto pieces = static_cast<std::size_t>(num_threads());
+  parallel_for(pieces, 1, [&](std::size_t p0, std::size_t p1) {
+    for (std::size_t p = p0; p < p1; ++p) body(n * p / pieces, n * (p + 1) / pieces);
+  });
+}
+
+// The median GB/s of `repeats` passes of kernel(), each moving `bytes`.
+template <class Kernel>
+double median_gbps(std::size_t bytes, int repeats, const Kernel& kernel) {
+  kernel();  // untimed: the pages and the caches as the timed passes find them
+  std::vector<double> rates;
+  for (int r = 0; r < repeats; ++r) {
+    const auto t0 = Clock::now();
+    kernel();
+    rates.push_back(static_cast<double>(bytes) / std::chrono::duration<double>(Clock::now() - t0).count() / 1e9);
+  }
+  return median(rates);
+}
+
+// sum of a[begin, end) in four SIMD chains, so that the adds keep up with any memory (the result is kept so that the
+// loads are not optimised away)
+double read_sum(const double* a, std::size_t begin, std::size_t end) {
+  using B = xsimd::batch<double>;
+  constexpr std::size_t W = B::size;
+  B s0(0.0), s1(0.0), s2(0.0), s3(0.0);
+  std::size_t i = begin;
+  for (; i + 4 * W <= end; i += 4 * W) {
+    s0 += B::load_unaligned(a + i);
+    s1 += B::load_unaligned(a + i + W);
+    s2 += B::load_unaligned(a + i + 2 * W);
+    s3 += B::load_unaligned(a + i + 3 * W);
+  }
+  double total = xsimd::hadd(s0 + s1 + s2 + s3);
+  for (; i < end; ++i) total += a[i];
+  return total;
+}
+
+volatile double g_bandwidth_sink = 0;
+
+}  // namespace
+
+double read_bandwidth_gbps(std::size_t bytes, int threads, int repeats) {
+  set_num_threads(threads);
+  BandwidthBuffer a(bytes);
+  return median_gbps(a.size() * sizeof(double), repeats, [&] {
+    split_over_threads(a.size(), [&](std::size_t b, std::size_t e) { g_bandwidth_sink = read_sum(a.data(), b, e); });
+  });
+}
+
+std::vector<BandwidthResult> measure_bandwidth(int threads, std::size_t array_bytes, int repeats) {
+  set_num_threads(threads);
+  BandwidthBuffer a(array_bytes), b(array_bytes), c(array_bytes);
+  const std::size_t n = a.size(), bytes = n * sizeof(double);
+  std::vector<BandwidthResult> out;
+  auto add = [&](const char* kernel, double gbps) { out.push_back({kernel, threads, bytes, gbps}); };
+  add("read", median_gbps(bytes, repeats, [&] {
+        split_over_threads(n, [&](std::size_t i0, std::size_t i1) { g_bandwidth_sink = read_sum(a.data(), i0, i1); });
+      }));
+  add("copy", median_gbps(2 * bytes, repeats, [&] {
+        split_over_threads(n, [&](std::size_t i0, std::size_t i1) {
+          double* cc = c.data();
+          const double* aa = a.data();
+          for (std::size_t i = i0; i < i1; ++i) cc[i] = aa[i];
+        });
+      }));
+  add("triad", median_gbps(3 * bytes, repeats, [&] {
+        split_over_threads(n, [&](std::size_t i0, std::size_t i1) {
+          double* aa = a.data();
+          const double *bb = b.data(), *cc = c.data();
+          for (std::size_t i = i0; i < i1; ++i) aa[i] = bb[i] + 3.0 * cc[i];
+        });
+      }));
+  return out;
+}
+
+std::string to_json_line(const BandwidthResult& r) {
+  const nlohmann::json j = {{"bandwidth", r.kernel},
+                            {"threads", r.threads},
+                            {"array_mb", std::round(static_cast<double>(r.array_bytes) / 1e5) / 10},
+                            {"gb_per_s", std::round(r.gb_per_s * 10) / 10}};
+  return j.dump();
+}
+
+CheckpointSampleResult bench_checkpoint_sampling(const std::string& checkpoint, const std::string& prompt,
+                                                 std::size_t new_tokens, int threads, infer::DecoderWeights weights) {
+  set_num_threads(threads);
+  app::LoadedModel loaded = app::load_trained_model(checkpoint);
+  const std::vector<Index> ids = app::encode_prompt(loaded, prompt);
+  infer::DecoderOptions decoder_options;
+  decoder_options.weights = weights;
+  infer::Decoder decoder(*loaded.model, decoder_options);
+  infer::SampleOptions options;
+  options.temperature = 0;
+  Rng rng(1);
+  {  // untimed: the first products fault in the buffers' pages
+    infer::SampleOptions warmup = options;
+    warmup.new_tokens = 8;
+    infer::generate(decoder, {ids.front()}, warmup, rng);
+  }
+  options.new_tokens = new_tokens;
+  CheckpointSampleResult r;
+  r.checkpoint = checkpoint;
+  r.weights = infer::name(weights);
+  r.threads = threads;
+  r.prompt_tokens = ids.size();
+  r.weight_bytes_per_token = decoder.weight_bytes_per_token();
+  // the read bandwidth of as many bytes right before and right after: the larger median (the load of a shared machine
+  // comes and goes)
+  r.read_gb_per_s = read_bandwidth_gbps(r.weight_bytes_per_token, threads, 9);
+  const auto t0 = Clock::now();
+  const double cpu0 = process_cpu_ms();
+  r.tokens = infer::generate(decoder, ids, options, rng);
+  r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  r.cpu_seconds = (process_cpu_ms() - cpu0) / 1e3;
+  r.read_gb_per_s = std::max(r.read_gb_per_s, read_bandwidth_gbps(r.weight_bytes_per_token, threads, 9));
+  r.new_tokens = r.tokens.size() - ids.size();
+  r.tokens_per_s = static_cast<double>(r.new_tokens) / r.seconds;
+  r.weight_gb_per_s = static_cast<double>(r.weight_bytes_per_token) * r.tokens_per_s / 1e9;
+  return r;
+}
+
+std::string to_json_line(const CheckpointSampleResult& r) {
+  const nlohmann::json j = {
+      {"sample", r.checkpoint},
+      {"weights", r.weights},
+      {"threads", r.threads},
+      {"prompt_tokens", r.prompt_tokens},
+      {"new_tokens", r.new_tokens},
+      {"tokens_per_s", std::round(r.tokens_per_s * 10) / 10},
+      {"cpu_ms_per_token", std::round(r.cpu_seconds * 1e6 / static_cast<double>(r.new_tokens)) / 1e3},
+      {"weight_mb_per_token", std::round(static_cast<double>(r.weight_bytes_per_token) / 1e4) / 100},
+      {"weight_gb_per_s", std::round(r.weight_gb_per_s * 10) / 10},
+      {"read_gb_per_s", std::round(r.read_gb_per_s * 10) / 10},
+      {"bandwidth_fraction", std::round(r.weight_gb_per_s / r.read_gb_per_s * 1000) / 1000},
+      {"kernels", kernels::kernel_isa()}};
   return j.dump();
 }
 

@@ -8,6 +8,7 @@
 
 #include "tinyformer/autograd/profile.hpp"
 #include "tinyformer/config/config.hpp"
+#include "tinyformer/infer/decoder.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 
 namespace tf::bench {
@@ -74,6 +75,41 @@ struct SampleBenchResult {
 };
 SampleBenchResult bench_sampling(const BenchShape& shape, int threads, std::size_t new_tokens);
 std::string to_json_line(const SampleBenchResult& r);
+
+// bench --sample --checkpoint: the decoding speed of a trained model, as `sample` runs it (infer::generate on an
+// infer::Decoder): the prompt encoded as `sample` encodes it, then `new_tokens` tokens at temperature 0 (no stop at
+// <s>), timed from the prompt's first token to the last new one, after the weights were packed (and an untimed warm-up
+// of 8 tokens from <s> alone). The bytes of weights one token reads over the time a token takes, against the read
+// bandwidth of the same bytes measured right before and after in the same process with the same threads (the larger
+// of the two, read_bandwidth_gbps).
+struct CheckpointSampleResult {
+  std::string checkpoint, weights;  // weights: "f32" or "q8"
+  int threads = 1;
+  std::size_t prompt_tokens = 0, new_tokens = 0;
+  double seconds = 0, tokens_per_s = 0;
+  double cpu_seconds = 0;  // the process's CPU time (all threads) in the same span: free of the time others held cores
+  std::size_t weight_bytes_per_token = 0;
+  double weight_gb_per_s = 0;  // weight_bytes_per_token * tokens_per_s / 1e9
+  double read_gb_per_s = 0;    // the machine's read bandwidth over a buffer that size
+  std::vector<Index> tokens;   // prompt + new tokens
+};
+CheckpointSampleResult bench_checkpoint_sampling(const std::string& checkpoint, const std::string& prompt,
+                                                 std::size_t new_tokens, int threads, infer::DecoderWeights weights);
+std::string to_json_line(const CheckpointSampleResult& r);
+
+// bench --bandwidth: STREAM-like kernels on arrays of `array_bytes` each with `threads` threads of the pool, each
+// thread on its own contiguous part: read (a sum of a, the decoder's access), copy (c = a), triad (a = b + s c). GB/s
+// counts the bytes the kernel names (read 1, copy 2, triad 3 arrays), the median of `repeats` passes.
+struct BandwidthResult {
+  std::string kernel;
+  int threads = 1;
+  std::size_t array_bytes = 0;
+  double gb_per_s = 0;
+};
+std::vector<BandwidthResult> measure_bandwidth(int threads, std::size_t array_bytes, int repeats);
+std::string to_json_line(const BandwidthResult& r);
+// The read kernel alone over a buffer of `bytes` (huge pages advised, as the decoder's weights), the median GB/s.
+double read_bandwidth_gbps(std::size_t bytes, int threads, int repeats);
 
 // Median SGEMM GFLOP/s on transformer-shaped products (x [4096,256] W [256,768], its dW = dY^T X over 4096 rows, and
 // 1024^3) with `threads` threads, every product on the library(ies) of `policy` (it replaces the plan so far).

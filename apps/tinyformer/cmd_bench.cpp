@@ -14,10 +14,12 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "bench.hpp"
 #include "commands.hpp"
 #include "tinyformer/dist/dist.hpp"
+#include "tinyformer/tensor/blas_core.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
@@ -66,18 +68,41 @@ struct BenchOpts {
   bool sample = false;
   bool scaling = false;
   std::size_t new_tokens = 256;
+  std::string checkpoint;  // --sample of a trained model
+  std::string prompt = "Once upon a time";
+  bool int8 = false;
+  bool bandwidth = false;
+  std::size_t array_mb = 128;
 };
 
-// --gemm: each library alone, then the choice per shape (auto): the best line is the machine's SGEMM peak.
+// --bandwidth: the STREAM-like kernels at 1 and 2 threads (or --threads alone).
+void print_bandwidth(const BenchOpts& o, bool threads_given) {
+  std::vector<int> counts{1, 2};
+  if (threads_given) counts = {o.threads};
+  for (int t : counts)
+    for (const auto& r : bench::measure_bandwidth(t, o.array_mb << 20, 9)) fmt::print("{}\n", bench::to_json_line(r));
+}
+
+// --gemm: each library alone, then the choice per shape (auto): the best line is the machine's SGEMM peak. Each line
+// names the kernels its libraries run: OpenBLAS's core type (and who chose it, tensor/blas_core.hpp) and libxsmm's
+// target instruction set.
 void print_sgemm_peaks() {
   std::vector<gemm_plan::Policy> policies{gemm_plan::Policy::openblas};
   if (xsmm::built_in()) policies.push_back(gemm_plan::Policy::libxsmm);
   policies.push_back(gemm_plan::Policy::automatic);
+  const blas::CoreChoice& core = blas::core_choice();
   for (int t : {1, 2})
     for (gemm_plan::Policy p : policies) {
       const double gflops = bench::measure_sgemm_gflops(t, p);
-      if (dist::is_root())
-        fmt::print("{{\"sgemm_gflops\": {:.1f}, \"threads\": {}, \"gemm\": \"{}\"}}\n", gflops, t, gemm_plan::name(p));
+      if (!dist::is_root()) continue;
+      nlohmann::json j = {{"sgemm_gflops", std::round(gflops * 10) / 10}, {"threads", t}, {"gemm", gemm_plan::name(p)}};
+      if (p != gemm_plan::Policy::libxsmm) {
+        j["openblas_core"] = core.running;
+        j["openblas_own_core"] = core.own;
+        j["openblas_core_decided_by"] = core.decided_by;
+      }
+      if (p != gemm_plan::Policy::openblas) j["libxsmm_target"] = xsmm::target();
+      fmt::print("{}\n", j.dump());
     }
 }
 
@@ -104,6 +129,12 @@ void run_shapes(const BenchOpts& o) {
     shapes = bench::bench_shapes();
   else
     shapes.push_back(bench::bench_shape(o.shape));
+  if (!o.checkpoint.empty()) {  // --sample of a trained model
+    const auto weights = o.int8 ? infer::DecoderWeights::q8 : infer::DecoderWeights::f32;
+    fmt::print("{}\n", bench::to_json_line(
+                           bench::bench_checkpoint_sampling(o.checkpoint, o.prompt, o.new_tokens, o.threads, weights)));
+    return;
+  }
   for (const auto& s : shapes) {
     if (o.sample) {
       fmt::print("{}\n", bench::to_json_line(bench::bench_sampling(s, o.threads, o.new_tokens)));
@@ -120,6 +151,35 @@ void run_shapes(const BenchOpts& o) {
       fmt::print("{}\n", bench::compare_gemm_plans(s, o.threads, o.steps, o.warmup, o.compare_gemm));
     std::fflush(stdout);
   }
+}
+
+// bench's options of decoding and memory: --checkpoint, --prompt and --int8 (with --sample), --bandwidth and
+// --array-mb. --checkpoint excludes `shapes` (--shape, --scaling), --bandwidth those and `timing` (what times steps).
+void add_decoding_options(CLI::App* cmd, BenchOpts& o, CLI::Option* sample, const std::vector<CLI::Option*>& shapes,
+                          const std::vector<CLI::Option*>& timing) {
+  CLI::Option* checkpoint =
+      cmd->add_option("--checkpoint", o.checkpoint,
+                      "With --sample: time the decoding of this checkpoint as `sample` runs it (greedy, --new-tokens "
+                      "after --prompt), with the bytes of weights a token reads and the fraction of the read "
+                      "bandwidth measured over as many bytes")
+          ->check(readable_file())
+          ->needs(sample);
+  cmd->add_option("--prompt", o.prompt, "With --checkpoint: the prompt")->capture_default_str()->needs(checkpoint);
+  cmd->add_flag("--int8", o.int8, "With --checkpoint: decode with int8 weights (per group of 32, as llama2.c's runq.c)")
+      ->needs(checkpoint);
+  CLI::Option* bandwidth = cmd->add_flag(
+      "--bandwidth", o.bandwidth,
+      "Print the memory bandwidth instead: STREAM-like read, copy and triad at 1 and 2 threads (or --threads)");
+  cmd->add_option("--array-mb", o.array_mb, "With --bandwidth: MiB per array")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16384))
+      ->needs(bandwidth);
+  bandwidth->excludes(sample);
+  for (CLI::Option* other : shapes) {
+    checkpoint->excludes(other);
+    bandwidth->excludes(other);
+  }
+  for (CLI::Option* other : timing) bandwidth->excludes(other);
 }
 
 }  // namespace
@@ -165,8 +225,10 @@ void add_bench_command(CLI::App& app) {
                       "median of the paired step-time ratios, which resolves a few percent on a machine whose "
                       "speed differs from one process to the next")
           ->check(CLI::IsMember({"openblas", "libxsmm", "other"}));
-  CLI::Option* sample =
-      cmd->add_flag("--sample", o->sample, "Time sampling instead: tokens/s with and without the KV cache");
+  CLI::Option* sample = cmd->add_flag(
+      "--sample", o->sample,
+      "Time sampling instead: tokens/s with and without the KV cache (of a random model of each --shape), "
+      "or of a trained model with --checkpoint");
   CLI::Option* scaling = cmd->add_flag(
       "--scaling", o->scaling,
       "Time T = 64, 128, 256, 512, 1024 at V 512, C 256, H 8, L 4 and 2048 tokens a step, each in a fresh "
@@ -175,6 +237,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str()
       ->check(whole_number(1, kMaxSampledTokens, "a bound on the time and memory of one sample"))
       ->needs(sample);
+  add_decoding_options(cmd, *o, sample, {shape, scaling}, {steps, warmup, profile, check_gemm, compare_gemm, gemm});
   // A flag the chosen benchmark would ignore is a usage error: --gemm measures SGEMM alone, --sample times no step.
   gemm->excludes(shape)->excludes(threads)->excludes(steps)->excludes(warmup)->excludes(profile)->excludes(check_gemm);
   gemm->excludes(sample)->excludes(scaling)->excludes(compare_gemm);
@@ -183,11 +246,14 @@ void add_bench_command(CLI::App& app) {
   scaling->excludes(shape);  // --scaling's own shapes
   cmd->callback([o] {
     select_action([o] {
+      const bool threads_given = o->threads != 0;
       if (o->threads == 0) o->threads = default_threads();
       if (!o->compare_gemm.empty() && dist::size() > 1)
         throw std::invalid_argument("bench --compare-gemm times steps in one process: run it without mpirun");
       if (o->gemm)
         print_sgemm_peaks();
+      else if (o->bandwidth)
+        print_bandwidth(*o, threads_given);
       else if (o->scaling && !started_by_launcher())
         run_scaling_in_fresh_processes(*o);
       else

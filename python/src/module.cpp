@@ -13,6 +13,7 @@
 
 #include "tensor.hpp"
 #include "tinyformer/runs/errors.hpp"
+#include "tinyformer/tensor/blas_core.hpp"
 
 namespace {
 
@@ -106,4 +107,17 @@ PYBIND11_MODULE(_core, m) {
   tf::python::bind_nn(m);
   tf::python::bind_runs(m);
   tf::python::bind_report(m);
+  m.def(
+      "blas_core",
+      [] {
+        const tf::blas::CoreChoice& c = tf::blas::core_choice();
+        pybind11::dict d;
+        d["running"] = c.running;
+        d["own"] = c.own;
+        d["cpu_best"] = c.cpu_best;
+        d["decided_by"] = c.decided_by;
+        return d;
+      },
+      "OpenBLAS's core type as tinyformer chose it at import (the process's one OpenBLAS, NumPy's and PyTorch's too): "
+      "running, own (OpenBLAS's choice before), cpu_best and decided_by");
 }

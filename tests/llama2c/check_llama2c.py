@@ -5,6 +5,7 @@ SentencePiece's ids on generated texts, `sample --temperature 0` equal to run.c'
 tokenizers run.c cannot run refused in one line naming the option. With --run-c (a built llama2.c `run`), run.c's
 own output is compared too. A few seconds here (eight tiny trainings on configs/data/simple_english.txt)."""
 import argparse
+import json
 import os
 import random
 import subprocess
@@ -40,9 +41,9 @@ def train(args, name, *overrides):
     return os.path.join(out, "checkpoint.safetensors")
 
 
-def export(args, ckpt, name, expect_ok=True):
+def export(args, ckpt, name, expect_ok=True, fmt="llama2c"):
     out = os.path.join(args.work_dir, name)
-    p = run([args.app, "export", ckpt, "--format", "llama2c", "--out", out], expect_ok)
+    p = run([args.app, "export", ckpt, "--format", fmt, "--out", out], expect_ok)
     return out, p
 
 
@@ -105,14 +106,70 @@ def check_greedy(args, ckpt, out, cfg, w, tok):
               f"{' and run.c prints it too' if args.run_c else ''}: {ours.strip()!r}")
 
 
+def check_q8(args, ckpt, name, prompt_check):
+    """--format llama2c-q8 (runq.c's model_q80.bin): each weight within half its group's scale of model.bin's, the
+    scale max|w| / 127, the norms exact, the same tokenizer.bin; the logits through the dequantised weights close."""
+    out = export(args, ckpt, name + "_llama2c")[0]
+    out_q = export(args, ckpt, name + "_llama2c_q8", fmt="llama2c-q8")[0]
+    cfg, w = llama2c.read_model(os.path.join(out, "model.bin"))
+    cfg_q, w_q, gs = llama2c.read_model_q80(os.path.join(out_q, "model_q80.bin"))
+    assert {k: cfg[k] for k in llama2c.HEADER} == {k: cfg_q[k] for k in llama2c.HEADER}, (cfg, cfg_q)
+    assert cfg["shared_classifier"] == cfg_q["shared_classifier"]
+    assert open(os.path.join(out, "tokenizer.bin"), "rb").read() == open(os.path.join(out_q, "tokenizer.bin"),
+                                                                          "rb").read()
+    worst = 0.0
+    for k, v in w_q.items():
+        ref = w[k]
+        if k.startswith("rms_"):
+            assert np.array_equal(v, ref), k
+            continue
+        groups, deq = ref.reshape(-1, gs), v.reshape(-1, gs)
+        scale = np.abs(groups).max(axis=1, keepdims=True) / 127
+        err = np.abs(groups - deq)
+        assert np.all(err <= scale * (0.5 + 1e-5) + 1e-12), (k, float((err / np.maximum(scale, 1e-30)).max()))
+        worst = max(worst, float((err / np.maximum(scale, 1e-30)).max()))
+    tok = llama2c.read_tokenizer(os.path.join(out, "tokenizer.bin"), cfg["vocab_size"])
+    ids = llama2c.encode(tok, "Once upon a time, there was a little fox. It lived in the woods")[:cfg["seq_len"]]
+    f, q = llama2c.forward(cfg, w, ids), llama2c.forward(cfg_q, w_q, ids)
+    rel = float(np.abs(f - q).max() / np.abs(f).max())
+    assert rel < 0.05, rel
+    agree = float(np.mean(f.argmax(axis=1) == q.argmax(axis=1)))
+    print(f"llama2c-q8 ({name}): group size {gs}, every weight within {worst:.3f} of its group's scale, logits of "
+          f"{len(ids)} tokens within {rel:.2e} of the largest, argmax agreeing at {agree:.0%} of positions")
+    if args.run_q and prompt_check:
+        theirs = run([args.run_q, os.path.join(out_q, "model_q80.bin"), "-z", os.path.join(out_q, "tokenizer.bin"),
+                      "-t", "0", "-n", 40, "-i", "Once upon a time"]).stdout
+        assert theirs.startswith("Once upon a time") and len(theirs) > len("Once upon a time\n"), theirs
+        print(f"runq.c reads it and prints: {theirs.strip()!r}")
+
+
+def check_int8_decoder(args, ckpt):
+    """The decoder's own int8 weights (`sample`'s engine, bench --sample --int8) against float32 on the tied model:
+    perplexity on the corpus's last 20 kB within 2 %, the most likely next token the same at 90 % of positions."""
+    text = os.path.join(args.work_dir, "tail.txt")
+    with open(CORPUS, encoding="utf-8") as f:
+        body = f.read()
+    with open(text, "w", encoding="utf-8") as f:
+        f.write(body[-20000:])
+    j = json.loads(run([args.int8_tool, ckpt, text, 2000, "Once upon a time", 40]).stdout)
+    assert j["perplexity_q8"] < 1.02 * j["perplexity_f32"] and j["top1_agreement"] >= 0.9, j
+    print(f"int8 decoder: perplexity {j['perplexity_q8']:.3f} against float32's {j['perplexity_f32']:.3f} on "
+          f"{j['scored_tokens']} tokens, top-1 agreement {j['top1_agreement']:.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--app", required=True)
     ap.add_argument("--logits-tool", required=True)
     ap.add_argument("--encode-tool", required=True)
+    ap.add_argument("--int8-tool", required=True)
     ap.add_argument("--work-dir", required=True)
     ap.add_argument("--run-c", default=os.environ.get("LLAMA2C_RUN", ""), help="a built llama2.c run (optional)")
+    ap.add_argument("--run-q", default=os.environ.get("LLAMA2C_RUNQ", ""), help="a built llama2.c runq (optional)")
     args = ap.parse_args()
+    if args.run_q and not os.access(args.run_q, os.X_OK):
+        print(f"note: {args.run_q} is not an executable file: runq.c itself is not run")
+        args.run_q = ""
     if args.run_c and not os.access(args.run_c, os.X_OK):
         print(f"note: {args.run_c} is not an executable file: run.c itself is not run")
         args.run_c = ""
@@ -126,9 +183,12 @@ def main():
     cfg, w, tok = check_logits(args, tied, out)
     check_encoder(args, tied, tok)
     check_greedy(args, tied, out, cfg, w, tok)
+    check_q8(args, tied, "tied", True)
+    check_int8_decoder(args, tied)
 
     untied = train(args, "untied", *LLAMA, "model.tie_weights=false", "training.steps=3")
     check_logits(args, untied, export(args, untied, "untied_llama2c")[0])
+    check_q8(args, untied, "untied", False)
     # grouped-query attention: 4 query heads on 2 key/value heads (run.c's n_kv_heads, kv head = h / (H / Hkv))
     gqa = train(args, "gqa", *LLAMA, "model.tie_weights=true", "model.n_kv_head=2", "training.steps=3")
     check_logits(args, gqa, export(args, gqa, "gqa_llama2c")[0])
@@ -144,6 +204,11 @@ def main():
         assert len(lines) == 1 and key in lines[0], (name, p.stderr)
         assert not os.path.exists(os.path.join(out, "model.bin")), name
         print(f"refused ({name}): {lines[0]}")
+        if name == "layernorm":  # llama2c-q8 goes through the same checks
+            out, p = export(args, ckpt, name + "_llama2c_q8", expect_ok=False, fmt="llama2c-q8")
+            lines = p.stderr.strip().split("\n")
+            assert len(lines) == 1 and key in lines[0], (name, p.stderr)
+            assert not os.path.exists(os.path.join(out, "model_q80.bin")), name
     return 0
 
 

@@ -41,6 +41,54 @@ def read_model(path):
     return cfg, weights
 
 
+
+Q80_MAGIC = 0x616B3432  # "ak42"
+
+
+def read_model_q80(path):
+    """(config dict, weights dict of float32 arrays, group size) of a version-2 model_q80.bin (runq.c's), each int8
+    weight dequantised as q * its group's scale; ValueError when the header or the sizes do not add up."""
+    data = open(path, "rb").read()
+    if len(data) < 256:
+        raise ValueError(f"{path}: {len(data)} bytes, shorter than the 256-byte header")
+    magic, version = struct.unpack_from("<Ii", data, 0)
+    if magic != Q80_MAGIC or version != 2:
+        raise ValueError(f"{path}: magic {magic:#x} version {version}, expected {Q80_MAGIC:#x} version 2")
+    cfg = dict(zip(HEADER, struct.unpack_from("<7i", data, 8)))
+    (shared,), (gs,) = struct.unpack_from("<B", data, 36), struct.unpack_from("<i", data, 37)
+    cfg["shared_classifier"] = bool(shared)
+    C, F, L, H, KV, V, T = (cfg[k] for k in HEADER)
+    if min(C, F, L, H, KV, V, T, gs) <= 0 or C % H or H % KV or C % gs or F % gs:
+        raise ValueError(f"{path}: header {cfg}, group size {gs} is not a model runq.c computes")
+    if any(data[41:256]):
+        raise ValueError(f"{path}: the header's padding is not zeros")
+    D = C // H
+    at, weights = 256, {}
+    for name, shape in [("rms_att_weight", (L, C)), ("rms_ffn_weight", (L, C)), ("rms_final_weight", (C,))]:
+        n = int(np.prod(shape))
+        weights[name] = np.frombuffer(data, dtype="<f4", count=n, offset=at).reshape(shape)
+        at += 4 * n
+    quantised = [("token_embedding_table", (V, C)), ("wq", (L, C, C)), ("wk", (L, KV * D, C)),
+                 ("wv", (L, KV * D, C)), ("wo", (L, C, C)), ("w1", (L, F, C)), ("w2", (L, C, F)), ("w3", (L, F, C))]
+    if not shared:
+        quantised.append(("wcls", (V, C)))
+    for name, shape in quantised:
+        per = int(np.prod(shape[-2:]))  # one tensor per layer, each its int8 values then its scales
+        layers = []
+        for _ in range(int(np.prod(shape[:-2]))):
+            if at + per + 4 * (per // gs) > len(data):
+                raise ValueError(f"{path}: ends inside {name}")
+            q = np.frombuffer(data, dtype=np.int8, count=per, offset=at).astype(np.float32)
+            s = np.frombuffer(data, dtype="<f4", count=per // gs, offset=at + per)
+            layers.append((q.reshape(-1, gs) * s[:, None]).reshape(shape[-2:]))
+            at += per + 4 * (per // gs)
+        weights[name] = np.stack(layers).reshape(shape)
+    if at != len(data):
+        raise ValueError(f"{path}: {len(data) - at} bytes after the weights")
+    if shared:
+        weights["wcls"] = weights["token_embedding_table"]
+    return cfg, weights, gs
+
 def rmsnorm(x, w):
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-5) * w
 

@@ -1,4 +1,4 @@
-// One executable for the four test tools, chosen by the name it is started under (a link per tool, made by
+// One executable for the test tools, chosen by the name it is started under (a link per tool, made by
 // tests/CMakeLists.txt), or by its first argument: `tinyformer_test_tools logits_dump ...`. One executable instead of
 // four compiles the headers they share once: the four sources took 24.7 CPU s apart and 11.0-11.9 as one batch in the
 // release build (GCC 12, -O1), 25.5 and 10.9 in the sanitizer build (clang 14, -O0; docs/build.md).
@@ -14,11 +14,11 @@ struct Tool {
   int (*run)(int, char**);
 };
 
-constexpr Tool kTools[] = {{"parity_dump", tf::test_tools::parity_dump},
-                           {"bad_files", tf::test_tools::bad_files},
-                           {"logits_dump", tf::test_tools::logits_dump},
-                           {"encode_text", tf::test_tools::encode_text},
-                           {"runs_probe", tf::test_tools::runs_probe}};
+constexpr Tool kTools[] = {
+    {"parity_dump", tf::test_tools::parity_dump},      {"bad_files", tf::test_tools::bad_files},
+    {"logits_dump", tf::test_tools::logits_dump},      {"encode_text", tf::test_tools::encode_text},
+    {"runs_probe", tf::test_tools::runs_probe},        {"blas_core", tf::test_tools::blas_core},
+    {"int8_agreement", tf::test_tools::int8_agreement}};
 
 const Tool* find_tool(const char* path) {
   const char* slash = std::strrchr(path, '/');

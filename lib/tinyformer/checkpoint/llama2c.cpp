@@ -1,9 +1,13 @@
 #include "tinyformer/checkpoint/llama2c.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -16,6 +20,8 @@
 namespace tf::checkpoint {
 
 namespace {
+
+constexpr std::uint32_t kRunqMagic = 0x616b3432;  // "ak42", llama2.c's version-2 files
 
 void append_raw(std::string& out, const void* p, std::size_t n) { out.append(static_cast<const char*>(p), n); }
 void append_i32(std::string& out, std::int32_t v) { append_raw(out, &v, sizeof v); }
@@ -74,9 +80,17 @@ std::string tokenizer_bin(const data::Vocabulary& vocab) {
   return out + body;
 }
 
-}  // namespace
+// The model as llama2.c lays it out, after the checks that run.c can compute it: header values and the weights in
+// llama2.c's order (wq and wk rows in run.c's rope pairs), each a list of one tensor per layer.
+struct Llama2cModel {
+  std::size_t C = 0, F = 0, L = 0, H = 0, Hkv = 0, V = 0, T = 0;
+  bool shared_classifier = true;
+  data::Vocabulary vocab;
+  Array<float> token_embedding, rms_final, wcls;  // wcls: when not shared
+  std::vector<Array<float>> rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3;
+};
 
-void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir) {
+Llama2cModel llama2c_model(const io::SafetensorsFile& file) {
   namespace mk = config::keys::model;
   const config::ModelConfig m = read_model_config(file);
   const std::string& path = file.path();
@@ -85,43 +99,107 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
   need(m.position == config::Position::rope, path, mk::position, config::to_string(m.position), "rope");
   need(!m.bias, path, mk::bias, "true", "false");
   const TrainingState state = read_training_state(file);
-  const data::Vocabulary vocab = read_vocabulary(state.vocab, path);
+  Llama2cModel out;
+  out.vocab = read_vocabulary(state.vocab, path);
   const config::RunConfig run = config::load_config_text(state.config_yaml, path + " (its config)");
-  need(vocab.layout() == data::Vocabulary::Layout::sentencepiece && run.data.tokenizer == config::Tokenizer::bpe, path,
-       config::keys::data::tokenizer, config::to_string(run.data.tokenizer),
+  need(out.vocab.layout() == data::Vocabulary::Layout::sentencepiece && run.data.tokenizer == config::Tokenizer::bpe,
+       path, config::keys::data::tokenizer, config::to_string(run.data.tokenizer),
        "bpe (its encoder merges pieces by score, which reproduces SentencePiece's BPE)");
 
   // run.c reads one tokenizer entry per id of the model's vocabulary: fewer pieces would read past tokenizer.bin
-  if (vocab.size() != *m.vocab_size)
+  if (out.vocab.size() != *m.vocab_size)
     throw std::invalid_argument(fmt::format("export --format llama2c: {}: its tokenizer has {} pieces but its model "
                                             "{} ({}); llama2.c's run.c needs one piece per id (a corrupt checkpoint)",
-                                            path, vocab.size(), *m.vocab_size, mk::vocab_size));
-  const std::size_t C = m.d_model, H = m.n_head, D = C / H, L = m.n_layer, F = nn::mlp_hidden(m);
+                                            path, out.vocab.size(), *m.vocab_size, mk::vocab_size));
+  out.C = m.d_model, out.H = m.n_head, out.L = m.n_layer, out.F = nn::mlp_hidden(m);
+  const std::size_t C = out.C, H = out.H, D = C / H, F = out.F;
   // grouped-query attention: run.c's n_kv_heads, query head h reading key/value head h / (H / Hkv) as tinyformer's
-  const std::size_t Hkv = m.n_kv_head == 0 ? H : m.n_kv_head;
-  const std::size_t V = *m.vocab_size, T = *m.context;
-  std::string bin;
-  for (std::size_t v : {C, F, L, H, Hkv}) append_i32(bin, static_cast<std::int32_t>(v));
-  append_i32(bin, m.tie_weights ? static_cast<std::int32_t>(V) : -static_cast<std::int32_t>(V));
-  append_i32(bin, static_cast<std::int32_t>(T));
+  out.Hkv = m.n_kv_head == 0 ? H : m.n_kv_head;
+  const std::size_t Hkv = out.Hkv;
+  out.V = *m.vocab_size, out.T = *m.context;
+  out.shared_classifier = m.tie_weights;
   auto get = [&](const std::string& name) { return file.get_f32(name); };
   auto block = [](std::size_t l, const char* name) { return fmt::format("transformer.h.{}.{}", l, name); };
-  append_floats(bin, get("transformer.wte.weight"));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, get(block(l, "ln_1.weight")));
-  std::vector<Array<float>> c_attn;
-  // c_attn [(H + 2 Hkv) D, C]: the H q heads, then the Hkv k heads, then the Hkv v heads
-  for (std::size_t l = 0; l < L; ++l) c_attn.push_back(get(block(l, "attn.c_attn.weight")));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, heads_to_pairs(c_attn[l], 0, H, D));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, heads_to_pairs(c_attn[l], C, Hkv, D));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, rows(c_attn[l], C + Hkv * D, Hkv * D));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, get(block(l, "attn.c_proj.weight")));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, get(block(l, "ln_2.weight")));
-  std::vector<Array<float>> c_fc;
-  for (std::size_t l = 0; l < L; ++l) c_fc.push_back(get(block(l, "mlp.c_fc.weight")));  // [2F, C]: gate, up
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, rows(c_fc[l], 0, F));           // w1: the gate
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, get(block(l, "mlp.c_proj.weight")));
-  for (std::size_t l = 0; l < L; ++l) append_floats(bin, rows(c_fc[l], F, F));  // w3: the up projection
-  append_floats(bin, get("transformer.ln_f.weight"));
+  out.token_embedding = get("transformer.wte.weight");
+  for (std::size_t l = 0; l < out.L; ++l) {
+    out.rms_att.push_back(get(block(l, "ln_1.weight")));
+    // c_attn [(H + 2 Hkv) D, C]: the H q heads, then the Hkv k heads, then the Hkv v heads
+    const Array<float> c_attn = get(block(l, "attn.c_attn.weight"));
+    out.wq.push_back(heads_to_pairs(c_attn, 0, H, D));
+    out.wk.push_back(heads_to_pairs(c_attn, C, Hkv, D));
+    out.wv.push_back(rows(c_attn, C + Hkv * D, Hkv * D));
+    out.wo.push_back(get(block(l, "attn.c_proj.weight")));
+    out.rms_ffn.push_back(get(block(l, "ln_2.weight")));
+    const Array<float> c_fc = get(block(l, "mlp.c_fc.weight"));  // [2F, C]: gate, up
+    out.w1.push_back(rows(c_fc, 0, F));                          // the gate
+    out.w2.push_back(get(block(l, "mlp.c_proj.weight")));
+    out.w3.push_back(rows(c_fc, F, F));  // the up projection
+  }
+  out.rms_final = get("transformer.ln_f.weight");
+  if (!m.tie_weights) out.wcls = get("lm_head.weight");
+  return out;
+}
+
+// Writes the files of `files` (name, bytes) into out_dir (created when missing). Every file is written in full before
+// any replaces its target, and a directory made here is removed again when they cannot be: a refused export leaves
+// nothing behind.
+void write_files(const std::string& out_dir, const std::vector<std::pair<std::string, std::string>>& files) {
+  std::error_code ec;
+  const bool made = !std::filesystem::exists(out_dir, ec);
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw std::runtime_error(fmt::format("--out {}: cannot create the directory: {}", out_dir, ec.message()));
+  try {
+    std::vector<std::unique_ptr<io::AtomicFile>> outs;  // AtomicFile does not move
+    for (const auto& [name, bytes] : files) {
+      outs.push_back(std::make_unique<io::AtomicFile>((std::filesystem::path(out_dir) / name).string()));
+      outs.back()->write(bytes);
+    }
+    for (auto& out : outs) out->commit();
+  } catch (...) {
+    if (made) std::filesystem::remove_all(out_dir, ec);
+    throw;
+  }
+}
+
+// The largest group size of llama2.c's export (64, halved) that divides both of runq.c's input widths, dim and
+// hidden_dim: runq.c quantises a vector in whole groups and drops a partial last one.
+std::int32_t runq_group_size(std::size_t C, std::size_t F) {
+  std::size_t g = 64;
+  while (g > 1 && (C % g != 0 || F % g != 0)) g /= 2;
+  return static_cast<std::int32_t>(g);
+}
+
+// A tensor as runq.c reads it: int8 values, then a float scale per group of `group` values (kernels::quantize_q8's
+// rule, in groups of `group` over the flattened tensor; rows are whole groups since `group` divides their width).
+void append_q8(std::string& out, const Array<float>& w, std::size_t group) {
+  const std::size_t n = w.size(), groups = n / group;
+  std::vector<std::int8_t> q(n);
+  std::vector<float> s(groups);
+  const float* x = w.data();
+  for (std::size_t g = 0; g < groups; ++g) {
+    float amax = 0.f;
+    for (std::size_t j = g * group; j < (g + 1) * group; ++j) amax = std::max(amax, std::fabs(x[j]));
+    s[g] = amax / 127.f;
+    for (std::size_t j = g * group; j < (g + 1) * group; ++j)
+      q[j] = s[g] > 0 ? static_cast<std::int8_t>(std::round(x[j] / s[g])) : std::int8_t{0};
+  }
+  append_raw(out, q.data(), q.size());
+  append_raw(out, s.data(), s.size() * sizeof(float));
+}
+
+}  // namespace
+
+void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir) {
+  const Llama2cModel m = llama2c_model(file);
+  const std::size_t C = m.C, H = m.H, D = C / H, V = m.V, T = m.T;
+  std::string bin;
+  for (std::size_t v : {m.C, m.F, m.L, m.H, m.Hkv}) append_i32(bin, static_cast<std::int32_t>(v));
+  append_i32(bin, m.shared_classifier ? static_cast<std::int32_t>(V) : -static_cast<std::int32_t>(V));
+  append_i32(bin, static_cast<std::int32_t>(T));
+  append_floats(bin, m.token_embedding);
+  for (const auto* list : {&m.rms_att, &m.wq, &m.wk, &m.wv, &m.wo, &m.rms_ffn, &m.w1, &m.w2, &m.w3})
+    for (const Array<float>& a : *list) append_floats(bin, a);
+  append_floats(bin, m.rms_final);
   // what llama2.c's legacy export writes here (run.c skips it): cos and sin of p * 10000^(-2i/D), [T, D/2] each
   for (const bool sine : {false, true})
     for (std::size_t p = 0; p < T; ++p)
@@ -130,26 +208,30 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
         const float v = static_cast<float>(sine ? std::sin(angle) : std::cos(angle));
         append_raw(bin, &v, sizeof v);
       }
-  if (!m.tie_weights) append_floats(bin, get("lm_head.weight"));
+  if (!m.shared_classifier) append_floats(bin, m.wcls);
+  write_files(out_dir, {{"model.bin", bin}, {"tokenizer.bin", tokenizer_bin(m.vocab)}});
+}
 
-  // Both files are written in full before either replaces its target, and a directory made here is removed again
-  // when they cannot be: a refused export leaves nothing behind.
-  const std::string tokenizer = tokenizer_bin(vocab);
-  std::error_code ec;
-  const bool made = !std::filesystem::exists(out_dir, ec);
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw std::runtime_error(fmt::format("--out {}: cannot create the directory: {}", out_dir, ec.message()));
-  try {
-    io::AtomicFile model_file((std::filesystem::path(out_dir) / "model.bin").string());
-    io::AtomicFile tokenizer_file((std::filesystem::path(out_dir) / "tokenizer.bin").string());
-    model_file.write(bin);
-    tokenizer_file.write(tokenizer);
-    model_file.commit();
-    tokenizer_file.commit();
-  } catch (...) {
-    if (made) std::filesystem::remove_all(out_dir, ec);
-    throw;
-  }
+void export_llama2c_q8(const io::SafetensorsFile& file, const std::string& out_dir) {
+  const Llama2cModel m = llama2c_model(file);
+  const std::int32_t group = runq_group_size(m.C, m.F);
+  std::string bin;
+  append_raw(bin, &kRunqMagic, sizeof kRunqMagic);
+  append_i32(bin, 2);  // version
+  for (std::size_t v : {m.C, m.F, m.L, m.H, m.Hkv, m.V, m.T}) append_i32(bin, static_cast<std::int32_t>(v));
+  const std::uint8_t shared = m.shared_classifier ? 1 : 0;
+  append_raw(bin, &shared, 1);
+  append_i32(bin, group);
+  bin.resize(256, '\0');  // the header is 256 bytes
+  for (const auto* list : {&m.rms_att, &m.rms_ffn})
+    for (const Array<float>& a : *list) append_floats(bin, a);
+  append_floats(bin, m.rms_final);
+  const auto g = static_cast<std::size_t>(group);
+  append_q8(bin, m.token_embedding, g);
+  for (const auto* list : {&m.wq, &m.wk, &m.wv, &m.wo, &m.w1, &m.w2, &m.w3})
+    for (const Array<float>& a : *list) append_q8(bin, a, g);
+  if (!m.shared_classifier) append_q8(bin, m.wcls, g);
+  write_files(out_dir, {{"model_q80.bin", bin}, {"tokenizer.bin", tokenizer_bin(m.vocab)}});
 }
 
 }  // namespace tf::checkpoint

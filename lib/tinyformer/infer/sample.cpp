@@ -32,13 +32,13 @@ std::vector<double> next_token_probs(const Array<float>& last_logits, double tem
   return z;
 }
 
-Index choose_token(const Array<float>& last_logits, const SampleOptions& options, Rng& rng) {
+Index choose_token(const float* z, std::size_t V, const SampleOptions& options, Rng& rng) {
   if (!(options.temperature >= 0))
     throw std::invalid_argument(fmt::format("temperature must be >= 0, got {}", options.temperature));
-  const float* z = last_logits.data();
-  const std::size_t V = last_logits.size();
   if (options.temperature == 0) return static_cast<Index>(std::max_element(z, z + V) - z);
-  const std::vector<double> p = next_token_probs(last_logits, options.temperature, options.top_k);
+  Array<float> logits = Array<float>::from_shape({V});
+  std::copy_n(z, V, logits.data());
+  const std::vector<double> p = next_token_probs(logits, options.temperature, options.top_k);
   double u = rng.uniform(), acc = 0;  // inverse-CDF draw
   std::size_t chosen = V - 1;
   for (std::size_t i = 0; i < V; ++i) {
@@ -52,6 +52,10 @@ Index choose_token(const Array<float>& last_logits, const SampleOptions& options
   return static_cast<Index>(chosen);
 }
 
+Index choose_token(const Array<float>& last_logits, const SampleOptions& options, Rng& rng) {
+  return choose_token(last_logits.data(), last_logits.size(), options, rng);
+}
+
 namespace {
 
 IndexArray row_of(const std::vector<Index>& ids, std::size_t begin) {
@@ -60,47 +64,59 @@ IndexArray row_of(const std::vector<Index>& ids, std::size_t begin) {
   return x;
 }
 
-// The logits of the last position of `ids` [V]: with the cache, only the tokens it has not seen are run (the cache
-// is rebuilt from the last `context` tokens once the sequence is longer than the context).
-Array<float> last_logits(nn::GPT<float>& model, const std::vector<Index>& ids, bool use_cache,
-                         std::vector<nn::KVCache<float>>& cache) {
+// Weights that are finite can still overflow (3e38 in a layer norm's gain): no token can be drawn from such logits.
+void check_finite(const float* logits, std::size_t V, std::size_t tokens) {
+  for (std::size_t v = 0; v < V; ++v)
+    if (!std::isfinite(logits[v]))
+      throw NonFiniteLogits(fmt::format("the logits after {} tokens are not finite ({} for token {}); the weights "
+                                        "overflow",
+                                        tokens, logits[v], v));
+}
+
+// Without the cache: the logits of the last position of `ids` from the model's forward on the last `context` tokens.
+Array<float> recomputed_logits(nn::GPT<float>& model, const std::vector<Index>& ids) {
   const std::size_t context = model.context();
   const std::size_t start = ids.size() > context ? ids.size() - context : 0;  // crop to the context
-  Array<float> logits;
-  if (!use_cache) {
-    logits = model.forward(row_of(ids, start)).value();
-  } else {
-    std::size_t seen = cache.front().length;
-    if (start > 0 || seen > ids.size()) {  // past the context: the positions shift, so start over
-      for (auto& layer : cache) layer.length = 0;
-      seen = start;
-    }
-    logits = model.forward_cached(row_of(ids, seen), cache).value();
-  }
+  const Array<float> logits = model.forward(row_of(ids, start)).value();
   const std::size_t n = logits.shape()[1], V = logits.shape()[2];
   Array<float> last = Array<float>::from_shape({V});
   std::copy(logits.data() + (n - 1) * V, logits.data() + n * V, last.data());
-  // Weights that are finite can still overflow (3e38 in a layer norm's gain): no token can be drawn from such logits.
-  for (std::size_t v = 0; v < V; ++v)
-    if (!std::isfinite(last.data()[v]))
-      throw NonFiniteLogits(fmt::format("the logits after {} tokens are not finite ({} for token {}); the weights "
-                                        "overflow",
-                                        ids.size(), last.data()[v], v));
   return last;
 }
 
 }  // namespace
 
+std::vector<Index> generate(Decoder& decoder, const std::vector<Index>& prompt, const SampleOptions& options,
+                            Rng& rng) {
+  if (prompt.empty()) throw std::invalid_argument("generate: the prompt is empty; give at least one token");
+  std::vector<Index> ids = prompt;
+  ids.reserve(prompt.size() + options.new_tokens);
+  for (std::size_t step = 0; step < options.new_tokens; ++step) {
+    const std::vector<float>& logits = decoder.next_logits(ids);
+    check_finite(logits.data(), logits.size(), ids.size());
+    const Index next = choose_token(logits.data(), logits.size(), options, rng);
+    if (next == options.stop_id) break;
+    ids.push_back(next);
+    if (options.on_token) options.on_token(ids);
+  }
+  return ids;
+}
+
 std::vector<Index> generate(nn::GPT<float>& model, const std::vector<Index>& prompt, const SampleOptions& options,
                             Rng& rng) {
   if (prompt.empty()) throw std::invalid_argument("generate: the prompt is empty; give at least one token");
+  if (options.use_cache) {
+    Decoder decoder(model, options.decoder);
+    return generate(decoder, prompt, options, rng);
+  }
   NoGradGuard no_grad;
   const bool was_training = model.training();
   model.eval();
   std::vector<Index> ids = prompt;
-  auto cache = options.use_cache ? model.make_cache() : std::vector<nn::KVCache<float>>{};
   for (std::size_t step = 0; step < options.new_tokens; ++step) {
-    const Index next = choose_token(last_logits(model, ids, options.use_cache, cache), options, rng);
+    const Array<float> last = recomputed_logits(model, ids);
+    check_finite(last.data(), last.size(), ids.size());
+    const Index next = choose_token(last, options, rng);
     if (next == options.stop_id) break;
     ids.push_back(next);
     if (options.on_token) options.on_token(ids);

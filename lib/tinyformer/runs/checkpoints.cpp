@@ -57,13 +57,22 @@ Prompt encode_prompt(const LoadedGPT& model, const std::string& text, const std:
   return encode_prompt(model.vocab, model.model->context(), text, argument, overflow);
 }
 
+std::string export_model_file(const std::string& format) {
+  return format == "llama2c-q8" ? "model_q80.bin" : "model.bin";
+}
+
 void export_checkpoint(const std::string& path, const std::string& format, const std::string& out_dir) {
   at_boundary([&] {
-    if (format != "llama2c")
-      throw Error(ErrorKind::value, fmt::format("--format '{}': valid formats are llama2c", format));
-    check_output_dir(out_dir, {"model.bin", "tokenizer.bin"});  // before the checkpoint is read
+    if (format != "llama2c" && format != "llama2c-q8")
+      throw Error(ErrorKind::value, fmt::format("--format '{}': valid formats are llama2c, llama2c-q8", format));
+    const bool q8 = format == "llama2c-q8";
+    check_output_dir(out_dir, {export_model_file(format), "tokenizer.bin"});  // before the checkpoint is read
     const LoadedGPT checked = load_gpt(path);  // every check a sample makes: vocabulary, config, finite weights
-    checkpoint::export_llama2c(io::SafetensorsFile::load(path), out_dir);
+    const io::SafetensorsFile file = io::SafetensorsFile::load(path);
+    if (q8)
+      checkpoint::export_llama2c_q8(file, out_dir);
+    else
+      checkpoint::export_llama2c(file, out_dir);
   });
 }
 

@@ -28,9 +28,11 @@ std::unique_ptr<data::DataSource> run_data_if_available(const LoadedGPT& model, 
 Prompt encode_prompt(const LoadedGPT& model, const std::string& text, const std::string& argument = "prompt",
                      Overflow overflow = Overflow::keep_last);
 
-// Writes out_dir/model.bin and out_dir/tokenizer.bin for llama2.c's run.c (checkpoint/llama2c.hpp), after checking
-// out_dir and opening the checkpoint with every check above; a refused export writes nothing and creates no
-// directory. `format` must be "llama2c".
+// Writes out_dir/model.bin (format "llama2c", for llama2.c's run.c) or out_dir/model_q80.bin ("llama2c-q8", int8
+// weights for runq.c), and out_dir/tokenizer.bin (checkpoint/llama2c.hpp), after checking out_dir and opening the
+// checkpoint with every check above; a refused export writes nothing and creates no directory.
 void export_checkpoint(const std::string& path, const std::string& format, const std::string& out_dir);
+// The model file export_checkpoint writes for `format`: model.bin or model_q80.bin.
+std::string export_model_file(const std::string& format);
 
 }  // namespace tf::runs

@@ -10,6 +10,7 @@
 #include <xsimd/config/xsimd_config.hpp>
 #include <xsimd/memory/xsimd_aligned_allocator.hpp>
 
+#include "tinyformer/tensor/blas_core.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/median.hpp"
@@ -25,6 +26,8 @@ int as_int(std::size_t v) { return static_cast<int>(v); }
 // a's k values are a row (stride 1) or, transposed, a column (stride lda).
 void call_openblas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::size_t lda, const float* b,
                    std::size_t ldb, float beta, float* c, std::size_t ldc) {
+  static const bool best_core = !blas::core_choice().running.empty();  // chosen before the first product (blas_core)
+  (void)best_core;
   if (s.m == 1) {
     const int inc_a = ta ? as_int(lda) : 1;
     if (tb)  // op(B)^T = B [n,k]

@@ -49,6 +49,12 @@ bool for_each_call(bool trans_a, std::size_t m, std::size_t n, std::size_t k, fl
 
 bool built_in() { return true; }
 
+const char* target() {
+  static const bool initialised = (libxsmm_init(), true);
+  (void)initialised;
+  return libxsmm_get_target_arch();
+}
+
 bool product(bool trans_a, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
              const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
   constexpr std::size_t most = INT_MAX;
@@ -74,6 +80,7 @@ bool product(bool trans_a, std::size_t m, std::size_t n, std::size_t k, float al
 
 namespace tf::xsmm {
 bool built_in() { return false; }
+const char* target() { return ""; }
 bool product(bool, std::size_t, std::size_t, std::size_t, float, const float*, std::size_t, const float*, std::size_t,
              float, float*, std::size_t) {
   return false;

@@ -13,6 +13,9 @@ namespace tf::xsmm {
 
 // Whether the library was built with libxsmm.
 bool built_in();
+// The instruction set libxsmm's JIT generates code for on this CPU (libxsmm_get_target_arch: "hsw", "skx", "clx",
+// "cpx", "spr", ...), or "" without libxsmm.
+const char* target();
 
 // Computes the product and returns true, or returns false having written nothing (no libxsmm, a value of
 // alpha or beta without a kernel, or a dimension past int).

@@ -61,7 +61,7 @@ class Pool {
   static constexpr std::size_t max_pieces = 0xffff;
 
   // Runs task(0..pieces-1) on this thread and the workers, each piece once. pieces <= max_pieces.
-  void run(std::size_t pieces, const std::function<void(std::size_t)>& task) {
+  void run(std::size_t pieces, FunctionRef<void(std::size_t)> task) {
     task_ = &task;
     finished_.store(0, std::memory_order_relaxed);
     {
@@ -120,7 +120,7 @@ class Pool {
   }
 
   // Runs one piece; the first exception of a run is kept and rethrown on the calling thread.
-  void run_piece(const std::function<void(std::size_t)>& task, std::size_t piece) {
+  void run_piece(FunctionRef<void(std::size_t)> task, std::size_t piece) {
     RegionFlag flag;
     try {
       task(piece);
@@ -150,7 +150,7 @@ class Pool {
   std::condition_variable wake_, done_;
   std::atomic<std::uint64_t> ticket_{0};
   std::atomic<std::size_t> finished_{0};  // pieces of the current run that have ended
-  const std::function<void(std::size_t)>* task_ = nullptr;
+  const FunctionRef<void(std::size_t)>* task_ = nullptr;
   std::atomic<bool> stop_{false};
   std::exception_ptr error_;  // guarded by mutex_
 };
@@ -221,11 +221,17 @@ int default_threads() {
   return from_environment > 0 ? from_environment : physical_cores();
 }
 
-void parallel_for(std::size_t n, std::size_t min_per_piece, const std::function<void(std::size_t, std::size_t)>& body) {
+void parallel_for(std::size_t n, std::size_t min_per_piece, FunctionRef<void(std::size_t, std::size_t)> body) {
+  parallel_for_balanced(n, min_per_piece, 1, body);
+}
+
+void parallel_for_balanced(std::size_t n, std::size_t min_per_piece, std::size_t per_thread,
+                           FunctionRef<void(std::size_t, std::size_t)> body) {
   if (n == 0) return;
   const std::size_t by_size = std::max<std::size_t>(1, n / std::max<std::size_t>(1, min_per_piece));
-  const std::size_t pieces = std::min({static_cast<std::size_t>(g_threads), by_size, Pool::max_pieces});
-  if (pieces <= 1 || t_in_region) {
+  const std::size_t pieces =
+      std::min({static_cast<std::size_t>(g_threads) * std::max<std::size_t>(1, per_thread), by_size, Pool::max_pieces});
+  if (g_threads <= 1 || pieces <= 1 || t_in_region) {  // one thread: no pool, however many pieces per thread
     body(0, n);
     return;
   }

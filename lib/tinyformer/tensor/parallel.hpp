@@ -5,9 +5,31 @@
 // so results are bit-identical whatever the thread count. One pool per process: parallel_for is meant
 // to be called from one thread at a time (the training loop's).
 #include <cstddef>
-#include <functional>
+#include <type_traits>
+#include <utility>
 
 namespace tf {
+
+// A callable passed down without being copied or owned (a function_ref): a pointer to it and a function that calls it.
+// It must not outlive the callable. Unlike std::function it never allocates, so a loop of parallel_for calls (a
+// decoder's token) allocates nothing whatever its body captures.
+template <class Signature>
+class FunctionRef;
+template <class R, class... Args>
+class FunctionRef<R(Args...)> {
+ public:
+  template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef> &&
+                                              std::is_invocable_r_v<R, F&, Args...>>>
+  FunctionRef(F&& f) noexcept  // NOLINT(google-explicit-constructor): stands in for a callable, as std::function
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))), call_([](void* o, Args... args) -> R {
+          return (*static_cast<std::remove_reference_t<F>*>(o))(std::forward<Args>(args)...);
+        }) {}
+  R operator()(Args... args) const { return call_(object_, std::forward<Args>(args)...); }
+
+ private:
+  void* object_;
+  R (*call_)(void*, Args...);
+};
 
 int num_threads();
 void set_num_threads(int n);  // 1 <= n <= max_threads() (else std::invalid_argument); BLAS: one thread per caller
@@ -28,7 +50,11 @@ int default_threads();
 
 // Calls body(begin, end) on contiguous pieces of [0, n), in parallel. Each piece holds at least
 // `min_per_piece` items (so small loops stay on one thread); pieces never overlap.
-void parallel_for(std::size_t n, std::size_t min_per_piece,
-                  const std::function<void(std::size_t begin, std::size_t end)>& body);
+void parallel_for(std::size_t n, std::size_t min_per_piece, FunctionRef<void(std::size_t begin, std::size_t end)> body);
+// The same in up to per_thread pieces per thread, claimed by whichever thread is free: a thread that starts late (one
+// the system descheduled on a loaded machine) takes fewer pieces instead of holding the others up. For short loops
+// run many times, such as the decoder's matrix-vector products.
+void parallel_for_balanced(std::size_t n, std::size_t min_per_piece, std::size_t per_thread,
+                           FunctionRef<void(std::size_t begin, std::size_t end)> body);
 
 }  // namespace tf
