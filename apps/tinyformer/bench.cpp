@@ -14,7 +14,6 @@
 #include <xsimd/xsimd.hpp>
 #include <xtensor/xview.hpp>
 
-#include "model_loading.hpp"
 #include "tinyformer/dist/dist.hpp"
 #include "tinyformer/dist/gradients.hpp"
 #include "tinyformer/infer/sample.hpp"
@@ -22,6 +21,7 @@
 #include "tinyformer/ops/kernels/dispatch.hpp"
 #include "tinyformer/optim/adam.hpp"
 #include "tinyformer/optim/param_groups.hpp"
+#include "tinyformer/runs/checkpoints.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
@@ -385,8 +385,8 @@ std::string to_json_line(const BandwidthResult& r) {
 CheckpointSampleResult bench_checkpoint_sampling(const std::string& checkpoint, const std::string& prompt,
                                                  std::size_t new_tokens, int threads, infer::DecoderWeights weights) {
   set_num_threads(threads);
-  app::LoadedModel loaded = app::load_trained_model(checkpoint);
-  const std::vector<Index> ids = app::encode_prompt(loaded, prompt);
+  LoadedGPT loaded = runs::open_checkpoint(checkpoint);
+  const std::vector<Index> ids = runs::encode_prompt(loaded, prompt, "--prompt").ids;
   infer::DecoderOptions decoder_options;
   decoder_options.weights = weights;
   infer::Decoder decoder(*loaded.model, decoder_options);

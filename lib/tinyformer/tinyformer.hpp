@@ -6,9 +6,11 @@
 
 // tensor: Array<S> (xtensor, 64-byte aligned), shapes, the seeded Rng, arrays made by rule (arange, randn, ...), the
 // thread pool, memory settings, files, FNV-1a and the median
+#include "tinyformer/tensor/blas_core.hpp"
 #include "tinyformer/tensor/factory.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/hash.hpp"
+#include "tinyformer/tensor/huge_pages.hpp"
 #include "tinyformer/tensor/median.hpp"
 #include "tinyformer/tensor/memory.hpp"
 #include "tinyformer/tensor/parallel.hpp"
@@ -77,6 +79,7 @@
 #include "tinyformer/infer/ablation.hpp"
 #include "tinyformer/infer/attention_files.hpp"
 #include "tinyformer/infer/attention_maps.hpp"
+#include "tinyformer/infer/decoder.hpp"
 #include "tinyformer/infer/evaluate.hpp"
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/infer/lens.hpp"

@@ -29,7 +29,7 @@ using namespace tf;
 
 namespace {
 
-std::size_t argmax(const std::vector<float>& v) {
+std::size_t top1(const std::vector<float>& v) {
   return static_cast<std::size_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
@@ -76,7 +76,7 @@ int tf::test_tools::int8_agreement(int argc, char** argv) {
         const std::vector<float>& b = quantised.next_logits(seq);
         nll_f32 += nll(a, text[n]);
         nll_q8 += nll(b, text[n]);
-        same_top += argmax(a) == argmax(b);
+        same_top += top1(a) == top1(b);
         ++scored;
         seq.push_back(text[n]);
       }
@@ -87,8 +87,8 @@ int tf::test_tools::int8_agreement(int argc, char** argv) {
     std::size_t same_prefix = 0, same_at = 0;
     bool diverged = false;
     for (std::size_t i = 0; i < new_tokens; ++i) {
-      ga.push_back(static_cast<Index>(argmax(exact.next_logits(ga))));
-      gb.push_back(static_cast<Index>(argmax(quantised.next_logits(gb))));
+      ga.push_back(static_cast<Index>(top1(exact.next_logits(ga))));
+      gb.push_back(static_cast<Index>(top1(quantised.next_logits(gb))));
       diverged = diverged || ga.back() != gb.back();
       same_prefix += !diverged;
       same_at += ga.back() == gb.back();

@@ -25,6 +25,7 @@
 #include "tinyformer/ops/kernels/norms.hpp"
 #include "tinyformer/ops/kernels/rotary.hpp"
 #include "tinyformer/ops/kernels/silu.hpp"
+#include "tinyformer/ops/ops.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/huge_pages.hpp"
 #include "tinyformer/tensor/parallel.hpp"
@@ -39,8 +40,8 @@ constexpr std::size_t kBlock = 64;            // tokens per GEMM block (a prompt
 constexpr std::size_t kRowPiece = 16;         // rows of a product are shared out over the threads in multiples of this
 constexpr std::size_t kPieceBytes = 1 << 15;  // at least this many weight bytes per thread's piece
 constexpr std::size_t kPiecesPerThread = 4;   // a product's pieces per thread (parallel_for_balanced)
-constexpr float kNormEps = 1e-5f;             // as nn::Norm
-constexpr double kRopeBase = 10000.0;         // as nn::CausalSelfAttention
+constexpr float kNormEpsF = static_cast<float>(kNormEps);  // ops.hpp: nn::Norm's
+constexpr double kRopeBase = 10000.0;                      // as nn::CausalSelfAttention
 using kernels::kMatvecAlign;
 using kernels::kQ8Group;
 
@@ -275,9 +276,9 @@ std::size_t Decoder::Impl::window_start(std::size_t n) const {
 void Decoder::Impl::norm(const float* w, const float* b, const float* in, float* out, std::size_t rows) const {
   float mean[kBlock], rstd[kBlock];
   if (layernorm)
-    kernels::layer_norm_forward(rows, C, in, w, b, kNormEps, out, mean, rstd);
+    kernels::layer_norm_forward(rows, C, in, w, b, kNormEpsF, out, mean, rstd);
   else
-    kernels::rms_norm_forward(rows, C, in, w, kNormEps, out, rstd);
+    kernels::rms_norm_forward(rows, C, in, w, kNormEpsF, out, rstd);
 }
 
 // out = m in (+ bias) (+ out): the rows shared out over the threads in pieces of whole kRowPiece rows

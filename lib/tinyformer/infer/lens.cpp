@@ -10,12 +10,11 @@
 #include <fmt/format.h>
 
 #include "tinyformer/nn/parameter_shapes.hpp"
+#include "tinyformer/ops/ops.hpp"
 
 namespace tf::infer {
 
 namespace {
-
-constexpr double kNormEps = 1e-5;  // the final norm's eps (nn::Norm: layer_norm and rms_norm's default)
 
 // The model's weights that the readout needs, and the cached activations of one forward.
 struct Readout {
