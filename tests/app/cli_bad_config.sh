@@ -67,7 +67,7 @@ refused_train "batch size 0" "training.batch_size (--set training.batch_size=0):
 refused_train "negative steps" "training.steps (--set training.steps=-5): must be >= 0, got -5" "$cfg" --set training.steps=-5
 refused_train "warmup longer than training" "schedule.warmup_steps at line 18: 50 is more than training.steps = 10; valid: 0 to 10" \
   "$cfg" --set training.steps=10
-refused_train "unknown task" "data.task (--set data.task=revers): unknown value 'revers'; valid: copy, reverse, sort, add, induction, text, tokens (did you mean reverse?)" \
+refused_train "unknown task" "data.task (--set data.task=revers): unknown value 'revers'; valid: copy, reverse, sort, add, induction, repeats, modular, text, tokens (did you mean reverse?)" \
   "$cfg" --set data.task=revers
 refused_train "unknown optimizer" "optimizer.name (--set optimizer.name=adamx): unknown value 'adamx'; valid: sgd, adam, adamw" \
   "$cfg" --set optimizer.name=adamx
