@@ -9,7 +9,8 @@ of a configure-only tree (build-matrix/gcc, build-matrix/clang), with -march=nat
 Compile only (-c into a throwaway object: GCC's uninitialized warnings come from its optimiser, which -fsyntax-only
 skips), through ccache when it is installed, so an unchanged source costs nothing the second time.
 
-Usage: scripts/check_matrix.py [--compiler gcc|clang]... [--target MARCH]... [--containing TEXT]... [--verbose] [-j N]
+Usage: scripts/check_matrix.py [--compiler gcc|clang]... [--target MARCH]... [--under DIR]... [--containing TEXT]...
+                               [--verbose] [-j N]
 Prints one line per compiler and target: translation units, warnings (0, or it fails with the first diagnostics) and
 CPU seconds (user + sys of the compilers); then the totals and the wall time. x86-64 only: elsewhere it says so and exits 0.
 """
@@ -34,11 +35,13 @@ CLANG_TARGETS = ["x86-64-v4", "skylake-avx512", "icelake-server", "sapphirerapid
 COMPILERS = {"gcc": ("g++", GCC_TARGETS), "clang": ("clang++", CLANG_TARGETS)}
 
 
-def configure(compiler, cxx):
-    """A configure-only tree of the library as the release build compiles it; returns its compile commands."""
-    tree = ROOT / "build-matrix" / compiler
+def configure(compiler, cxx, unity=True):
+    """A configure-only tree of the library as the release build compiles it (unity=False: source by source); returns
+    its compile commands."""
+    tree = ROOT / "build-matrix" / (compiler + ("" if unity else "-sources"))
     (tree / "CMakeCache.txt").unlink(missing_ok=True)  # configured afresh: the flags of a new build, nothing cached
     subprocess.run(["cmake", "-S", str(ROOT), "-B", str(tree), "-DCMAKE_BUILD_TYPE=Release",
+                    f"-DTINYFORMER_UNITY={'ON' if unity else 'OFF'}",
                     f"-DCMAKE_CXX_COMPILER={cxx}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DTINYFORMER_WERROR=ON",
                     "-DTINYFORMER_TESTS=OFF", "-DTINYFORMER_APP=OFF", "-DTINYFORMER_INSTALL=OFF",
                     "-DTINYFORMER_PYTHON=OFF"], check=True, stdout=subprocess.DEVNULL)
@@ -83,6 +86,9 @@ def main():
     parser.add_argument("--containing", metavar="TEXT", action="append",
                         help="only the translation units whose text (a unity batch's list of sources) holds TEXT; "
                              "repeated: any of them")
+    parser.add_argument("--under", metavar="DIR", action="append",
+                        help="only the library's sources under lib/tinyformer/DIR, each compiled alone (no unity "
+                             "batches); repeated: any of them")
     parser.add_argument("--verbose", action="store_true", help="each translation unit's CPU time")
     parser.add_argument("-j", type=int, default=os.cpu_count())
     opts = parser.parse_args()
@@ -96,7 +102,10 @@ def main():
         builds = []  # every build's compiles are queued first, so that the cores stay busy across builds
         for compiler in opts.compiler or ["gcc", "clang"]:
             cxx, targets = COMPILERS[compiler]
-            entries = configure(compiler, cxx)
+            entries = configure(compiler, cxx, unity=not opts.under)
+            if opts.under:
+                dirs = [f"/lib/tinyformer/{d.strip('/')}/" for d in opts.under]
+                entries = [e for e in entries if any(d in e["file"] for d in dirs)]
             if opts.containing:
                 entries = [e for e in entries if any(t in Path(e["file"]).read_text() for t in opts.containing)]
             for march in opts.target or targets:

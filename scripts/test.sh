@@ -66,13 +66,11 @@ x86_64=0
 [ $x86_64 -eq 0 ] || behind portable bash -c \
   'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' "$root"
 # The compile matrix (x86-64 only; docs/platforms.md): for 8 x86-64 CPUs with GCC and the 4 AVX-512 ones with
-# clang, warnings as errors, compile only, the library's unity batches that hold the dispatched SIMD kernels
-# (ops/kernels/, where GCC 12's AVX-512 warning was, and the ops around them) and tensor/ (GEMM, the allocator): about
-# 65-70 CPU s a build from an empty cache, 12 builds. The whole library (about 180 CPU s a build) is
-# `scripts/check_matrix.py` without --containing.
+# clang, warnings as errors, compile only, every source under ops/kernels/ (the dispatched SIMD kernels, where GCC 12's
+# AVX-512 warning was) and tensor/ (GEMM, the allocator, threads), each alone: about 47 CPU s a build from an empty
+# cache, 12 builds. The whole library (about 180 CPU s a build) is `scripts/check_matrix.py` without --under.
 # Every target's line, its warnings and CPU time are printed at its join.
-[ $x86_64 -eq 0 ] || behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --containing /ops/kernels/ \
-  --containing /tensor/
+[ $x86_64 -eq 0 ] || behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --under ops/kernels --under tensor
 # Linux on ARM64 (x86-64 hosts; docs/platforms.md): cross-compiled, its CTest subset (the preset aarch64: the ops,
 # gradient checks, seeds, checkpoints, modules and tensors, and reverse.yaml shortened; 248 tests, about 215 CPU s under
 # qemu) under qemu-aarch64, and its kernels against x86-64's.
