@@ -72,8 +72,8 @@ x86_64=0
 # Every target's line, its warnings and CPU time are printed at its join.
 [ $x86_64 -eq 0 ] || behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --under ops/kernels --under tensor
 # Linux on ARM64 (x86-64 hosts; docs/platforms.md): cross-compiled, its CTest subset (the preset aarch64: the ops,
-# gradient checks, seeds, checkpoints, modules and tensors, and reverse.yaml shortened; 248 tests, about 215 CPU s under
-# qemu) under qemu-aarch64, and its kernels against x86-64's.
+# gradient checks, seeds, checkpoints, modules and tensors, and reverse.yaml shortened; 289 tests) under qemu-aarch64,
+# and its kernels against x86-64's.
 if [ $x86_64 -eq 1 ]; then
   step bash "$root/scripts/install_deps.sh" aarch64
   behind aarch64 bash -c 'TINYFORMER_WERROR=ON bash "$0/scripts/build.sh" aarch64 tinyformer_tests \
