@@ -20,7 +20,6 @@
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/data/vocabulary.hpp"
 #include "tinyformer/infer/decoder.hpp"
-#include "tinyformer/io/safetensors.hpp"
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tools/test_tools.hpp"
@@ -54,11 +53,9 @@ int tf::test_tools::int8_agreement(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto file = io::SafetensorsFile::load(argv[1]);
-    nn::GPT<float> model(checkpoint::read_model_config(file), 0);
-    checkpoint::load_model_weights(file, model);
-    model.eval();
-    const data::Vocabulary vocab = data::Vocabulary::deserialize(checkpoint::read_training_state(file).vocab);
+    const LoadedGPT loaded = load_gpt(argv[1]);  // the model in eval mode and its vocabulary, every check made
+    nn::GPT<float>& model = *loaded.model;
+    const data::Vocabulary& vocab = loaded.vocab;
     std::vector<Index> text = with_bos(vocab, vocab.encode(read_regular_file(argv[2])));
     text.resize(std::min<std::size_t>(text.size(), std::stoul(argv[3])));
     infer::DecoderOptions q8;
