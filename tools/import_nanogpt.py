@@ -66,7 +66,10 @@ def read_meta_pkl(path, vocab_size):
     if bad:
         raise ImportError_(f"{path}: token {bad[0]} ({tokens[bad[0]]!r}) is not one character; tinyformer reads "
                            "character vocabularies from meta.pkl")
-    return tf.Vocabulary(tokens, "joined").to_str()
+    try:
+        return tf.Vocabulary(tokens, "joined").to_str()
+    except ValueError as e:  # a token twice
+        raise ImportError_(f"{path}: itos: {e}") from None
 
 
 def model_section(model_args, tied):
