@@ -43,7 +43,12 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from read_safetensors import read_safetensors  # noqa: E402
 from torch_gpt import model_config  # noqa: E402
-from vocabulary import layout_of, parse_vocabulary  # noqa: E402
+
+try:
+    import tinyformer as tf  # the vocabulary text is read and written by the library: tf.Vocabulary
+except ImportError as e:
+    sys.exit(f"{os.path.basename(sys.argv[0]) or 'export_nanogpt.py'}: needs tinyformer's Python module ({e}): build it "
+             "(bash scripts/build.sh) and run with PYTHONPATH=build/python, or install it (docs/python.md)")
 
 NANOGPT_BEST_VAL_LOSS = 1e9  # train.py: best_val_loss = 1e9 before the first evaluation
 
@@ -253,15 +258,19 @@ def export(ckpt_path, out_path, meta_dir=None, dataset=None, mask_buffer="auto")
     meta_path = None
     vocab_text = meta.get("tinyformer.vocab")
     if vocab_text:
-        if layout_of(vocab_text) == "joined":
-            _, tokens = parse_vocabulary(vocab_text)
+        try:
+            vocab = tf.Vocabulary.from_str(vocab_text)
+        except ValueError as e:
+            raise ExportError(f"its metadata 'tinyformer.vocab': {e}") from None
+        if vocab.layout == "joined":
+            tokens = vocab.tokens
             if len(tokens) != cfg["vocab_size"]:
                 raise ExportError(f"the vocabulary has {len(tokens)} tokens but the model's vocab_size is "
                                   f"{cfg['vocab_size']}")
             meta_path = os.path.join(meta_dir if meta_dir is not None else os.path.dirname(os.path.abspath(out_path)),
                                      "meta.pkl")
         else:
-            notes.append(f"no meta.pkl: the vocabulary is {layout_of(vocab_text)}, not one character a token")
+            notes.append(f"no meta.pkl: the vocabulary is {vocab.layout}, not one character a token")
     else:
         notes.append("no meta.pkl: the checkpoint has no vocabulary")
 

@@ -33,9 +33,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export_nanogpt import nanogpt_names, nanogpt_shapes  # noqa: E402
+from export_nanogpt import nanogpt_names, nanogpt_shapes, tf  # noqa: E402  (tf: tinyformer's module)
 from read_safetensors import write_safetensors  # noqa: E402
-from vocabulary import serialize_vocabulary  # noqa: E402
 
 UNWANTED_PREFIX = "_orig_mod."  # nanoGPT's name for it too
 
@@ -67,7 +66,10 @@ def read_meta_pkl(path, vocab_size):
     if bad:
         raise ImportError_(f"{path}: token {bad[0]} ({tokens[bad[0]]!r}) is not one character; tinyformer reads "
                            "character vocabularies from meta.pkl")
-    return serialize_vocabulary(tokens, "joined")
+    try:
+        return tf.Vocabulary(tokens, "joined").to_str()
+    except ValueError as e:  # a token twice
+        raise ImportError_(f"{path}: itos: {e}") from None
 
 
 def model_section(model_args, tied):

@@ -28,18 +28,6 @@ void check_signals() {
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
-// Text the library made as a Python str; bytes that are not UTF-8 (a character cut at the end) are replaced.
-py::str utf8_str(const std::string& text) {
-  return py::reinterpret_steal<py::str>(
-      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
-}
-
-py::list utf8_list(const std::vector<std::string>& texts) {
-  py::list out;
-  for (const auto& t : texts) out.append(utf8_str(t));
-  return out;
-}
-
 py::dict eval_dict(const infer::EvalResult& e) {
   py::dict d;
   d["loss"] = e.loss;
@@ -155,7 +143,9 @@ void bind_trained_model(py::module_& m) {
       .def(
           "model", [](LoadedGPT& l) -> nn::GPT<float>& { return *l.model; },
           py::return_value_policy::reference_internal)
-      .def("vocab_tokens", [](const LoadedGPT& l) { return utf8_list(l.vocab.tokens()); })
+      .def_property_readonly(
+          "vocabulary", [](const LoadedGPT& l) -> const data::Vocabulary& { return l.vocab; },
+          py::return_value_policy::reference_internal)
       .def_property_readonly("bos", [](const LoadedGPT& l) { return l.vocab.bos(); })
       .def(
           "encode_prompt",

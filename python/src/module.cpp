@@ -105,6 +105,7 @@ PYBIND11_MODULE(_core, m) {
   tf::python::bind_autograd(m, tensor);
   tf::python::bind_numpy(m, tensor);
   tf::python::bind_nn(m);
+  tf::python::bind_vocabulary(m);
   tf::python::bind_runs(m);
   tf::python::bind_report(m);
   m.def(

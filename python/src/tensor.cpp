@@ -266,4 +266,15 @@ std::optional<std::vector<long>> dims_argument(const py::handle& dim) {
   return std::vector<long>{py::cast<long>(dim)};
 }
 
+py::str utf8_str(const std::string& text) {
+  return py::reinterpret_steal<py::str>(
+      PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+}
+
+py::list utf8_list(const std::vector<std::string>& texts) {
+  py::list out;
+  for (const auto& t : texts) out.append(utf8_str(t));
+  return out;
+}
+
 }  // namespace tf::python

@@ -157,6 +157,10 @@ Tensor from_indices(const IndexArray& ids);
 // Token ids from Python (an int64 tensor, a NumPy array or nested lists of ints), checked to fit tf::Index.
 IndexArray to_ids(const py::handle& ids);
 
+// Text the library made as a Python str; bytes that are not UTF-8 (a character cut at the end) are replaced.
+py::str utf8_str(const std::string& text);
+py::list utf8_list(const std::vector<std::string>& texts);
+
 // Each topic adds its functions to the module and its methods to the Tensor class.
 void bind_tensor(py::module_& m, py::class_<Tensor>& t);
 void bind_factories(py::module_& m);
@@ -169,6 +173,7 @@ void bind_numpy(py::module_& m, py::class_<Tensor>& t);
 void bind_nn(py::module_& m);
 void bind_runs(py::module_& m);
 void bind_report(py::module_& m);
+void bind_vocabulary(py::module_& m);
 
 // Binds f as the module function `name` (its first argument named by `input`) and as the Tensor method of the same
 // name (that argument is then self, which pybind11 names itself).

@@ -80,6 +80,8 @@ def test_load_gives_the_model_its_config_and_vocabulary(run):
     m = tf.load(run["dir"] / "checkpoint.safetensors")
     assert m.config["data"]["task"] == "reverse" and m.config["model"]["d_model"] == 64
     assert m.vocab == list("0123456789|")
+    assert m.vocabulary.tokens == m.vocab and m.vocabulary.layout == "joined" and m.vocabulary.encode("12|") == [1, 2, 10]
+    assert tf.Vocabulary.from_str(m.vocabulary.to_str()) == m.vocabulary == tf.Vocabulary(list("0123456789|"))
     assert m.step == 40
     assert [n for n, _ in m.named_parameters()][0] == "transformer.wte.weight"
     assert m(np.array([[1, 2, 3]])).shape == (1, 3, 11)

@@ -19,7 +19,7 @@ _one_line_type_errors(_core)  # pybind11's multi-line message for an argument it
 from ._core import (Tensor, Generator, no_grad, is_grad_enabled, set_num_threads, get_num_threads, GradcheckResult,
                     sum, mean, exp, log, tanh, relu, gelu, silu, swiglu, causal_mask, softmax, log_softmax, scale,
                     matmul, linear, layer_norm, rms_norm, embedding, cross_entropy, dropout, causal_self_attention,
-                    rotary_qk, permute, transpose, reshape, split, cat)
+                    rotary_qk, permute, transpose, reshape, split, cat, Vocabulary)
 # ---- tensors as PyTorch users write them: every function below is a C++ binding (python/src), and Tensor's methods
 # are defined there too; nothing is computed or patched on here.
 from ._core import (tensor, zeros, ones, full, zeros_like, ones_like, full_like, arange, rand, randn, randint,

@@ -10,6 +10,7 @@ import numpy as np
 
 _CAST_MESSAGE = "an argument does not convert:"
 _OVERLOAD = re.compile(r"^\s*\d+\. \((.*)\) -> ", re.M)
+_CONSTRUCTOR = re.compile(r"^\s*\d+\. [\w.]*?(\w+)\((.*)\)$", re.M)  # "1. tinyformer._core.Vocabulary(tokens: ...)"
 _PYBIND_ERROR = re.compile(r"^(\w+)\(\): incompatible (?:function|constructor) arguments")
 
 
@@ -105,6 +106,9 @@ def one_line_message(message, args, kwargs, skip_self):
     name = match.group(1) if match else "call"
     args = list(args[1:] if skip_self else args)
     overloads = [_parameters(s) for s in _OVERLOAD.findall(message)]
+    constructors = _CONSTRUCTOR.findall(message)
+    if constructors:  # a class's __init__: named as the class
+        name, overloads = constructors[0][0], [_parameters(s) for _, s in constructors]
     if skip_self:
         overloads = [p[1:] if p and p[0][0] == "self" else p for p in overloads]
     for params in overloads:

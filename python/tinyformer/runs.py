@@ -146,8 +146,8 @@ def config_yaml(config, overrides=None):
 
 def load(checkpoint):
     """A trained model from a checkpoint.safetensors, opened with every check `tinyformer sample` makes: .config (the
-    run's config, a dict), .vocab (the tokens), .sample(), .attention(), .heads(), .ablate(), .run_with_cache(),
-    .run_with_hooks(); in eval mode."""
+    run's config, a dict), .vocabulary (its tf.Vocabulary), .vocab (the tokens, .vocabulary.tokens), .sample(),
+    .attention(), .heads(), .ablate(), .run_with_cache(), .run_with_hooks(); in eval mode."""
     return Model(_core._TrainedModel(_path(checkpoint, "checkpoint")))
 
 
@@ -174,7 +174,8 @@ class Model(_nn.GPT):
         _nn._Wrapped.__init__(self, impl, json.loads(impl.config_json()))
         object.__setattr__(self, "_loaded", loaded)
         object.__setattr__(self, "_run_config", yaml.safe_load(loaded.config_yaml) if loaded.config_yaml else None)
-        object.__setattr__(self, "vocab", loaded.vocab_tokens())
+        object.__setattr__(self, "vocabulary", loaded.vocabulary)  # a tf.Vocabulary
+        object.__setattr__(self, "vocab", self.vocabulary.tokens)
         object.__setattr__(self, "step", loaded.step)
         self.eval()
 

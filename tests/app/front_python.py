@@ -93,6 +93,8 @@ def run(spec):
     if op == "register_parameter":
         module = tf.nn.Module()
         return module.register_parameter(a["name"], a["value"])
+    if op == "vocabulary":
+        return tf.Vocabulary(a["tokens"], a["layout"]) if a["text"] is None else tf.Vocabulary.from_str(a["text"])
     if op == "function":
         return getattr(tf, a["name"])(*a.get("args", []), **a.get("kwargs", {}))
     raise SystemExit(f"front_python: unknown op {op!r}")

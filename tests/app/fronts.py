@@ -110,7 +110,7 @@ def _calls(front):
 def _python_only(draw, call):
     """Python's own surface: tensors, shapes, threads, modules, argument types, and a callback that raises or stops."""
     kind = draw(st.sampled_from(["reshape", "split", "set_num_threads", "tensor", "register_parameter", "function",
-                                 "load_state_dict", "callback_raise", "callback_stop", "deep_dict"]))
+                                 "load_state_dict", "callback_raise", "callback_stop", "deep_dict", "vocabulary"]))
     call.klass = "python"
     call.describe = f"python: {kind}"
     call.files, call.outputs, call.expect_file = [], [], None
@@ -142,6 +142,15 @@ def _python_only(draw, call):
         args = draw(st.lists(st.sampled_from(["abc", 3, None, [1, 2], 2.5, {"a": 1}]), min_size=1, max_size=3))
         call.op, call.args = "function", {"name": name, "args": args}
         call.culprits = [f"{name}()"]
+    elif kind == "vocabulary":  # tf.Vocabulary(tokens, layout), or Vocabulary.from_str(text) when text is drawn
+        token = st.sampled_from(["a", "a", "", "ab", "a b", "\n", "\\", "\U0001F600", 3, None, "caf\udce9"])
+        call.op, call.args = "vocabulary", {
+            "tokens": draw(st.one_of(st.lists(token, max_size=4), st.sampled_from(["abc", 3, None]))),
+            "layout": draw(st.sampled_from(["joined", "spaced", "sentencepiece", "", 3])),
+            "text": draw(st.sampled_from([None, "", "x\n", 7, "tinyformer-vocabulary 1 joined 1\n\\x\n",
+                                          "tinyformer-vocabulary 1 spaced 2\na\n",
+                                          "tinyformer-vocabulary 1 joined 1\na"]))}
+        call.culprits = ["Vocabulary", "from_str()", "'tokens'", "'layout'", "'text'"]
     elif kind == "load_state_dict":
         call.op, call.args = "load_state_dict", {
             "checkpoint": CK, "name": draw(st.sampled_from([None, "lm_head.weight", "transformer.wte.weight"])),

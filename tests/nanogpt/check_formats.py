@@ -6,7 +6,8 @@ PyTorch (tools/torch_gpt.py with the checkpoint's weights) from the rules the do
   - `tokens`: a .npy of random ids, with a partial last batch;
   - the synthetic tasks: the held-out set regenerated from the seed (std::mt19937_64, Rng::below, the task's
     layout), with the loss over the answer positions and the exact-match accuracy;
-and the vocabulary text of each checkpoint is parsed by tools/vocabulary.py and written back byte for byte.
+and the vocabulary text of each checkpoint is the one the document's grammar gives for the tokens it says the data
+has (tf.Vocabulary, the library's reader and writer bound in Python, is tested in python/tests/test_vocabulary.py).
 A rule changed on purpose (token-weighted mean instead of the mean of batch means, windows cut every T+1
 characters, another seed) gives a different loss, so the comparison can tell.
 
@@ -23,7 +24,6 @@ import torch
 import torch.nn.functional as F
 
 from common import SOURCE_DIR, check, torch_gpt_from_checkpoint, train, run  # noqa: F401
-from vocabulary import parse_vocabulary, serialize_vocabulary
 
 RTOL = 1e-5
 MASK64 = (1 << 64) - 1
@@ -96,13 +96,13 @@ def rel(a, b):
 
 
 def check_vocabulary(meta, expected_tokens, layout, what):
+    """The checkpoint's "tinyformer.vocab" is the text docs/formats.md gives: the header line, then token i on line
+    i + 2 with backslash, newline and carriage return escaped, every line ending in LF."""
     text = meta["tinyformer.vocab"]
-    got_layout, tokens = parse_vocabulary(text)
-    ok = check(got_layout == layout and tokens == expected_tokens,
-               f"{what}: the vocabulary is {layout}, {len(tokens)} tokens in the documented order")
-    ok &= check(serialize_vocabulary(tokens, layout) == text, f"{what}: tools/vocabulary.py writes the same text "
-                                                              f"back ({len(text.encode())} bytes)")
-    return ok
+    lines = [t.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r") for t in expected_tokens]
+    expected = f"tinyformer-vocabulary 1 {layout} {len(lines)}\n" + "".join(line + "\n" for line in lines)
+    return check(text == expected, f"{what}: the vocabulary text is the documented one: {layout}, {len(lines)} tokens "
+                                   f"in the documented order, escaped as documented ({len(text.encode())} bytes)")
 
 
 def text_case(a, name, data_path, overrides, config="text.yaml"):

@@ -5,7 +5,7 @@ document and this test cannot drift apart:
     runs/reverse/ trained by `tinyformer train configs/reverse.yaml`, made by the setup test): its output must be
     `tinyformer sample --top-k 1`'s greedy continuation of the same prompt, and the right answer of the task;
   - the ```sh block (train tied, export to nanoGPT, import back, train from it, sample), with ./build/bin/tinyformer,
-    configs/ and tools/ linked into that directory and Debian's python3 first on PATH: every command must succeed
+    build/python (the Python module), configs/ and tools/ linked into that directory and Debian's python3 first on PATH: every command must succeed
     and leave the files it names.
 
     check_interop_recipe.py --app TINYFORMER --logits-tool LOGITS_DUMP --work-dir DIR
@@ -47,10 +47,13 @@ def main():
         if not os.path.islink(link):
             os.symlink(os.path.join(SOURCE_DIR, sub), link)
     os.makedirs(os.path.join(root, "build", "bin"), exist_ok=True)
-    app_link = os.path.join(root, "build", "bin", "tinyformer")
-    if os.path.lexists(app_link):
-        os.remove(app_link)
-    os.symlink(os.path.abspath(a.app), app_link)
+    # the app and the Python module as the build tree has them: build/bin/tinyformer and build/python
+    for link, target in ((os.path.join(root, "build", "bin", "tinyformer"), os.path.abspath(a.app)),
+                         (os.path.join(root, "build", "python"),
+                          os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(a.app))), "python"))):
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(target, link)
 
     blocks = section_blocks()
     python_blocks = [code for lang, code in blocks if lang == "python"]
@@ -60,7 +63,9 @@ def main():
     if not ok:
         return 1
 
-    recipe = run([PYTHON, "-c", python_blocks[0]], cwd=root).stdout
+    # without the test's PYTHONPATH: the blocks find tinyformer's module at build/python as they say
+    own_env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    recipe = run([PYTHON, "-c", python_blocks[0]], cwd=root, env=own_env).stdout
     sample = run([a.app, "sample", "runs/reverse/checkpoint.safetensors", "--prompt", PROMPT, "--tokens",
                   str(len(ANSWER)), "--top-k", "1"], cwd=root).stdout
     ok &= check(PROMPT in python_blocks[0], f"the recipe continues {PROMPT!r}")
@@ -72,7 +77,7 @@ def main():
     for made in ("runs/text_tied", "runs/text_again", "nanoGPT", "text.safetensors"):
         path = os.path.join(root, made)
         shutil.rmtree(path, ignore_errors=True) if os.path.isdir(path) else (os.path.exists(path) and os.remove(path))
-    env = dict(os.environ, PATH=os.path.dirname(PYTHON) + os.pathsep + os.environ.get("PATH", ""))
+    env = dict(own_env, PATH=os.path.dirname(PYTHON) + os.pathsep + os.environ.get("PATH", ""))
     p = subprocess.run(["bash", "-euo", "pipefail", "-c", sh_blocks[0]], cwd=root, env=env, capture_output=True,
                        text=True)
     ok &= check(p.returncode == 0, f"the sh block exits {p.returncode}" + (f"\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"

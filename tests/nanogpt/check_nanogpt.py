@@ -29,6 +29,7 @@ import torch.nn.functional as F
 
 from common import (GPT, check, max_abs, random_ids, read_safetensors, run, run_script, tinyformer_logits,
                     torch_gpt_from_checkpoint, train)
+from read_safetensors import write_safetensors
 import export_nanogpt
 import import_nanogpt
 import nanogpt_model
@@ -296,6 +297,17 @@ def stage_refusals(a):
     ok &= check(os.path.exists(out) and not os.path.exists(os.path.join(d, "meta.pkl")) and "no meta.pkl" in p.stdout,
                 "tokens checkpoint (spaced vocabulary): exported without meta.pkl, with a note")
 
+    # a vocabulary text that the library refuses (read through tf.Vocabulary): the line named, nothing written
+    arrays, meta = read_safetensors(ckpt(a.work_dir, "reverse_tied"))
+    lines = meta["tinyformer.vocab"].split("\n")
+    lines[2] = "\\x"
+    bad_vocab = os.path.join(a.work_dir, STAGE, "bad_vocab.safetensors")
+    write_safetensors(bad_vocab, arrays, dict(meta, **{"tinyformer.vocab": "\n".join(lines)}))
+    out = os.path.join(a.work_dir, STAGE, "bad_vocab", "ckpt.pt")
+    p = run_script(EXPORT, [bad_vocab, out], expect_ok=False)
+    ok &= check(one_line_refusal(p, out, "'tinyformer.vocab'") and "line 3 has an invalid escape" in p.stderr,
+                f"a checkpoint whose vocabulary has a bad escape: {p.stderr.strip()}")
+
     # imports that are not nanoGPT's GPT of their model_args
     _, good = export(a.work_dir, "reverse_tied")
     bad_dir = os.path.join(a.work_dir, STAGE, "bad_imports")
@@ -324,7 +336,11 @@ def stage_refusals(a):
     evil = os.path.join(bad_dir, "evil_meta.pkl")
     with open(evil, "wb") as f:
         pickle.dump(collections.OrderedDict(pkl), f)  # a class reference: could as well be os.system
-    for path, needle in ((short, "10 tokens, but the model's vocab_size is 11"), (evil, "collections.OrderedDict")):
+    twice = os.path.join(bad_dir, "twice_meta.pkl")
+    with open(twice, "wb") as f:
+        pickle.dump({"vocab_size": 11, "itos": {i: "0123456789|"[min(i, 9)] for i in range(11)}, "stoi": {}}, f)
+    for path, needle in ((short, "10 tokens, but the model's vocab_size is 11"), (evil, "collections.OrderedDict"),
+                         (twice, "twice_meta.pkl: itos: Vocabulary(): argument 'tokens': token '9' appears twice")):
         out = os.path.join(bad_dir, "meta.safetensors")
         p = run_script(IMPORT, [good, out, "--meta", path], expect_ok=False)
         ok &= check(one_line_refusal(p, out, needle), f"import with {os.path.basename(path)}: {p.stderr.strip()}")

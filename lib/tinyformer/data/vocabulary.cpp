@@ -42,17 +42,6 @@ bool has_whitespace(const std::string& s) {
   return false;
 }
 
-const char* layout_name(Vocabulary::Layout layout) {
-  switch (layout) {
-    case Vocabulary::Layout::joined:
-      return "joined";
-    case Vocabulary::Layout::spaced:
-      return "spaced";
-    default:
-      return "sentencepiece";
-  }
-}
-
 constexpr const char* kSpaceMark = "\xe2\x96\x81";  // U+2581, SentencePiece's mark for a space
 
 // SentencePiece's byte piece "<0x0A>" -> 0x0A; -1 for any other piece.
@@ -95,6 +84,17 @@ std::string list_unknown(const std::vector<std::pair<std::string, std::size_t>>&
 }
 
 }  // namespace
+
+const char* layout_name(Vocabulary::Layout layout) {
+  switch (layout) {
+    case Vocabulary::Layout::joined:
+      return "joined";
+    case Vocabulary::Layout::spaced:
+      return "spaced";
+    default:
+      return "sentencepiece";
+  }
+}
 
 Vocabulary::Vocabulary(std::vector<std::string> tokens, Layout layout) : tokens_(std::move(tokens)), layout_(layout) {
   if (tokens_.size() > static_cast<std::size_t>(std::numeric_limits<Index>::max()))

@@ -111,6 +111,9 @@ class Vocabulary {
   std::shared_ptr<const sentencepiece::SentencePieceProcessor> pieces_;  // sentencepiece: the loaded model
 };
 
+// The layout's word in the serialized header: "joined", "spaced" or "sentencepiece".
+const char* layout_name(Vocabulary::Layout layout);
+
 // Bytes to base64 (RFC 4648, padded) and back; from_base64 throws std::invalid_argument on a character outside the
 // alphabet or a length that is not a multiple of 4.
 std::string to_base64(const std::string& bytes);
