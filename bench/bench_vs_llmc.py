@@ -24,7 +24,7 @@ first steps side by side, and the step times at 1 and 2 threads.
    metrics.jsonl has each step's loss and tokens/s (the time between two log rows: the step and its log row, whose
    weight norm and attention entropies llm.c does not compute). A step time is the median over steps 2..N of a run
    (the first step allocates, and tinyformer measures its GEMM plan there); a configuration's time is the median of
-   its rounds' medians.
+   its rounds' medians, and each round's ratio of the bests is printed too.
 5. The losses of the first round, step by step, and the largest difference (llm.c's own test_gpt2.c accepts 1e-2 on
    the loss); the step times and llm.c's best over tinyformer's best. The load average before and after.
 
@@ -182,7 +182,10 @@ def main():
     for name in times:
         print(f"| {name} | {med[name]:.0f} | {best_llmc / med[name]:.2f} |")
     best_tf = min(v for k, v in med.items() if k.startswith("tinyformer"))
-    print(f"\ntinyformer's best is {best_llmc / best_tf:.2f}x llm.c's best ({args.rounds} rounds)")
+    per_round = [min(v[r] for k, v in times.items() if k.startswith("llm.c")) /
+                 min(v[r] for k, v in times.items() if k.startswith("tinyformer")) for r in range(args.rounds)]
+    print(f"\ntinyformer's best is {best_llmc / best_tf:.2f}x llm.c's best ({args.rounds} rounds; per round, best "
+          f"over best: {', '.join(f'{x:.2f}' for x in per_round)})")
     return 0 if worst <= 1e-2 else 1
 
 
