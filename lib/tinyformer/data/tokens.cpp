@@ -137,10 +137,10 @@ class TokensSource final : public DataSource {
   }
 
   std::string describe() const override {
-    return fmt::format("tokens '{}': {} rows of T+1 = {} ids, V = {} ({}); {} training rows ({}), {} of the last {} "
+    return fmt::format("tokens '{}': {} rows of T+1 = {} ids{}, V = {} ({}); {} training rows ({}), {} of the last {} "
                        "held out; T = {}",
-                       path_, N_, T_ + 1, vocab_.size(),
-                       vocab_auto_ ? "largest id + 1" : config::keys::model::vocab_size, n_train_,
+                       path_, N_, T_ + 1, stream_.empty() ? "" : " (an llm.c token file's windows, T apart)",
+                       vocab_.size(), vocab_auto_ ? "largest id + 1" : config::keys::model::vocab_size, n_train_,
                        shuffle_ ? "random rows" : "in file order, wrapping", n_eval_, n_val_, T_);
   }
 
