@@ -59,11 +59,12 @@
 #include "tinyformer/data/text_stream.hpp"
 #include "tinyformer/data/vocabulary.hpp"
 
-// io: safetensors, .npy, PNG heatmaps, the HTML report and the comparison page, atomic files
+// io: safetensors, .npy, llm.c token files, PNG heatmaps, the HTML report and the comparison page, atomic files
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/io/compare_report.hpp"
 #include "tinyformer/io/heatmap_png.hpp"
 #include "tinyformer/io/html_report.hpp"
+#include "tinyformer/io/llmc_tokens.hpp"
 #include "tinyformer/io/npy.hpp"
 #include "tinyformer/io/run_report.hpp"
 #include "tinyformer/io/safetensors.hpp"
@@ -71,7 +72,9 @@
 // checkpoint: a model, its optimizer state and its run in one safetensors file, saved and loaded
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/checkpoint/data_fingerprint.hpp"
+#include "tinyformer/checkpoint/export_files.hpp"
 #include "tinyformer/checkpoint/llama2c.hpp"
+#include "tinyformer/checkpoint/llmc.hpp"
 
 // infer, analysis: sampling (KV cache), attention of a prompt, evaluation, what each head does and whether it matters
 #include "tinyformer/analysis/circuits.hpp"

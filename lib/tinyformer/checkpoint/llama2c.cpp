@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
-#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -12,9 +10,9 @@
 #include <fmt/format.h>
 
 #include "tinyformer/checkpoint/checkpoint.hpp"
+#include "tinyformer/checkpoint/export_files.hpp"
 #include "tinyformer/config/keys.hpp"
 #include "tinyformer/data/vocabulary.hpp"
-#include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/nn/parameter_shapes.hpp"
 
 namespace tf::checkpoint {
@@ -22,10 +20,6 @@ namespace tf::checkpoint {
 namespace {
 
 constexpr std::uint32_t kRunqMagic = 0x616b3432;  // "ak42", llama2.c's version-2 files
-
-void append_raw(std::string& out, const void* p, std::size_t n) { out.append(static_cast<const char*>(p), n); }
-void append_i32(std::string& out, std::int32_t v) { append_raw(out, &v, sizeof v); }
-void append_floats(std::string& out, const Array<float>& a) { append_raw(out, a.data(), a.size() * sizeof(float)); }
 
 // The refusal of an option run.c does not compute, in one line.
 void need(bool ok, const std::string& file, const char* key, const std::string& value, const char* wanted) {
@@ -140,27 +134,6 @@ Llama2cModel llama2c_model(const io::SafetensorsFile& file) {
   return out;
 }
 
-// Writes the files of `files` (name, bytes) into out_dir (created when missing). Every file is written in full before
-// any replaces its target, and a directory made here is removed again when they cannot be: a refused export leaves
-// nothing behind.
-void write_files(const std::string& out_dir, const std::vector<std::pair<std::string, std::string>>& files) {
-  std::error_code ec;
-  const bool made = !std::filesystem::exists(out_dir, ec);
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw std::runtime_error(fmt::format("--out {}: cannot create the directory: {}", out_dir, ec.message()));
-  try {
-    std::vector<std::unique_ptr<io::AtomicFile>> outs;  // AtomicFile does not move
-    for (const auto& [name, bytes] : files) {
-      outs.push_back(std::make_unique<io::AtomicFile>((std::filesystem::path(out_dir) / name).string()));
-      outs.back()->write(bytes);
-    }
-    for (auto& out : outs) out->commit();
-  } catch (...) {
-    if (made) std::filesystem::remove_all(out_dir, ec);
-    throw;
-  }
-}
-
 // The largest group size of llama2.c's export (64, halved) that divides both of runq.c's input widths, dim and
 // hidden_dim: runq.c quantises a vector in whole groups and drops a partial last one.
 std::int32_t runq_group_size(std::size_t C, std::size_t F) {
@@ -209,7 +182,7 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
         append_raw(bin, &v, sizeof v);
       }
   if (!m.shared_classifier) append_floats(bin, m.wcls);
-  write_files(out_dir, {{"model.bin", bin}, {"tokenizer.bin", tokenizer_bin(m.vocab)}});
+  write_export_files(out_dir, {{"model.bin", bin}, {"tokenizer.bin", tokenizer_bin(m.vocab)}});
 }
 
 void export_llama2c_q8(const io::SafetensorsFile& file, const std::string& out_dir) {
@@ -231,7 +204,7 @@ void export_llama2c_q8(const io::SafetensorsFile& file, const std::string& out_d
   for (const auto* list : {&m.wq, &m.wk, &m.wv, &m.wo, &m.w1, &m.w2, &m.w3})
     for (const Array<float>& a : *list) append_q8(bin, a, g);
   if (!m.shared_classifier) append_q8(bin, m.wcls, g);
-  write_files(out_dir, {{"model_q80.bin", bin}, {"tokenizer.bin", tokenizer_bin(m.vocab)}});
+  write_export_files(out_dir, {{"model_q80.bin", bin}, {"tokenizer.bin", tokenizer_bin(m.vocab)}});
 }
 
 }  // namespace tf::checkpoint

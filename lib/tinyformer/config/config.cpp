@@ -266,7 +266,7 @@ void validate_data(const RunConfig& cfg) {
   const DataConfig& d = cfg.data;
   need(!((d.task == Task::text || d.task == Task::tokens) && d.path.empty()), {keys::data::path, keys::data::task},
        fmt::format("task '{}' reads a file: set {} (a {} file)", to_string(d.task), keys::data::path,
-                   d.task == Task::text ? "UTF-8 text" : ".npy token"));
+                   d.task == Task::text ? "UTF-8 text" : ".npy or llm.c token"));
   need(!(d.task == Task::text && !m.context), {keys::model::context, keys::data::task},
        fmt::format("'auto' takes the length of a task's sequences or a tokens file's rows; task 'text' cuts the file "
                    "into windows: set {} to the window length (e.g. 64)",

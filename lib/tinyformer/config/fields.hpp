@@ -85,9 +85,10 @@ TF_CONFIG_ENUM(SnapshotSchedule, log, interval)
     "the in-context task of an induction head; `modular`: (a, b, =) -> (a op b) mod `modulus`, a fixed split of the "   \
     "pairs), character-level text, or pre-tokenized ids")                                                              \
   X(path, std::string, "", Check::any(), OnResume::exact,                                                              \
-    "the input file for `text` (UTF-8 text) and `tokens` (`.npy` of token ids); required for those tasks. A relative " \
-    "path in the file is resolved against the config file's directory, one given with `--set` against the working "   \
-    "directory")                                                                                                       \
+    "the input file for `text` (UTF-8 text) and `tokens` (a `.npy` of token ids, rows of T+1, or an llm.c token "     \
+    "file, a stream of uint16 ids cut into windows of `model.context` + 1 as llm.c's dataloader cuts it); required "   \
+    "for those tasks. A relative path in the file is resolved against the config file's directory, one given with "   \
+    "`--set` against the working directory")                                                                          \
   X(length, std::size_t, 8, Check::at_least(1), OnResume::exact,                                                       \
     "synthetic tasks: length of the source part of each sequence (`repeats`: the longest repeated segment; each "     \
     "sequence's is drawn from 2 to it)")                                                                               \

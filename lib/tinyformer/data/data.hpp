@@ -33,6 +33,12 @@ struct Batch {
 // Rows [first, first + count) of a batch (a micro-batch, or one process's share of a global batch).
 Batch rows_of(const Batch& batch, std::size_t first, std::size_t count);
 
+// The ids of a run's data as two streams, the training part and the held-out part (export --format llmc writes them
+// as llm.c's train.bin and val.bin).
+struct TokenStreams {
+  std::vector<Index> train, val;
+};
+
 class DataSource {
  public:
   virtual ~DataSource() = default;
@@ -56,6 +62,9 @@ class DataSource {
   // space SentencePiece puts before each document is not in the file and counts 0), for bits per byte. nullopt for
   // the synthetic tasks and tokens, which are not text.
   virtual std::optional<double> eval_batch_bytes(std::size_t /*B*/, std::size_t /*i*/) { return std::nullopt; }
+  // Text, and tokens read from an llm.c token file: the ids of the training part and of the held-out part, each in
+  // file order. nullopt for the synthetic tasks and for .npy rows (sequences, not a stream).
+  virtual std::optional<TokenStreams> token_streams() const { return std::nullopt; }
   // One line for the log: task, sizes, split.
   virtual std::string describe() const = 0;
   // [T] a default input for attention maps.

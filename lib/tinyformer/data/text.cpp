@@ -198,6 +198,11 @@ class TextSource final : public DataSource {
     return total;
   }
 
+  std::optional<TokenStreams> token_streams() const override {
+    return TokenStreams{std::vector<Index>(ids_.begin(), id_at(n_train_)),
+                        std::vector<Index>(id_at(n_train_), ids_.end())};
+  }
+
   std::string describe() const override {
     if (vocab_.layout() == Vocabulary::Layout::sentencepiece)
       return fmt::format("text '{}': {} tokens of a SentencePiece vocabulary of V = {}; {} for training (random "

@@ -1,5 +1,9 @@
-// Pre-tokenized data: a .npy integer array [N, T+1] of token ids ('<i4', '<i8' or '|u1'), one training
-// sequence per row. The vocabulary is the ids themselves, named "0".."V-1" (spaced layout), with
+// Pre-tokenized data, in one of two files (told apart by their first bytes):
+//   a .npy integer array [N, T+1] of token ids ('<i4', '<i8' or '|u1'), one training sequence per row;
+//   an llm.c token file (io/llmc_tokens.hpp: a header of 256 int32, then uint16 ids), a stream of ids cut as llm.c's
+//   dataloader cuts it: with T = model.context (a number), row k is ids[k*T .. k*T+T] (T+1 ids, each row sharing its
+//   last id with the next row's first), N = (count - 1) / T rows, so B rows in file order are llm.c's batch of B.
+// The vocabulary is the ids themselves, named "0".."V-1" (spaced layout), with
 // V = model.vocab_size or, when that is auto, the largest id + 1. The last val_fraction of the rows (at least
 // one, at most N-1) is held out; the held-out batches are its first eval_size rows in file order. Training
 // rows: with shuffle, B rows drawn uniformly (with replacement) from the caller's generator; without, batch i
@@ -11,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "tinyformer/data/sources.hpp"
+#include "tinyformer/io/llmc_tokens.hpp"
 #include "tinyformer/io/npy.hpp"
 
 namespace tf::data {
@@ -24,22 +29,44 @@ class TokensSource final : public DataSource {
     const config::DataConfig& spec = cfg.data;
     const std::optional<std::size_t>& vocab_size = cfg.model.vocab_size;
 
-    const IndexArray rows = io::read_npy_index(path_);  // runtime_error naming the file on a bad file/dtype
-    if (rows.dimension() != 2)
-      throw std::runtime_error(fmt::format("tokens data '{}': expected a rank-2 array [N, T+1] of token ids, got "
-                                           "shape {}",
-                                           path_, shape_str(to_shape(rows.shape()))));
-    N_ = rows.shape(0);
-    const std::size_t C = rows.shape(1);
-    if (C < 2)
-      throw std::runtime_error(fmt::format("tokens data '{}': rows of {} token(s); each row needs at least 2 "
-                                           "(input and target)",
-                                           path_, C));
-    T_ = C - 1;
-    resolve_context(cfg, T_, fmt::format("tokens data '{}' with rows of {} tokens", path_, C));
-    if (N_ < 2)
-      throw std::runtime_error(
-          fmt::format("tokens data '{}': {} row(s); needs at least 2 (training and held out)", path_, N_));
+    std::vector<Index> rows;  // [N, T+1]
+    if (io::is_llmc_tokens(path_)) {
+      stream_ = io::read_llmc_tokens(path_);  // runtime_error naming the file on a bad header or size
+      if (!cfg.model.context)
+        throw config::error_at(cfg, config::keys::model::context,
+                               fmt::format("tokens data '{}' is an llm.c token file, a stream of ids: set {} to the "
+                                           "window length T (a number, as llm.c's -t)",
+                                           path_, config::keys::model::context));
+      T_ = *cfg.model.context;
+      N_ = (stream_.size() - 1) / T_;
+      if (N_ < 2)
+        throw std::runtime_error(fmt::format("tokens data '{}': {} ids make {} window(s) of {} = {} (+1) ids; needs "
+                                             "at least 2 (training and held out), {} ids",
+                                             path_, stream_.size(), N_, config::keys::model::context, T_, 2 * T_ + 1));
+      rows.reserve(N_ * (T_ + 1));
+      for (std::size_t k = 0; k < N_; ++k)
+        rows.insert(rows.end(), stream_.begin() + static_cast<long>(k * T_),
+                    stream_.begin() + static_cast<long>(k * T_ + T_ + 1));
+    } else {
+      const IndexArray array = io::read_npy_index(path_);  // runtime_error naming the file on a bad file/dtype
+      if (array.dimension() != 2)
+        throw std::runtime_error(fmt::format("tokens data '{}': expected a rank-2 array [N, T+1] of token ids, got "
+                                             "shape {}",
+                                             path_, shape_str(to_shape(array.shape()))));
+      N_ = array.shape(0);
+      const std::size_t C = array.shape(1);
+      if (C < 2)
+        throw std::runtime_error(fmt::format("tokens data '{}': rows of {} token(s); each row needs at least 2 "
+                                             "(input and target)",
+                                             path_, C));
+      T_ = C - 1;
+      resolve_context(cfg, T_, fmt::format("tokens data '{}' with rows of {} tokens", path_, C));
+      if (N_ < 2)
+        throw std::runtime_error(
+            fmt::format("tokens data '{}': {} row(s); needs at least 2 (training and held out)", path_, N_));
+      rows.assign(array.begin(), array.end());
+    }
+    const std::size_t C = T_ + 1;
     Index max_id = 0;
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const Index id = rows.data()[i];
@@ -72,7 +99,7 @@ class TokensSource final : public DataSource {
     n_val_ = std::clamp<std::size_t>(static_cast<std::size_t>(static_cast<double>(N_) * spec.val_fraction), 1, N_ - 1);
     n_train_ = N_ - n_val_;
     n_eval_ = std::min(n_val_, spec.eval_size);
-    rows_.assign(rows.begin(), rows.end());
+    rows_ = std::move(rows);
   }
 
   const Vocabulary& vocab() const override { return vocab_; }
@@ -110,11 +137,19 @@ class TokensSource final : public DataSource {
   }
 
   std::string describe() const override {
-    return fmt::format("tokens '{}': {} rows of T+1 = {} ids, V = {} ({}); {} training rows ({}), {} of the last {} "
+    return fmt::format("tokens '{}': {} rows of T+1 = {} ids{}, V = {} ({}); {} training rows ({}), {} of the last {} "
                        "held out; T = {}",
-                       path_, N_, T_ + 1, vocab_.size(),
-                       vocab_auto_ ? "largest id + 1" : config::keys::model::vocab_size, n_train_,
+                       path_, N_, T_ + 1, stream_.empty() ? "" : " (an llm.c token file's windows, T apart)",
+                       vocab_.size(), vocab_auto_ ? "largest id + 1" : config::keys::model::vocab_size, n_train_,
                        shuffle_ ? "random rows" : "in file order, wrapping", n_eval_, n_val_, T_);
+  }
+
+  std::optional<TokenStreams> token_streams() const override {
+    if (stream_.empty()) return std::nullopt;  // .npy rows are sequences, not a stream
+    // the training rows cover ids [0, n_train T], the held-out rows the rest (sharing the id at n_train T)
+    const auto split = stream_.begin() + static_cast<long>(n_train_ * T_);
+    return TokenStreams{std::vector<Index>(stream_.begin(), split + 1),
+                        std::vector<Index>(split, stream_.begin() + static_cast<long>(N_ * T_ + 1))};
   }
 
   IndexArray probe_sequence() const override {
@@ -129,8 +164,9 @@ class TokensSource final : public DataSource {
   bool shuffle_;
   bool vocab_auto_ = true;
   std::size_t N_ = 0, T_ = 0, n_train_ = 0, n_val_ = 0, n_eval_ = 0;
-  std::vector<Index> rows_;  // [N, T+1]
-  std::size_t cursor_ = 0;   // next training row when not shuffling
+  std::vector<Index> rows_;    // [N, T+1]
+  std::vector<Index> stream_;  // an llm.c token file's ids; empty for a .npy
+  std::size_t cursor_ = 0;     // next training row when not shuffling
   Vocabulary vocab_;
   std::map<std::size_t, std::vector<Batch>> eval_cache_;
 };

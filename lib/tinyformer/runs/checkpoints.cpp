@@ -1,11 +1,13 @@
 #include "tinyformer/runs/checkpoints.hpp"
 
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "tinyformer/checkpoint/data_fingerprint.hpp"
 #include "tinyformer/checkpoint/llama2c.hpp"
+#include "tinyformer/checkpoint/llmc.hpp"
 #include "tinyformer/runs/errors.hpp"
 #include "tinyformer/tensor/files.hpp"
 
@@ -61,18 +63,32 @@ std::string export_model_file(const std::string& format) {
   return format == "llama2c-q8" ? "model_q80.bin" : "model.bin";
 }
 
-void export_checkpoint(const std::string& path, const std::string& format, const std::string& out_dir) {
-  at_boundary([&] {
-    if (format != "llama2c" && format != "llama2c-q8")
-      throw Error(ErrorKind::value, fmt::format("--format '{}': valid formats are llama2c, llama2c-q8", format));
-    const bool q8 = format == "llama2c-q8";
-    check_output_dir(out_dir, {export_model_file(format), "tokenizer.bin"});  // before the checkpoint is read
+std::vector<std::string> export_checkpoint(const std::string& path, const std::string& format,
+                                           const std::string& out_dir) {
+  return at_boundary([&] {
+    if (format != "llama2c" && format != "llama2c-q8" && format != "llmc")
+      throw Error(ErrorKind::value, fmt::format("--format '{}': valid formats are llama2c, llama2c-q8, llmc", format));
+    const std::string model_file = export_model_file(format);
+    if (format == "llmc")  // before the checkpoint is read
+      check_output_dir(out_dir, {model_file, "train.bin", "val.bin"});
+    else
+      check_output_dir(out_dir, {model_file, "tokenizer.bin"});
     const LoadedGPT checked = load_gpt(path);  // every check a sample makes: vocabulary, config, finite weights
     const io::SafetensorsFile file = io::SafetensorsFile::load(path);
-    if (q8)
+    if (format == "llama2c-q8") {
       checkpoint::export_llama2c_q8(file, out_dir);
-    else
+    } else if (format == "llama2c") {
       checkpoint::export_llama2c(file, out_dir);
+    } else {
+      // the run's tokens go along when its data is still there and is a stream of ids (text, an llm.c token file)
+      std::string note;
+      const std::unique_ptr<data::DataSource> source = run_data_if_available(checked, note);
+      const std::optional<data::TokenStreams> streams = source ? source->token_streams() : std::nullopt;
+      checkpoint::export_llmc(file, out_dir, streams ? &*streams : nullptr);
+      if (streams) return std::vector<std::string>{model_file, "train.bin", "val.bin"};
+      return std::vector<std::string>{model_file};
+    }
+    return std::vector<std::string>{model_file, "tokenizer.bin"};
   });
 }
 

@@ -29,9 +29,13 @@ Prompt encode_prompt(const LoadedGPT& model, const std::string& text, const std:
                      Overflow overflow = Overflow::keep_last);
 
 // Writes out_dir/model.bin (format "llama2c", for llama2.c's run.c) or out_dir/model_q80.bin ("llama2c-q8", int8
-// weights for runq.c), and out_dir/tokenizer.bin (checkpoint/llama2c.hpp), after checking out_dir and opening the
-// checkpoint with every check above; a refused export writes nothing and creates no directory.
-void export_checkpoint(const std::string& path, const std::string& format, const std::string& out_dir);
+// weights for runq.c), and out_dir/tokenizer.bin (checkpoint/llama2c.hpp); or ("llmc", for llm.c's train_gpt2.c,
+// checkpoint/llmc.hpp) out_dir/model.bin, with out_dir/train.bin and out_dir/val.bin when the run's data can be
+// rebuilt and is a stream of ids (text, or tokens from an llm.c token file). Checks out_dir and opens the checkpoint
+// with every check above first; a refused export writes nothing and creates no directory. Returns the names of the
+// files written.
+std::vector<std::string> export_checkpoint(const std::string& path, const std::string& format,
+                                           const std::string& out_dir);
 // The model file export_checkpoint writes for `format`: model.bin or model_q80.bin.
 std::string export_model_file(const std::string& format);
 
