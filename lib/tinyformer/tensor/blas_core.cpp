@@ -107,10 +107,16 @@ CoreChoice choose() {
   using Hook = void (*)();
   auto quit = reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
   auto init = reinterpret_cast<Hook>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
-  if (!quit || !init) {
+  auto stop_threads = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
+  if (!quit || !init || !stop_threads) {
     c.decided_by = "openblas (this OpenBLAS cannot choose its core type again: no DYNAMIC_ARCH entry points)";
     return c;
   }
+  // OpenBLAS starts its worker threads when it loads, and a worker that is still starting reads the core table
+  // (gotoblas_dynamic_init, from its first buffer) while quit() below has emptied it: a crash in perhaps one start in
+  // a few hundred (seen as SIGSEGV at 0x1090 in gotoblas_dynamic_init on a worker's stack). So the workers are stopped
+  // and joined first; OpenBLAS starts them again when a product asks for more than one thread (tinyformer's never do).
+  stop_threads();
   // the best core type this OpenBLAS knows: one it does not know falls back to another, seen in its name
   for (const std::string& candidate : candidates) {
     if (core_class(candidate) <= core_class(c.own)) break;

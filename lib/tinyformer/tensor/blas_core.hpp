@@ -5,12 +5,12 @@
 // kernels (docs/performance.md, "Round four"). So, when the user has not set OPENBLAS_CORETYPE, the core type OpenBLAS
 // chose is compared with the best one this CPU's features allow (CPUID: AVX-512 with BF16 -> Cooperlake, AVX-512 ->
 // SkylakeX, AVX2 with FMA -> Haswell or Zen, AVX -> Sandybridge, SSE4.2 -> Nehalem); when OpenBLAS chose a lower class,
-// it is made to choose again (gotoblas_dynamic_quit, then gotoblas_dynamic_init with OPENBLAS_CORETYPE set to the best
-// core type it knows, the environment restored after). This happens once, when the library is loaded: before main()
-// in a program (the app, any program linking libtinyformer), at `import tinyformer` in Python. Python's NumPy and
-// PyTorch share the process's one OpenBLAS, so they run the chosen kernels too from then on, whichever was imported
-// first. An OPENBLAS_CORETYPE set by the user is always kept. On other CPUs than x86-64, or with an OpenBLAS without
-// these entry points, nothing is changed.
+// it is made to choose again (its worker threads stopped, gotoblas_dynamic_quit, then gotoblas_dynamic_init with
+// OPENBLAS_CORETYPE set to the best core type it knows, the environment restored after). This happens once, when the
+// library is loaded: before main() in a program (the app, any program linking libtinyformer), at `import tinyformer`
+// in Python. Python's NumPy and PyTorch share the process's one OpenBLAS, so they run the chosen kernels too from then
+// on, whichever was imported first. An OPENBLAS_CORETYPE set by the user is always kept. On other CPUs than x86-64, or
+// with an OpenBLAS without these entry points, nothing is changed.
 #include <string>
 #include <vector>
 
