@@ -2,6 +2,7 @@
 // measures a shape once and keeps its choice, and a plan survives its text form. No timing is asserted.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,7 +92,12 @@ TEST_CASE("gemm plan: auto measures a shape once, records both libraries' times 
   CHECK(first.shape == gemm_plan::Shape{true, false, 64, 48, 96});
   CHECK(first.openblas_us > 0);
   CHECK(first.libxsmm_us > 0);
-  CHECK(first.backend == (first.libxsmm_us < first.openblas_us ? Backend::libxsmm : Backend::openblas));
+  // The choice follows the median of the paired time ratios (tensor/gemm.cpp, choose), which two close medians of
+  // the times need not agree with: a sanitizer run beside other jobs once chose OpenBLAS with libxsmm's median lower.
+  // Where one library is clearly faster (by a quarter), the choice must be it.
+  const double faster = std::min(first.libxsmm_us, first.openblas_us);
+  if (std::max(first.libxsmm_us, first.openblas_us) > 1.25 * faster)
+    CHECK(first.backend == (first.libxsmm_us < first.openblas_us ? Backend::libxsmm : Backend::openblas));
   for (int i = 0; i < 3; ++i) gemm<float>(true, false, s, 1.0f, a.data(), b.data(), 1.0f, c.data());
   const auto again = gemm_plan::plan();
   REQUIRE(again.size() == 1);
