@@ -23,9 +23,7 @@ constexpr std::uint32_t kRunqMagic = 0x616b3432;  // "ak42", llama2.c's version-
 
 // The refusal of an option run.c does not compute, in one line.
 void need(bool ok, const std::string& file, const char* key, const std::string& value, const char* wanted) {
-  if (!ok)
-    throw std::invalid_argument(fmt::format("export --format llama2c: {} has {} {}; llama2.c's run.c needs {} {}", file,
-                                            key, value, key, wanted));
+  need_option(ok, "llama2c", "llama2.c's run.c", file, key, value, wanted);
 }
 
 // w [rows, C] whose H * D rows from first_row are H heads of D rows each in tinyformer's RoPE order: each head's

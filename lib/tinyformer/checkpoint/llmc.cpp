@@ -23,10 +23,8 @@ constexpr std::size_t kHeaderInts = 256;
 constexpr std::size_t kVocabMultiple = 128;
 
 // The refusal of an option llm.c's GPT-2 does not have, in one line.
-void need_gpt2(bool ok, const std::string& file, const char* key, const std::string& value, const char* wanted) {
-  if (!ok)
-    throw std::invalid_argument(
-        fmt::format("export --format llmc: {} has {} {}; llm.c's GPT-2 needs {} {}", file, key, value, key, wanted));
+void need_gpt2(bool ok, const std::string& file, const char* key, const std::string& value, const std::string& wanted) {
+  need_option(ok, "llmc", "llm.c's GPT-2", file, key, value, wanted);
 }
 
 }  // namespace
@@ -44,7 +42,7 @@ void export_llmc(const io::SafetensorsFile& file, const std::string& out_dir, co
   need_gpt2(m.tie_weights, path, mk::tie_weights, "false", "true (lm_head is wte in llm.c)");
   need_gpt2(m.mlp_ratio == 4, path, mk::mlp_ratio, std::to_string(m.mlp_ratio), "4");
   need_gpt2(m.n_kv_head == 0 || m.n_kv_head == m.n_head, path, mk::n_kv_head, std::to_string(m.n_kv_head),
-            fmt::format("0 or n_head ({}): llm.c has no grouped-query attention", m.n_head).c_str());
+            fmt::format("0 or n_head ({}): llm.c has no grouped-query attention", m.n_head));
   const std::size_t V = *m.vocab_size, T = *m.context, L = m.n_layer, H = m.n_head, C = m.d_model;
   const std::size_t Vp = llmc_padded_vocab(V);
   if (tokens && V > io::kLlmcMaxVocabulary)

@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-#include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/tensor/files.hpp"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "llm.c's token files are little-endian");
@@ -65,11 +64,6 @@ std::string llmc_tokens_bytes(const std::vector<Index>& ids, const std::string& 
   std::string out(reinterpret_cast<const char*>(header), kHeaderBytes);
   out.append(reinterpret_cast<const char*>(raw.data()), raw.size() * sizeof(std::uint16_t));
   return out;
-}
-
-void write_llmc_tokens(const std::string& path, const std::vector<Index>& ids) {
-  const std::string bytes = llmc_tokens_bytes(ids, path);
-  write_file_atomic(path, bytes.data(), bytes.size());
 }
 
 }  // namespace tf::io

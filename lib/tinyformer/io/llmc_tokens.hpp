@@ -25,7 +25,5 @@ std::vector<Index> read_llmc_tokens(const std::string& path);
 // The bytes of an llm.c token file holding `ids`. std::invalid_argument naming `what` and the first id outside
 // [0, 65535] (uint16), or when there are 2^31 ids or more (the count is an int32).
 std::string llmc_tokens_bytes(const std::vector<Index>& ids, const std::string& what);
-// llmc_tokens_bytes written atomically (io/atomic_file.hpp).
-void write_llmc_tokens(const std::string& path, const std::vector<Index>& ids);
 
 }  // namespace tf::io
