@@ -9,8 +9,8 @@
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xreducer.hpp>
 
+#include "tinyformer/ops/kernels/arrays.hpp"
 #include "tinyformer/ops/ops.hpp"
-#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
 
@@ -47,12 +47,7 @@ Array<S> broadcast_buffer(const Var<S>& a, const Var<S>& b, const char* op) {
 template <class S>
 Var<S> add_same_shape(const Var<S>& a, const Var<S>& b) {
   Array<S> out = Array<S>::from_shape(a.value().shape());
-  const S* x = a.value().data();
-  const S* y = b.value().data();
-  S* o = out.data();
-  parallel_for(out.size(), 1 << 14, [&](std::size_t i0, std::size_t i1) {
-    for (std::size_t i = i0; i < i1; ++i) o[i] = x[i] + y[i];
-  });
+  kernels::add_arrays<S>(out.size(), a.value().data(), b.value().data(), out.data());
   return make_result<S>(
       std::move(out), {a, b},
       [](Node<S>& self) {

@@ -5,11 +5,11 @@
 // linear_gelu applies GELU to y in the same op (an MLP's first layer): the backward turns dy into
 // dpre = dy * gelu'(pre) in place, so no separate activation gradient is ever allocated.
 // In the backward dx and dW run side by side, one whole product per thread; db sums the rows in order.
-#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "tinyformer/ops/kernels/arrays.hpp"
 #include "tinyformer/ops/kernels/gelu.hpp"
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/tensor/gemm.hpp"
@@ -32,13 +32,7 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
   Shape ys = xs;
   ys.back() = out;
   Array<S> y = Array<S>::from_shape(ys);
-  if (has_bias) {
-    const S* b = bias.value().data();
-    parallel_for(rows, 256, [&](std::size_t r0, std::size_t r1) {
-      for (std::size_t r = r0; r < r1; ++r)
-        for (std::size_t j = 0; j < out; ++j) y.data()[r * out + j] = b[j];
-    });
-  }
+  if (has_bias) kernels::fill_rows<S>(rows, out, bias.value().data(), y.data());
   // y [R,out] (+)= x [R,in] W^T [in,out]
   gemm<S>(false, true, {rows, out, in}, S(1), x.value().data(), weight.value().data(), has_bias ? S(1) : S(0),
           y.data());
@@ -79,13 +73,8 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
               gemm_whole<S>(false, false, {rows, in, out}, S(1), dy, nw.value.data(), beta_x, nx.grad.data());
             if (task == 1 && nw.requires_grad)  // dW [out,in] (+)= dy^T [out,R] x [R,in]
               gemm_whole<S>(true, false, {out, in, rows}, S(1), dy, nx.value.data(), beta_w, nw.grad.data());
-            if (task == 1 && nb) {  // db [out] (+)= column sums of dy, rows in order
-              S* db = nb->grad.data();
-              if (beta_b == S(0))  // a fresh gradient buffer is uninitialised
-                std::fill(db, db + out, S(0));
-              for (std::size_t r = 0; r < rows; ++r)
-                for (std::size_t j = 0; j < out; ++j) db[j] += dy[r * out + j];
-            }
+            if (task == 1 && nb)  // db [out] (+)= column sums of dy, rows in order (a fresh buffer is overwritten)
+              kernels::add_column_sums<S>(rows, out, dy, beta_b != S(0), nb->grad.data());
           }
         });
       },

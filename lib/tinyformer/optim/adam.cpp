@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "tinyformer/optim/adam.hpp"
-#include "tinyformer/tensor/parallel.hpp"
+#include "tinyformer/ops/kernels/arrays.hpp"
 
 namespace tf::optim {
 
@@ -69,32 +69,20 @@ void Adam<S>::update(Array<S>& param, const Array<S>& grad, double weight_decay,
   const double lr = this->lr();
   const double bias_correction1 = 1.0 - std::pow(options_.beta1, t);
   const double bias_correction2 = 1.0 - std::pow(options_.beta2, t);
-  const S neg_step_size = static_cast<S>(-(lr / bias_correction1));
-  const S bias_correction2_sqrt = static_cast<S>(std::sqrt(bias_correction2));
-  const S beta1 = static_cast<S>(options_.beta1), one_minus_beta1 = static_cast<S>(1.0 - options_.beta1);
-  const S beta2 = static_cast<S>(options_.beta2), one_minus_beta2 = static_cast<S>(1.0 - options_.beta2);
-  const S eps = static_cast<S>(options_.eps);
-  const S wd = static_cast<S>(weight_decay);
-  const S decay_factor = static_cast<S>(1.0 - lr * weight_decay);
-  const bool l2 = !decoupled_ && weight_decay != 0;
-  const bool decoupled = decoupled_ && weight_decay != 0;  // p * 1 would change nothing
-
-  S* p = param.data();
-  const S* gp = grad.data();
-  S* m = state[1].data();
-  S* v = state[2].data();
-  // elementwise, so any split over the threads gives the same bits
-  parallel_for(param.size(), 1 << 15, [=](std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      S g = gp[i];
-      if (decoupled) p[i] = p[i] * decay_factor;
-      if (l2) g = g + wd * p[i];
-      m[i] = m[i] * beta1 + one_minus_beta1 * g;
-      v[i] = v[i] * beta2 + one_minus_beta2 * g * g;
-      const S denom = std::sqrt(v[i]) / bias_correction2_sqrt + eps;
-      p[i] = p[i] + neg_step_size * m[i] / denom;
-    }
-  });
+  kernels::AdamStep<S> k{};
+  k.neg_step_size = static_cast<S>(-(lr / bias_correction1));
+  k.bias_correction2_sqrt = static_cast<S>(std::sqrt(bias_correction2));
+  k.beta1 = static_cast<S>(options_.beta1);
+  k.one_minus_beta1 = static_cast<S>(1.0 - options_.beta1);
+  k.beta2 = static_cast<S>(options_.beta2);
+  k.one_minus_beta2 = static_cast<S>(1.0 - options_.beta2);
+  k.eps = static_cast<S>(options_.eps);
+  k.wd = static_cast<S>(weight_decay);
+  k.decay_factor = static_cast<S>(1.0 - lr * weight_decay);
+  k.l2 = !decoupled_ && weight_decay != 0;
+  k.decoupled = decoupled_ && weight_decay != 0;  // p * 1 would change nothing
+  // elementwise, so any split over the threads gives the same bits (kernels/arrays.hpp, kernels/adam_step.hpp)
+  kernels::adam_update<S>(param.size(), k, grad.data(), param.data(), state[1].data(), state[2].data());
 }
 
 template class Adam<float>;

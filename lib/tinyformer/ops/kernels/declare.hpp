@@ -1,6 +1,6 @@
 #pragma once
 // Each dispatched kernel's signature is written once, in the list of its header (gelu.hpp, silu.hpp, norms.hpp,
-// softmax_rows.hpp, causal_head.hpp, matvec.hpp, attend.hpp):
+// softmax_rows.hpp, causal_head.hpp, matvec.hpp, attend.hpp, arrays.hpp):
 //
 //   #define TF_GELU_KERNELS(KERNEL, S) KERNEL(void, gelu_forward, (std::size_t n, const S* x, S* out), (n, x, out)) ...
 //
