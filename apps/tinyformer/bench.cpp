@@ -463,7 +463,8 @@ double measure_sgemm_gflops(int threads, gemm_plan::Policy policy) {
 std::vector<std::string> check_gemm_plan(const std::string& shape) {
   std::vector<std::string> lines;
   for (const gemm_plan::Choice& c : gemm_plan::plan()) {
-    const GemmTimes t = time_gemm_libraries(c.shape.trans_a, {c.shape.m, c.shape.n, c.shape.k}, 5, 9, 3e5);
+    const GemmTimes t =
+        time_gemm_libraries(c.shape.trans_a, c.shape.trans_b, {c.shape.m, c.shape.n, c.shape.k}, 5, 9, 3e5);
     const double r = t.libxsmm_over_openblas;  // the median of paired ratios
     const double speed = c.backend == gemm_plan::Backend::libxsmm ? std::min(1.0, 1.0 / r) : std::min(1.0, r);
     std::string product = gemm_plan::to_text({c});

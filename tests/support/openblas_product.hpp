@@ -6,8 +6,8 @@
 
 namespace tf::test {
 
-// Row-major C [m,n] = op(A) B + beta C with alpha 1, op(A) = A [m,k] or A^T (A stored [k,m]), B [k,n]: one
-// cblas_sgemm call.
-void openblas_sgemm(bool trans_a, GemmShape s, const float* a, const float* b, float beta, float* c);
+// Row-major C [m,n] = op(A) op(B) + beta C with alpha 1, op(A) = A [m,k] or A^T (A stored [k,m]), op(B) = B [k,n]
+// or B^T (B stored [n,k]): one cblas_sgemm call.
+void openblas_sgemm(bool trans_a, bool trans_b, GemmShape s, const float* a, const float* b, float beta, float* c);
 
 }  // namespace tf::test

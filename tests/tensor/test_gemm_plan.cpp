@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/openblas_product.hpp"
@@ -46,29 +47,30 @@ std::optional<gemm_plan::Choice> find_choice(const std::vector<gemm_plan::Choice
 TEST_CASE("gemm plan: a forced library computes every product it can take, bit for bit as that library alone",
           "[tensor][gemm]") {
   PolicyGuard guard;
-  // A B and A^T B, small and cut into pieces (300 x 170 x 600: 30M multiply-adds), beta 0 and 1
+  // A B, A^T B and A B^T, small and cut into pieces (300 x 170 x 600: 30M multiply-adds), beta 0 and 1
   for (GemmShape s : {GemmShape{40, 24, 56}, GemmShape{300, 170, 600}})
-    for (bool ta : {false, true})
+    for (auto [ta, tb] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}})
       for (float beta : {0.0f, 1.0f}) {
-        INFO("m " << s.m << " n " << s.n << " k " << s.k << " ta " << ta << " beta " << beta);
+        INFO("m " << s.m << " n " << s.n << " k " << s.k << " ta " << ta << " tb " << tb << " beta " << beta);
         const auto a = float_values(s.m * s.k, 1), b = float_values(s.k * s.n, 2), c0 = float_values(s.m * s.n, 3);
-        const int lda = static_cast<int>(ta ? s.m : s.k);
+        const std::size_t lda = ta ? s.m : s.k, ldb = tb ? s.k : s.n;
         std::vector<float> want = c0, got = c0;
         gemm_plan::set_policy(Policy::openblas);
-        test::openblas_sgemm(ta, s, a.data(), b.data(), beta, want.data());
-        gemm_whole<float>(ta, false, s, 1.0f, a.data(), b.data(), beta, got.data());
+        test::openblas_sgemm(ta, tb, s, a.data(), b.data(), beta, want.data());
+        gemm_whole<float>(ta, tb, s, 1.0f, a.data(), b.data(), beta, got.data());
         CHECK(got == want);
-        std::optional<gemm_plan::Choice> c = find_choice(gemm_plan::plan(), {ta, false, s.m, s.n, s.k});
+        std::optional<gemm_plan::Choice> c = find_choice(gemm_plan::plan(), {ta, tb, s.m, s.n, s.k});
         REQUIRE(c.has_value());
         CHECK(c->backend == Backend::openblas);
         if (!xsmm::built_in()) continue;
         gemm_plan::set_policy(Policy::libxsmm);
         std::vector<float> xsmm_want = c0, xsmm_got = c0;
-        REQUIRE(xsmm::product(ta, s.m, s.n, s.k, 1.0f, a.data(), static_cast<std::size_t>(lda), b.data(), s.n, beta,
-                              xsmm_want.data(), s.n));
-        gemm_whole<float>(ta, false, s, 1.0f, a.data(), b.data(), beta, xsmm_got.data());
+        REQUIRE(xsmm::product(ta, tb, s.m, s.n, s.k, 1.0f, a.data(), lda, b.data(), ldb, beta, xsmm_want.data(), s.n));
+        gemm_whole<float>(ta, tb, s, 1.0f, a.data(), b.data(), beta, xsmm_got.data());
         CHECK(xsmm_got == xsmm_want);
-        c = find_choice(gemm_plan::plan(), {ta, false, s.m, s.n, s.k});
+        // and libxsmm's product is the product: within float rounding of OpenBLAS's
+        for (std::size_t i = 0; i < want.size(); ++i) CHECK(xsmm_got[i] == Approx(want[i]).epsilon(1e-4).margin(1e-3));
+        c = find_choice(gemm_plan::plan(), {ta, tb, s.m, s.n, s.k});
         REQUIRE(c.has_value());
         CHECK(c->backend == Backend::libxsmm);
       }
@@ -102,10 +104,17 @@ TEST_CASE("gemm plan: auto measures a shape once, records both libraries' times 
   const auto again = gemm_plan::plan();
   REQUIRE(again.size() == 1);
   CHECK(again[0].openblas_us == first.openblas_us);  // not measured again
-  // A B^T has no libxsmm kernel, and alpha 0.5 none either: they run on OpenBLAS without a measurement.
-  gemm<float>(false, true, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
+  // A^T B^T has no libxsmm kernel, and alpha 0.5 none either: they run on OpenBLAS without a measurement.
+  gemm<float>(true, true, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
   gemm<float>(true, false, {32, 48, 96}, 0.5f, a.data(), b.data(), 0.0f, c.data());
   CHECK(gemm_plan::plan().size() == 1);
+  // A B^T is measured (libxsmm with B transposed first) as a shape of its own
+  gemm<float>(false, true, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
+  const auto with_nt = gemm_plan::plan();
+  REQUIRE(with_nt.size() == 2);
+  CHECK(std::any_of(with_nt.begin(), with_nt.end(), [&](const gemm_plan::Choice& ch) {
+    return ch.shape == gemm_plan::Shape{false, true, 64, 48, 96} && ch.openblas_us > 0 && ch.libxsmm_us > 0;
+  }));
 }
 
 TEST_CASE("gemm plan: a replayed plan is followed without measuring, and survives its text form", "[tensor][gemm]") {

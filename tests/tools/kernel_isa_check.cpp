@@ -1,6 +1,6 @@
 // The portable build's kernels at the ISA level this process runs (ops/kernels/dispatch.hpp), on fixed inputs: GELU,
 // SiLU and SwiGLU, layer norm and RMSNorm, softmax, log_softmax and cross-entropy's rows, and one attention head, each
-// forward and backward, in float and double. Prints
+// forward and backward, and the whole-array loops (bias rows, column sums, add, Adam), in float and double. Prints
 // the level, then one line per output array: its name and its values as hex floats (exact), so that
 // scripts/qemu_portable.sh can compare a run under qemu with a native run bit for bit, and levels with each other
 // within a tolerance. Built by the portable preset only (lib/CMakeLists.txt), from the kernels and what they call.
@@ -105,6 +105,24 @@ void check(const char* type) {
   print(t + " attention dq", dq);
   print(t + " attention dk", dk);
   print(t + " attention dv", dv);
+  // whole arrays: a bias in every row, column sums (fresh and added), a sum, two Adam steps (AdamW's, then Adam's L2)
+  std::vector<S> filled(rows * C), sums(b), added(n), p1(x), m1(n, S(0)), v1(n, S(0));
+  k::fill_rows<S>(rows, C, b.data(), filled.data());
+  print(t + " fill_rows", filled);
+  k::add_column_sums<S>(rows, C, x.data(), false, sums.data());
+  k::add_column_sums<S>(rows, C, g.data(), true, sums.data());
+  print(t + " add_column_sums", sums);
+  k::add_arrays<S>(n, x.data(), g.data(), added.data());
+  print(t + " add_arrays", added);
+  tf::kernels::AdamStep<S> step{S(0.9),   S(0.1), S(0.999), S(0.001), S(1e-8), S(-0.01),
+                                S(0.001), S(0.1), S(0.999), false,    true};
+  k::adam_update<S>(n, step, g.data(), p1.data(), m1.data(), v1.data());
+  step.l2 = true;
+  step.decoupled = false;
+  k::adam_update<S>(n, step, x.data(), p1.data(), m1.data(), v1.data());
+  print(t + " adam p", p1);
+  print(t + " adam m", m1);
+  print(t + " adam v", v1);
 }
 
 }  // namespace

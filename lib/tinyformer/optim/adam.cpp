@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "tinyformer/optim/adam.hpp"
 #include "tinyformer/ops/kernels/arrays.hpp"
+#include "tinyformer/optim/adam.hpp"
 
 namespace tf::optim {
 

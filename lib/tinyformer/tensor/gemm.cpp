@@ -40,15 +40,15 @@ void call_openblas(bool ta, bool tb, GemmShape s, float alpha, const float* a, s
               as_int(s.k), alpha, a, as_int(lda), b, as_int(ldb), beta, c, as_int(ldc));
 }
 
-// Whether libxsmm can take the product at all (tensor/gemm_xsmm.hpp): A B and A^T B, alpha 1, beta 0 or 1, more
-// than one row. A B^T (a linear layer's forward) has no kernel in libxsmm 1.17.
-bool xsmm_applies(bool tb, GemmShape s, float alpha, float beta) {
-  return xsmm::built_in() && !tb && s.m > 1 && alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
+// Whether libxsmm can take the product at all (tensor/gemm_xsmm.hpp): A B, A^T B and A B^T (B transposed first),
+// alpha 1, beta 0 or 1, more than one row.
+bool xsmm_applies(bool ta, bool tb, GemmShape s, float alpha, float beta) {
+  return xsmm::built_in() && !(ta && tb) && s.m > 1 && alpha == 1.0f && (beta == 0.0f || beta == 1.0f);
 }
 
 using Buffer = std::vector<float, xsimd::aligned_allocator<float, 64>>;
 
-// Scratch operands of a float A B or A^T B product (packed, 64-byte aligned as tf::Array's are).
+// Scratch operands of a float product (packed, 64-byte aligned as tf::Array's are).
 struct Scratch {
   Buffer a, b, c;
   explicit Scratch(GemmShape s) : a(s.m * s.k), b(s.k * s.n), c(s.m * s.n) {
@@ -57,11 +57,11 @@ struct Scratch {
   }
 };
 
-void run_on(gemm_plan::Backend backend, bool ta, GemmShape s, Scratch& x) {
-  const std::size_t lda = ta ? s.m : s.k;
+void run_on(gemm_plan::Backend backend, bool ta, bool tb, GemmShape s, Scratch& x) {
+  const std::size_t lda = ta ? s.m : s.k, ldb = tb ? s.k : s.n;
   if (backend == gemm_plan::Backend::openblas ||
-      !xsmm::product(ta, s.m, s.n, s.k, 1.0f, x.a.data(), lda, x.b.data(), s.n, 0.0f, x.c.data(), s.n))
-    call_openblas(ta, false, s, 1.0f, x.a.data(), lda, x.b.data(), s.n, 0.0f, x.c.data(), s.n);
+      !xsmm::product(ta, tb, s.m, s.n, s.k, 1.0f, x.a.data(), lda, x.b.data(), ldb, 0.0f, x.c.data(), s.n))
+    call_openblas(ta, tb, s, 1.0f, x.a.data(), lda, x.b.data(), ldb, 0.0f, x.c.data(), s.n);
 }
 
 // The CPU time of the calling thread, in us: unlike wall-clock time it leaves out the time that other processes held
@@ -79,12 +79,12 @@ double thread_cpu_us() {
 // lasts 200 us (tiny products take a few us). Timing each library alone by its fastest wall-clock run, as before,
 // picked the slower library on a loaded machine: a burst of load during one library's runs swung a shape's
 // comparison by up to 4x.
-GemmTimes time_gemm_libraries(bool trans_a, GemmShape s, int min_pairs, int max_pairs, double budget_us) {
+GemmTimes time_gemm_libraries(bool trans_a, bool trans_b, GemmShape s, int min_pairs, int max_pairs, double budget_us) {
   using gemm_plan::Backend;
   Scratch x(s);
   auto time_us = [&](Backend backend, int reps) {
     const double t0 = thread_cpu_us();
-    for (int r = 0; r < reps; ++r) run_on(backend, trans_a, s, x);
+    for (int r = 0; r < reps; ++r) run_on(backend, trans_a, trans_b, s, x);
     return (thread_cpu_us() - t0) / reps;
   };
   time_us(Backend::libxsmm, 1);  // untimed: generates libxsmm's kernels, touches the buffers
@@ -110,8 +110,8 @@ namespace {
 // the faster of the two measured now (once per shape and process; one shape is measured at a time): libxsmm when
 // the median of its paired times over OpenBLAS's is below 1. At least 5 pairs, then more while the measurement has
 // taken under 0.2 s, at most 15 pairs.
-gemm_plan::Backend choose(bool ta, GemmShape s) {
-  const gemm_plan::Shape shape{ta, false, s.m, s.n, s.k};
+gemm_plan::Backend choose(bool ta, bool tb, GemmShape s) {
+  const gemm_plan::Shape shape{ta, tb, s.m, s.n, s.k};
   gemm_plan::Backend backend = gemm_plan::Backend::openblas;
   if (gemm_plan::find(shape, backend)) return backend;
   gemm_plan::Choice choice;
@@ -124,7 +124,7 @@ gemm_plan::Backend choose(bool ta, GemmShape s) {
   static std::mutex measuring;
   std::lock_guard<std::mutex> lock(measuring);
   if (gemm_plan::find(shape, backend)) return backend;  // another thread measured it meanwhile
-  const GemmTimes t = time_gemm_libraries(ta, s, 5, 15, 2e5);
+  const GemmTimes t = time_gemm_libraries(ta, tb, s, 5, 15, 2e5);
   choice.openblas_us = t.openblas_us;
   choice.libxsmm_us = t.libxsmm_us;
   choice.backend = t.libxsmm_over_openblas < 1 ? gemm_plan::Backend::libxsmm : gemm_plan::Backend::openblas;
@@ -134,8 +134,8 @@ gemm_plan::Backend choose(bool ta, GemmShape s) {
 // One product in float, on the library that tensor/gemm_plan.hpp chose for its shape.
 void call_blas(bool ta, bool tb, GemmShape s, float alpha, const float* a, std::size_t lda, const float* b,
                std::size_t ldb, float beta, float* c, std::size_t ldc) {
-  if (xsmm_applies(tb, s, alpha, beta) && choose(ta, s) == gemm_plan::Backend::libxsmm &&
-      xsmm::product(ta, s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c, ldc))
+  if (xsmm_applies(ta, tb, s, alpha, beta) && choose(ta, tb, s) == gemm_plan::Backend::libxsmm &&
+      xsmm::product(ta, tb, s.m, s.n, s.k, alpha, a, lda, b, ldb, beta, c, ldc))
     return;
   call_openblas(ta, tb, s, alpha, a, lda, b, ldb, beta, c, ldc);
 }

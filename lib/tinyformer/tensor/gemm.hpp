@@ -31,14 +31,15 @@ template <class S>
 void batched_gemm(std::size_t batch, bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, std::size_t stride_a,
                   const S* b, std::size_t stride_b, S beta, S* c, std::size_t stride_c);
 
-// For the choice of library (tensor/gemm_plan.hpp) and for checking it: a float A B (trans_a false) or A^T B of shape
-// s on scratch operands, timed on OpenBLAS and on libxsmm in alternation, at least min_pairs pairs, then more while
-// the pairs took under budget_us in all, at most max_pairs. Medians per product, in microseconds; the ratio is the
-// median of each pair's libxsmm time over its OpenBLAS time. Without libxsmm both run OpenBLAS.
+// For the choice of library (tensor/gemm_plan.hpp) and for checking it: a float A B, A^T B or A B^T of shape s on
+// scratch operands (libxsmm's time of A B^T includes transposing B), timed on OpenBLAS and on libxsmm in alternation,
+// at least min_pairs pairs, then more while the pairs took under budget_us in all, at most max_pairs. Medians per
+// product, in microseconds; the ratio is the median of each pair's libxsmm time over its OpenBLAS time. Without libxsmm
+// both run OpenBLAS.
 struct GemmTimes {
   double openblas_us = 0, libxsmm_us = 0, libxsmm_over_openblas = 1;
   int pairs = 0;
 };
-GemmTimes time_gemm_libraries(bool trans_a, GemmShape s, int min_pairs, int max_pairs, double budget_us);
+GemmTimes time_gemm_libraries(bool trans_a, bool trans_b, GemmShape s, int min_pairs, int max_pairs, double budget_us);
 
 }  // namespace tf

@@ -7,8 +7,9 @@
 //   auto (the default)  the first time a shape (trans_a, trans_b, m, n, k) is met in the process, both libraries
 //                       compute it on scratch buffers in alternating pairs (tensor/gemm.hpp, time_gemm_libraries),
 //                       and the one with the lower median time ratio is kept for that shape;
-//   openblas, libxsmm   every product on that library (libxsmm only where it has a kernel: A B and A^T B with alpha
-//                       1 and beta 0 or 1, more than one row; the rest always runs on OpenBLAS).
+//   openblas, libxsmm   every product on that library (libxsmm only where it has a kernel: A B, A^T B and A B^T,
+//                       the last with B transposed first, with alpha 1 and beta 0 or 1, more than one row; the rest
+//                       always runs on OpenBLAS).
 // The plan (shape -> library) only grows during a run, so a shape always takes the same path within a run. A plan
 // written by to_text can be replayed (replay, or TINYFORMER_GEMM_PLAN=file): its shapes are not measured again, and
 // a product computes the same bits whatever the thread count for a given plan (tensor/gemm.hpp).

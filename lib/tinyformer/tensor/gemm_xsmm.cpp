@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <vector>
 
 #include <libxsmm.h>
+#include <xsimd/memory/xsimd_aligned_allocator.hpp>
 
 namespace tf::xsmm {
 
@@ -55,12 +57,25 @@ const char* target() {
   return libxsmm_get_target_arch();
 }
 
-bool product(bool trans_a, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
-             const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
+bool product(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
+             std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
   constexpr std::size_t most = INT_MAX;
-  if (alpha != 1.0f || (beta != 0.0f && beta != 1.0f) || m == 0 || n == 0 || k == 0 ||
+  if (alpha != 1.0f || (beta != 0.0f && beta != 1.0f) || m == 0 || n == 0 || k == 0 || (trans_a && trans_b) ||
       std::max({m, n, k, lda, ldb, ldc}) > most)
     return false;
+  if (trans_b) {  // B [n,k] (row stride ldb) transposed into [k,n] on this thread, then A B^T as A (B^T)
+    thread_local std::vector<float, xsimd::aligned_allocator<float, 64>> transposed;
+    auto have_nn_kernel = [&](std::size_t, std::size_t rows, std::size_t, std::size_t cols, std::size_t,
+                              std::size_t depth, float beta_k) {
+      return kernel(false, rows, cols, depth, lda, n, ldc, beta_k) != nullptr;
+    };
+    if (!for_each_call(false, m, n, k, beta, have_nn_kernel)) return false;  // before anything is written
+    if (transposed.size() < k * n) transposed.resize(k * n);
+    // column-major: B is k x n with leading dimension ldb, its transpose n x k with leading dimension n
+    libxsmm_otrans(transposed.data(), b, sizeof(float), static_cast<libxsmm_blasint>(k),
+                   static_cast<libxsmm_blasint>(n), static_cast<libxsmm_blasint>(ldb), static_cast<libxsmm_blasint>(n));
+    return product(false, false, m, n, k, alpha, a, lda, transposed.data(), n, beta, c, ldc);
+  }
   auto have_kernel = [&](std::size_t, std::size_t rows, std::size_t, std::size_t cols, std::size_t, std::size_t depth,
                          float beta_k) { return kernel(trans_a, rows, cols, depth, lda, ldb, ldc, beta_k) != nullptr; };
   if (!for_each_call(trans_a, m, n, k, beta, have_kernel)) return false;  // before anything is written
@@ -81,8 +96,8 @@ bool product(bool trans_a, std::size_t m, std::size_t n, std::size_t k, float al
 namespace tf::xsmm {
 bool built_in() { return false; }
 const char* target() { return ""; }
-bool product(bool, std::size_t, std::size_t, std::size_t, float, const float*, std::size_t, const float*, std::size_t,
-             float, float*, std::size_t) {
+bool product(bool, bool, std::size_t, std::size_t, std::size_t, float, const float*, std::size_t, const float*,
+             std::size_t, float, float*, std::size_t) {
   return false;
 }
 }  // namespace tf::xsmm

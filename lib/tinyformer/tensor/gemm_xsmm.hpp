@@ -3,10 +3,12 @@
 // is built with libxsmm, TINYFORMER_LIBXSMM): on this project's machine (AVX-512) they ran at 104-117 GFLOP/s on one
 // core where OpenBLAS's SGEMM ran at 84-102, for the backward's product shapes of every benchmark model.
 //
-// Row-major C [m,n] (row stride ldc) = op(A) B + beta C, alpha 1, beta 0 or 1, with op(A) = A [m,k] or A^T
+// Row-major C [m,n] (row stride ldc) = op(A) op(B) + beta C, alpha 1, beta 0 or 1, with op(A) = A [m,k] or A^T
 // (A stored [k,m]). C is computed in tiles of at most 128 x 128, each tile one JIT kernel over all of k for
 // A B, or over k in chunks of 256 (the first with beta, the rest adding) for A^T B. The tiles, the chunks and
-// so the rounding depend on the shape alone. A B^T has no kernel: gemm.cpp transposes B first.
+// so the rounding depend on the shape alone. A B^T (a linear layer's forward) has no kernel in libxsmm 1.17: B is
+// first transposed (libxsmm_otrans) into a buffer of the calling thread, then multiplied as A B; the plan's timing of
+// an A B^T shape includes that copy. A^T B^T is not taken.
 #include <cstddef>
 
 namespace tf::xsmm {
@@ -19,7 +21,7 @@ const char* target();
 
 // Computes the product and returns true, or returns false having written nothing (no libxsmm, a value of
 // alpha or beta without a kernel, or a dimension past int).
-bool product(bool trans_a, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a, std::size_t lda,
-             const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc);
+bool product(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
+             std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc);
 
 }  // namespace tf::xsmm
