@@ -13,8 +13,14 @@ library), and the peak RSS of the two runs in the ratio.
 Both sides get the same OpenBLAS kernels: PyTorch (Debian's links the system OpenBLAS) runs with OPENBLAS_CORETYPE set
 to the core type tinyformer runs (the `openblas_core` of `tinyformer bench --gemm`: on a CPU Debian's OpenBLAS does not
 know, the best this CPU allows instead of its fallback, tensor/blas_core.hpp), unless OPENBLAS_CORETYPE is set already;
-each PyTorch worker reports the core type it ran, and the table's first line says it. PyTorch's Linear layers go
-through oneDNN, which picks its own kernels from the CPU.
+each PyTorch worker reports the core type it ran, and the table's first line says it.
+
+PyTorch's threads: Debian's PyTorch calls the system OpenBLAS for its products (its Linear layers included), and
+torch.set_num_threads does not reach OpenBLAS's own threads, which default to every core. So "1 thread" sets
+OPENBLAS_NUM_THREADS=1 beside torch.set_num_threads(1), "2 threads" sets both to 2, and a third setting is PyTorch's
+default with set_num_threads(1): one thread for its own loops, OpenBLAS on every core ("1T+B", on this project's
+2-core machines 2 BLAS threads; measured: a 2048 x 1024 x 256 product used 2.00 CPU seconds a second). The ratio at
+the best thread count takes the best of all three; the ratio at 1 thread is 1 thread on both sides.
 
 Shapes: tiny, small, medium, large (the bench's), and with --scaling T64 ... T1024 instead: T = 64 ... 1024 at
 V 512, C 256, H 8, L 4 and 2048 tokens a step (B = 2048 / T), as `tinyformer bench --scaling`.
@@ -41,6 +47,8 @@ SHAPES = {  # vocab, T, d_model, heads, layers, batch
     "medium": (256, 256, 256, 8, 6, 8),
     "large": (512, 1024, 256, 8, 4, 2),
 }
+# PyTorch's settings: (label, torch.set_num_threads, OPENBLAS_NUM_THREADS or None for OpenBLAS's default)
+TORCH_SETTINGS = [("1T", 1, 1), ("2T", 2, 2), ("1T+B", 1, None)]
 SCALING = [f"T{T}" for T in (64, 128, 256, 512, 1024)]  # tinyformer bench --scaling's shapes
 for _T in (64, 128, 256, 512, 1024):
     SHAPES[f"T{_T}"] = (512, _T, 256, 8, 4, 2048 // _T)
@@ -76,6 +84,16 @@ def peak_rss_mb():
     return 0.0
 
 
+def openblas_threads():
+    """The threads the process's OpenBLAS runs its products on (0 when it is not OpenBLAS)."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL("libopenblas.so.0")
+    except OSError:
+        return 0
+    return lib.openblas_get_num_threads()
+
+
 def openblas_core():
     """The core type the process's OpenBLAS runs (the one PyTorch and NumPy share here)."""
     import ctypes
@@ -87,11 +105,15 @@ def openblas_core():
     return lib.openblas_get_corename().decode()
 
 
-def torch_worker(shape, threads, steps, warmup, coretype):
-    """One PyTorch measurement in a fresh process, so its peak RSS is that shape's alone, with OPENBLAS_CORETYPE."""
+def torch_worker(shape, threads, steps, warmup, coretype, blas_threads):
+    """One PyTorch measurement in a fresh process, so its peak RSS is that shape's alone, with OPENBLAS_CORETYPE and
+    OPENBLAS_NUM_THREADS (None: OpenBLAS's default, every core)."""
     env = dict(os.environ)
     if coretype:
         env["OPENBLAS_CORETYPE"] = coretype
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    if blas_threads:
+        env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", shape, str(threads), str(steps),
                           str(warmup)], check=True, capture_output=True, text=True, env=env).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -118,7 +140,8 @@ def main():
         shape, threads, steps, warmup = args.torch_worker
         ms = torch_ms_per_step(shape, int(threads), int(steps), int(warmup))
         rss_mb = peak_rss_mb()
-        print(json.dumps({"ms_per_step": ms, "peak_rss_mb": rss_mb, "openblas_core": openblas_core()}))
+        print(json.dumps({"ms_per_step": ms, "peak_rss_mb": rss_mb, "openblas_core": openblas_core(),
+                          "openblas_threads": openblas_threads()}))
         return 0
     cores = set()  # the OpenBLAS core type tinyformer ran, as each `bench --gemm` reported it
 
@@ -139,38 +162,45 @@ def main():
         peaks.append(sgemm_peak())
         # PyTorch gets tinyformer's OpenBLAS kernels, unless the user chose a core type for both
         coretype = None if os.environ.get("OPENBLAS_CORETYPE") else next(iter(cores), None)
-        pt, tf = {}, {}  # threads -> the best (lowest median) measurement over the rounds
+        pt, tf = {}, {}  # setting -> the best (lowest median) measurement over the rounds
         for _ in range(args.rounds):
-            for threads in (1, 2):
-                p = torch_worker(shape, threads, args.steps, args.warmup, coretype)
+            for label, threads, blas_threads in TORCH_SETTINGS:
+                p = torch_worker(shape, threads, args.steps, args.warmup, coretype, blas_threads)
                 torch_cores.add(p["openblas_core"])
-                p["threads"] = threads
-                if threads not in pt or p["ms_per_step"] < pt[threads]["ms_per_step"]:
-                    pt[threads] = p
+                p["label"] = label
+                if label not in pt or p["ms_per_step"] < pt[label]["ms_per_step"]:
+                    pt[label] = p
+                if label == "1T+B":
+                    continue
                 r = tinyformer_run(args.tinyformer, shape, threads, args.steps, args.warmup)
-                if threads not in tf or r["ms_per_step"] < tf[threads]["ms_per_step"]:
-                    tf[threads] = r
+                r["label"] = label
+                if label not in tf or r["ms_per_step"] < tf[label]["ms_per_step"]:
+                    tf[label] = r
         rows.append((shape, pt, tf))
-        print(f"{shape}: PyTorch {pt[1]['ms_per_step']:.1f} / {pt[2]['ms_per_step']:.1f} ms, tinyformer "
-              f"{tf[1]['ms_per_step']:.1f} / {tf[2]['ms_per_step']:.1f} ms (1 / 2 threads)", file=sys.stderr, flush=True)
+        print(f"{shape}: PyTorch {pt['1T']['ms_per_step']:.1f} / {pt['2T']['ms_per_step']:.1f} / "
+              f"{pt['1T+B']['ms_per_step']:.1f} ms (1, 2 threads, 1 with OpenBLAS on "
+              f"{pt['1T+B']['openblas_threads']}), "
+              f"tinyformer {tf['1T']['ms_per_step']:.1f} / {tf['2T']['ms_per_step']:.1f} ms (1 / 2 threads)",
+              file=sys.stderr, flush=True)
     peak2 = max(peaks)
     given = "set by the user" if os.environ.get("OPENBLAS_CORETYPE") else "given to PyTorch as tinyformer chose it"
     print(f"OpenBLAS core type: tinyformer {', '.join(sorted(cores))}, PyTorch {', '.join(sorted(torch_cores))} "
           f"(OPENBLAS_CORETYPE {given})")
     print(f"SGEMM peak measured here: {peak2:.1f} GFLOP/s at 2 threads (best of {', '.join(f'{p:.1f}' for p in peaks)})\n")
     lead = "| T | B " if args.scaling else "| shape (V, T, C, H, L, B) "
-    print(lead + "| PyTorch ms/step 1T / 2T | tinyformer ms/step 1T / 2T | PyTorch / tinyformer (best of 1T, 2T each) | "
-          "at 1 thread | tinyformer GFLOP/s | fraction of SGEMM peak | peak RSS MB PyTorch / tinyformer |")
+    print(lead + "| PyTorch ms/step 1T / 2T / 1T+B | tinyformer ms/step 1T / 2T | PyTorch / tinyformer (best "
+          "setting of each) | at 1 thread | tinyformer GFLOP/s | fraction of SGEMM peak | peak RSS MB PyTorch / tinyformer |")
     print("|---" * (lead.count("|") + 7) + "|")
     for shape, pt, tf in rows:
         bp = min(pt.values(), key=lambda m: m["ms_per_step"])
         bt = min(tf.values(), key=lambda m: m["ms_per_step"])
         V, T, C, H, L, B = SHAPES[shape]
         head = f"| {T} | {B} " if args.scaling else f"| {shape} ({V}, {T}, {C}, {H}, {L}, {B}) "
-        print(head + f"| {pt[1]['ms_per_step']:.1f} / {pt[2]['ms_per_step']:.1f} "
-              f"| {tf[1]['ms_per_step']:.1f} / {tf[2]['ms_per_step']:.1f} "
-              f"| {bp['ms_per_step'] / bt['ms_per_step']:.2f}x ({bp['threads']}T / {bt['threads']}T) "
-              f"| {pt[1]['ms_per_step'] / tf[1]['ms_per_step']:.2f}x "
+        print(head + f"| {pt['1T']['ms_per_step']:.1f} / {pt['2T']['ms_per_step']:.1f} "
+              f"/ {pt['1T+B']['ms_per_step']:.1f} "
+              f"| {tf['1T']['ms_per_step']:.1f} / {tf['2T']['ms_per_step']:.1f} "
+              f"| {bp['ms_per_step'] / bt['ms_per_step']:.2f}x ({bp['label']} / {bt['label']}) "
+              f"| {pt['1T']['ms_per_step'] / tf['1T']['ms_per_step']:.2f}x "
               f"| {bt['gflops']:.1f} | {bt['gflops'] / peak2:.0%} "
               f"| {bp['peak_rss_mb']:.0f} / {bt['peak_rss_mb']:.0f} |")
     return 0
