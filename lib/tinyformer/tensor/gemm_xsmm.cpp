@@ -63,13 +63,9 @@ bool product(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size
   if (alpha != 1.0f || (beta != 0.0f && beta != 1.0f) || m == 0 || n == 0 || k == 0 || (trans_a && trans_b) ||
       std::max({m, n, k, lda, ldb, ldc}) > most)
     return false;
-  if (trans_b) {  // B [n,k] (row stride ldb) transposed into [k,n] on this thread, then A B^T as A (B^T)
+  if (trans_b) {  // B [n,k] (row stride ldb) transposed into [k,n] on this thread, then A B^T as A (B^T), which
+                  // checks its kernels before it writes C
     thread_local std::vector<float, xsimd::aligned_allocator<float, 64>> transposed;
-    auto have_nn_kernel = [&](std::size_t, std::size_t rows, std::size_t, std::size_t cols, std::size_t,
-                              std::size_t depth, float beta_k) {
-      return kernel(false, rows, cols, depth, lda, n, ldc, beta_k) != nullptr;
-    };
-    if (!for_each_call(false, m, n, k, beta, have_nn_kernel)) return false;  // before anything is written
     if (transposed.size() < k * n) transposed.resize(k * n);
     // column-major: B is k x n with leading dimension ldb, its transpose n x k with leading dimension n
     libxsmm_otrans(transposed.data(), b, sizeof(float), static_cast<libxsmm_blasint>(k),
