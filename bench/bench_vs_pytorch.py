@@ -84,25 +84,27 @@ def peak_rss_mb():
     return 0.0
 
 
-def openblas_threads():
-    """The threads the process's OpenBLAS runs its products on (0 when it is not OpenBLAS)."""
+def openblas():
+    """The process's OpenBLAS (the one PyTorch and NumPy share here), or None when it is not OpenBLAS."""
     import ctypes
     try:
         lib = ctypes.CDLL("libopenblas.so.0")
     except OSError:
-        return 0
-    return lib.openblas_get_num_threads()
+        return None
+    lib.openblas_get_corename.restype = ctypes.c_char_p
+    return lib
+
+
+def openblas_threads():
+    """The threads the process's OpenBLAS runs its products on (0 when it is not OpenBLAS)."""
+    lib = openblas()
+    return lib.openblas_get_num_threads() if lib else 0
 
 
 def openblas_core():
-    """The core type the process's OpenBLAS runs (the one PyTorch and NumPy share here)."""
-    import ctypes
-    try:
-        lib = ctypes.CDLL("libopenblas.so.0")
-    except OSError:
-        return "not OpenBLAS"
-    lib.openblas_get_corename.restype = ctypes.c_char_p
-    return lib.openblas_get_corename().decode()
+    """The core type the process's OpenBLAS runs."""
+    lib = openblas()
+    return lib.openblas_get_corename().decode() if lib else "not OpenBLAS"
 
 
 def torch_worker(shape, threads, steps, warmup, coretype, blas_threads):
