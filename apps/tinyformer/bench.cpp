@@ -439,7 +439,7 @@ std::string to_json_line(const CheckpointSampleResult& r) {
 
 double measure_sgemm_gflops(int threads, gemm_plan::Policy policy) {
   set_num_threads(threads);
-  gemm_plan::set_policy(policy);  // a fresh plan: under auto, these shapes are measured again
+  gemm_plan::set_policy(policy);  // a fresh plan: under measure, these shapes are measured again
   struct P {
     bool trans_a;
     std::size_t m, n, k;
@@ -506,7 +506,7 @@ std::string compare_gemm_plans(const BenchShape& shape, int threads, std::size_t
   const std::vector<gemm_plan::Choice> chosen = gemm_plan::plan(), other = other_plan(chosen, against);
   std::string in_force[2];  // each plan's libraries, read after one of its steps
   auto use = [&](int which) {
-    gemm_plan::set_policy(gemm_plan::Policy::automatic);  // a shape missing from the plan would be measured
+    gemm_plan::set_policy(gemm_plan::Policy::automatic);  // a shape missing from the plan would take auto's rule
     gemm_plan::replay(which == 0 ? chosen : other);
   };
   set_num_threads(threads);

@@ -83,13 +83,14 @@ void print_bandwidth(const BenchOpts& o, bool threads_given) {
     for (const auto& r : bench::measure_bandwidth(t, o.array_mb << 20, 9)) fmt::print("{}\n", bench::to_json_line(r));
 }
 
-// --gemm: each library alone, then the choice per shape (auto): the best line is the machine's SGEMM peak. Each line
-// names the kernels its libraries run: OpenBLAS's core type (and who chose it, tensor/blas_core.hpp) and libxsmm's
-// target instruction set.
+// --gemm: each library alone, then the choice per shape (auto's rule, and measured): the best line is the machine's
+// SGEMM peak. Each line names the kernels its libraries run: OpenBLAS's core type (and who chose it,
+// tensor/blas_core.hpp) and libxsmm's target instruction set.
 void print_sgemm_peaks() {
   std::vector<gemm_plan::Policy> policies{gemm_plan::Policy::openblas};
   if (xsmm::built_in()) policies.push_back(gemm_plan::Policy::libxsmm);
   policies.push_back(gemm_plan::Policy::automatic);
+  if (xsmm::built_in()) policies.push_back(gemm_plan::Policy::measure);
   const blas::CoreChoice& core = blas::core_choice();
   for (int t : {1, 2})
     for (gemm_plan::Policy p : policies) {
@@ -212,7 +213,7 @@ void add_bench_command(CLI::App& app) {
   CLI::Option* gemm = cmd->add_flag(
       "--gemm", o->gemm,
       "Print the measured SGEMM GFLOP/s at 1 and 2 threads of each library (openblas, libxsmm) and of the "
-      "choice per shape (auto) instead");
+      "choice per shape (auto's rule, and measure's timing) instead");
   CLI::Option* check_gemm = cmd->add_flag(
       "--check-gemm", o->check_gemm,
       "After each shape's steps, time both libraries again on each product shape of the plan and print how "

@@ -4,7 +4,7 @@
 set -uo pipefail
 bin="$1"
 fail() { echo "FAIL: $*"; exit 1; }
-out=$(TINYFORMER_GEMM=auto "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1) || fail "bench tiny"
+out=$(TINYFORMER_GEMM=measure "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1) || fail "bench tiny"
 for key in shape context batch threads params ms_per_step tokens_per_s gflops peak_rss_mb final_loss gemm gemm_plan; do
   grep -q "\"$key\"" <<< "$out" || fail "bench output lacks $key: $out"
 done
@@ -13,18 +13,21 @@ for op in linear causal_self_attention layer_norm gelu cross_entropy "optimizer 
   grep -qF "$op" <<< "$prof" || fail "profile lacks $op: $prof"
 done
 gemm=$("$bin" bench --gemm) || fail "bench --gemm"
-# each library and the choice per shape (auto), at 1 and 2 threads; libxsmm where the build has it
-libs=openblas
-TINYFORMER_GEMM=libxsmm "$bin" bench --shape floor --steps 1 --warmup 0 > /dev/null 2>&1 && libs="openblas libxsmm"
-for g in $libs auto; do
+# each library and the choice per shape (auto's rule, and measure's timing where there are two libraries), at 1 and 2
+# threads; libxsmm where the build has it
+libs=openblas choices=auto
+TINYFORMER_GEMM=libxsmm "$bin" bench --shape floor --steps 1 --warmup 0 > /dev/null 2>&1 &&
+  libs="openblas libxsmm" choices="auto measure"
+for g in $libs $choices; do
   for t in 1 2; do
     grep -q "\"gemm\":\"$g\".*\"threads\":$t}" <<< "$gemm" || fail "bench --gemm lacks $g at $t threads: $gemm"
   done
 done
-# the same seed gives the same loss bits at 1 and 2 threads (the JSON carries the last loss exactly) under each
-# forced library, and under auto when the 2-thread run replays the plan of the 1-thread run (TINYFORMER_GEMM_PLAN)
+# the same seed gives the same loss bits at 1 and 2 threads, in two processes (the JSON carries the last loss exactly),
+# under each forced library and under auto (the default, a rule), and under measure when the 2-thread run replays the
+# plan of the 1-thread run (TINYFORMER_GEMM_PLAN)
 final_loss() { grep -o '"final_loss":"[^"]*"'; }
-for g in $libs; do
+for g in $libs auto; do
   l1=$(TINYFORMER_GEMM=$g "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 1 | final_loss)
   l2=$(TINYFORMER_GEMM=$g "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | final_loss)
   [ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "TINYFORMER_GEMM=$g: final loss differs at 1 and 2 threads: $l1 vs $l2"
@@ -34,10 +37,10 @@ trap 'rm -f "$plan"' EXIT
 echo "$out" | /usr/bin/python3 -c 'import json, sys; print("\n".join(json.loads(sys.stdin.read())["gemm_plan"]))' \
   > "$plan" || fail "bench output has no gemm_plan: $out"
 l1=$(echo "$out" | final_loss)
-l2=$(TINYFORMER_GEMM=auto TINYFORMER_GEMM_PLAN="$plan" "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | final_loss)
+l2=$(TINYFORMER_GEMM=measure TINYFORMER_GEMM_PLAN="$plan" "$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 | final_loss)
 [ -n "$l1" ] && [ "$l1" = "$l2" ] || fail "final loss differs between 1 and 2 threads on one plan: $l1 vs $l2"
 bad=$(TINYFORMER_GEMM=fast "$bin" bench --shape floor --steps 1 2>&1) && fail "TINYFORMER_GEMM=fast was accepted: $bad"
-[ "$bad" = "tinyformer: error: TINYFORMER_GEMM='fast': expected auto, openblas or libxsmm" ] ||
+[ "$bad" = "tinyformer: error: TINYFORMER_GEMM='fast': expected auto, measure, openblas or libxsmm" ] ||
   fail "a bad TINYFORMER_GEMM was not refused in one line: $bad"
 "$bin" bench --shape huge 2> /dev/null && fail "an unknown shape was accepted"
 # TINYFORMER_KERNEL_ISA: a level for a portable build's kernels; a native build refuses it, a portable one refuses

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# app: under TINYFORMER_GEMM=auto with libxsmm forced to its AVX2 code (LIBXSMM_TARGET=hsw) and OpenBLAS to its
-# Haswell kernels, the library chosen for each product shape of tiny's and medium's training step is, timed again in
-# the same run (`bench --check-gemm`, both libraries in alternating pairs): over the step's products, the chosen
-# libraries take at most 1/0.9 of the time the faster ones take. A ratio within one run, not a timing; judged over the
+# app: under TINYFORMER_GEMM=auto (the rule of tensor/gemm_plan.hpp), with the machine's own kernels and with libxsmm
+# forced to its AVX2 code (LIBXSMM_TARGET=hsw) and OpenBLAS to its Haswell kernels, the library chosen for each
+# product shape of tiny's and medium's training step is, timed again in the same run (`bench --check-gemm`, both
+# libraries in alternating pairs): over the step's products, the chosen libraries take at most 1/0.9 of the time the
+# faster ones take. A ratio within one run, not a timing; judged over the
 # step, since on a shape where the two are within 10% of each other one run's pick can time 0.9x in the next (seen
 # once: 0.898 on one of tiny's 8 shapes, with the step at 0.995). Choosing the slower library everywhere fails
-# (tiny: 0.85). About 15 s of CPU on a 2-core AVX2 machine (medium's step at 1 thread and
-# the measurements); skipped in a build without libxsmm, where there is nothing to choose.
+# (tiny: 0.85). About 15 s of CPU per target on a 2-core AVX2 machine (medium's step at 1 thread and the
+# measurements); skipped in a build without libxsmm, where there is nothing to choose.
 set -uo pipefail
 bin="$1"
 fail() { echo "FAIL: $*"; exit 1; }
@@ -14,13 +15,16 @@ if ! TINYFORMER_GEMM=libxsmm "$bin" bench --shape floor --steps 1 --warmup 0 > /
   echo "this build has no libxsmm: every product runs on OpenBLAS, nothing to choose"
   exit 0
 fi
+for target in native hsw; do
 for shape in tiny medium; do
-  out=$(LIBXSMM_TARGET=hsw OPENBLAS_CORETYPE=Haswell TINYFORMER_GEMM=auto \
-    "$bin" bench --shape "$shape" --threads 1 --steps 1 --warmup 0 --check-gemm) || fail "bench --shape $shape --check-gemm"
+  forced=()
+  [ "$target" = hsw ] && forced=(LIBXSMM_TARGET=hsw OPENBLAS_CORETYPE=Haswell)
+  out=$(env "${forced[@]}" TINYFORMER_GEMM=auto "$bin" bench --shape "$shape" --threads 1 --steps 1 --warmup 0 \
+    --check-gemm) || fail "bench --shape $shape --check-gemm ($target)"
   echo "$out" | grep '"gemm_check"'
   echo "$out" | /usr/bin/python3 -c '
 import json, sys
-shape = sys.argv[1]
+shape = sys.argv[1] + ", " + sys.argv[2]
 checks = [json.loads(line) for line in sys.stdin if "\"gemm_check\"" in line]
 if len(checks) < 4:
     sys.exit(f"FAIL: {shape}: expected a check per product shape (at least 4), got {len(checks)}")
@@ -31,5 +35,6 @@ if best / chosen < 0.9:
     sys.exit(f"FAIL: {shape}: the chosen libraries run the step at {best / chosen:.3f}x the faster ones (below 0.9x)")
 print(f"{shape}: {len(checks)} product shapes, the choice {best / chosen:.3f}x the faster libraries over the step "
       f"(lowest on one shape {lowest})")
-' "$shape" || exit 1
+' "$shape" "$target" || exit 1
+done
 done

@@ -1,5 +1,6 @@
 // The choice of library per product shape (tensor/gemm_plan.hpp): a forced policy is obeyed bit for bit, auto
-// measures a shape once and keeps its choice, and a plan survives its text form. No timing is asserted.
+// follows its rule, measure measures a shape once and keeps its choice, and a plan survives its text form. No timing
+// is asserted.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -76,10 +77,52 @@ TEST_CASE("gemm plan: a forced library computes every product it can take, bit f
       }
 }
 
-TEST_CASE("gemm plan: auto measures a shape once, records both libraries' times and keeps the faster",
+TEST_CASE("gemm plan: auto takes each shape's library by its rule, from the shape and libxsmm's vector width",
           "[tensor][gemm]") {
+  using S = gemm_plan::Shape;
+  const std::size_t p26 = std::size_t{1} << 26, p27 = std::size_t{1} << 27;
+  // 512 bits: libxsmm, except A^T B above 2^27 multiply-adds
+  CHECK(gemm_plan::rule(S{false, false, 2048, 1024, 1024}, 512) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, true, 1024, 1024, 1024}, 512) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{true, false, 256, 256, 2048}, 512) == Backend::libxsmm);  // 2^27
+  CHECK(gemm_plan::rule(S{true, false, 256, 256, 2049}, 512) == Backend::openblas);
+  // 256 bits: libxsmm up to 2^27 for A B, 2^26 for A^T B and A B^T
+  CHECK(gemm_plan::rule(S{false, false, p27 / 4096, 64, 64}, 256) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, false, p27 / 4096 + 1, 64, 64}, 256) == Backend::openblas);
+  for (auto [ta, tb] : {std::pair{true, false}, std::pair{false, true}}) {
+    CHECK(gemm_plan::rule(S{ta, tb, p26 / 4096, 64, 64}, 256) == Backend::libxsmm);
+    CHECK(gemm_plan::rule(S{ta, tb, p26 / 4096 + 1, 64, 64}, 256) == Backend::openblas);
+  }
+  // no libxsmm kernels (older x86 levels, other CPUs): OpenBLAS
+  for (int bits : {0, 128}) CHECK(gemm_plan::rule(S{false, false, 8, 8, 8}, bits) == Backend::openblas);
+
+  // Products under auto record the rule's choice, with no time, whatever ran before: the same in any process.
   PolicyGuard guard;
   gemm_plan::set_policy(Policy::automatic);
+  const GemmShape small{64, 48, 96}, large{512, 512, 1024};
+  const auto a = float_values(large.m * large.k, 4), b = float_values(large.k * large.n, 5);
+  std::vector<float> c(large.m * large.n);
+  for (GemmShape s : {small, large})
+    for (auto [ta, tb] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}})
+      gemm_whole<float>(ta, tb, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
+  const auto plan = gemm_plan::plan();
+  if (!xsmm::built_in()) {  // one library: nothing to choose, nothing recorded
+    CHECK(plan.empty());
+    return;
+  }
+  CHECK(plan.size() == 6);
+  for (const gemm_plan::Choice& choice : plan) {
+    INFO(gemm_plan::to_text({choice}));
+    CHECK(choice.backend == gemm_plan::rule(choice.shape, xsmm::vector_bits()));
+    CHECK(choice.openblas_us == 0);
+    CHECK(choice.libxsmm_us == 0);
+  }
+}
+
+TEST_CASE("gemm plan: measure measures a shape once, records both libraries' times and keeps the faster",
+          "[tensor][gemm]") {
+  PolicyGuard guard;
+  gemm_plan::set_policy(Policy::measure);
   const GemmShape s{64, 48, 96};
   const auto a = float_values(s.m * s.k, 4), b = float_values(s.k * s.n, 5);
   std::vector<float> c(s.m * s.n);
@@ -119,7 +162,7 @@ TEST_CASE("gemm plan: auto measures a shape once, records both libraries' times 
 
 TEST_CASE("gemm plan: a replayed plan is followed without measuring, and survives its text form", "[tensor][gemm]") {
   PolicyGuard guard;
-  gemm_plan::set_policy(Policy::automatic);
+  gemm_plan::set_policy(Policy::measure);
   const Backend other = xsmm::built_in() ? Backend::libxsmm : Backend::openblas;
   std::vector<gemm_plan::Choice> recorded{{{false, false, 32, 16, 32}, Backend::openblas, 0, 0},
                                           {{true, false, 64, 192, 1024}, other, 0, 0},
@@ -174,7 +217,8 @@ TEST_CASE("gemm plan: every malformed plan line is refused with its line number 
                                                               Catch::Contains("expected openblas or libxsmm")));
   }
   CHECK_THROWS_WITH(gemm_plan::parse_policy("fast", "TINYFORMER_GEMM"),
-                    "TINYFORMER_GEMM='fast': expected auto, openblas or libxsmm");
+                    "TINYFORMER_GEMM='fast': expected auto, measure, openblas or libxsmm");
   CHECK(gemm_plan::parse_policy("auto", "TINYFORMER_GEMM") == Policy::automatic);
+  CHECK(gemm_plan::parse_policy("measure", "TINYFORMER_GEMM") == Policy::measure);
   CHECK(gemm_plan::parse_policy("openblas", "TINYFORMER_GEMM") == Policy::openblas);
 }

@@ -106,20 +106,28 @@ GemmTimes time_gemm_libraries(bool trans_a, bool trans_b, GemmShape s, int min_p
 
 namespace {
 
-// The library of a float A B or A^T B product that libxsmm could take: the plan's, or under TINYFORMER_GEMM=auto
-// the faster of the two measured now (once per shape and process; one shape is measured at a time): libxsmm when
-// the median of its paired times over OpenBLAS's is below 1. At least 5 pairs, then more while the measurement has
-// taken under 0.2 s, at most 15 pairs.
+// The library of a float product that libxsmm could take: the plan's, or else the policy's (tensor/gemm_plan.hpp):
+// auto's rule, a forced library, or under measure the faster of the two measured now (once per shape and process;
+// one shape is measured at a time): libxsmm when the median of its paired times over OpenBLAS's is below 1. At least
+// 5 pairs, then more while the measurement has taken under 0.2 s, at most 15 pairs.
 gemm_plan::Backend choose(bool ta, bool tb, GemmShape s) {
   const gemm_plan::Shape shape{ta, tb, s.m, s.n, s.k};
   gemm_plan::Backend backend = gemm_plan::Backend::openblas;
   if (gemm_plan::find(shape, backend)) return backend;
   gemm_plan::Choice choice;
   choice.shape = shape;
-  const gemm_plan::Policy policy = gemm_plan::policy();
-  if (policy != gemm_plan::Policy::automatic) {
-    choice.backend = policy == gemm_plan::Policy::libxsmm ? gemm_plan::Backend::libxsmm : gemm_plan::Backend::openblas;
-    return gemm_plan::record(choice);
+  switch (gemm_plan::policy()) {
+    case gemm_plan::Policy::automatic:
+      choice.backend = gemm_plan::rule(shape, xsmm::vector_bits());
+      return gemm_plan::record(choice);
+    case gemm_plan::Policy::libxsmm:
+      choice.backend = gemm_plan::Backend::libxsmm;
+      return gemm_plan::record(choice);
+    case gemm_plan::Policy::openblas:
+      choice.backend = gemm_plan::Backend::openblas;
+      return gemm_plan::record(choice);
+    case gemm_plan::Policy::measure:
+      break;
   }
   static std::mutex measuring;
   std::lock_guard<std::mutex> lock(measuring);

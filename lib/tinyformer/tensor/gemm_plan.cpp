@@ -24,6 +24,8 @@ const char* name(Backend b) { return b == Backend::libxsmm ? "libxsmm" : "openbl
 
 const char* name(Policy p) {
   switch (p) {
+    case Policy::measure:
+      return "measure";
     case Policy::openblas:
       return "openblas";
     case Policy::libxsmm:
@@ -35,15 +37,25 @@ const char* name(Policy p) {
 
 Policy parse_policy(const std::string& text, const std::string& where) {
   if (text == "auto") return Policy::automatic;
+  if (text == "measure") return Policy::measure;
   if (text == "openblas") return Policy::openblas;
   if (text == "libxsmm") {
     if (!xsmm::built_in())
       throw std::invalid_argument(fmt::format("{}=libxsmm: this build has no libxsmm (configured with "
-                                              "-DTINYFORMER_LIBXSMM=OFF); use openblas or auto",
+                                              "-DTINYFORMER_LIBXSMM=OFF); use openblas, auto or measure",
                                               where));
     return Policy::libxsmm;
   }
-  throw std::invalid_argument(fmt::format("{}='{}': expected auto, openblas or libxsmm", where, text));
+  throw std::invalid_argument(fmt::format("{}='{}': expected auto, measure, openblas or libxsmm", where, text));
+}
+
+Backend rule(const Shape& s, int vector_bits) {
+  const double work = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  constexpr double k2p26 = 67108864.0, k2p27 = 134217728.0;
+  if (vector_bits >= 512) return s.trans_a && work > k2p27 ? Backend::openblas : Backend::libxsmm;
+  if (vector_bits >= 256)
+    return work <= (s.trans_a || s.trans_b ? k2p26 : k2p27) ? Backend::libxsmm : Backend::openblas;
+  return Backend::openblas;
 }
 
 namespace {

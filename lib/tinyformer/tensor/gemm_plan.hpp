@@ -4,14 +4,18 @@
 // slower (docs/performance.md). So the choice is made on the machine that runs, per product shape, by measurement.
 //
 // The policy comes from the environment variable TINYFORMER_GEMM:
-//   auto (the default)  the first time a shape (trans_a, trans_b, m, n, k) is met in the process, both libraries
+//   auto (the default)  a fixed rule (rule, below) from the shape and the vector width libxsmm generates code for on
+//                       this CPU: the same choice in every process on a machine, so that two runs of one seed, or a
+//                       program and the app on one prompt, compute the same bits;
+//   measure             the first time a shape (trans_a, trans_b, m, n, k) is met in the process, both libraries
 //                       compute it on scratch buffers in alternating pairs (tensor/gemm.hpp, time_gemm_libraries),
-//                       and the one with the lower median time ratio is kept for that shape;
+//                       and the one with the lower median time ratio is kept for that shape. Two processes may then
+//                       choose differently where the two are close: replay a plan to repeat a run bit for bit;
 //   openblas, libxsmm   every product on that library (libxsmm only where it has a kernel: A B, A^T B and A B^T,
 //                       the last with B transposed first, with alpha 1 and beta 0 or 1, more than one row; the rest
 //                       always runs on OpenBLAS).
 // The plan (shape -> library) only grows during a run, so a shape always takes the same path within a run. A plan
-// written by to_text can be replayed (replay, or TINYFORMER_GEMM_PLAN=file): its shapes are not measured again, and
+// written by to_text can be replayed (replay, or TINYFORMER_GEMM_PLAN=file): its shapes are not chosen again, and
 // a product computes the same bits whatever the thread count for a given plan (tensor/gemm.hpp).
 #include <cstddef>
 #include <string>
@@ -20,7 +24,7 @@
 namespace tf::gemm_plan {
 
 enum class Backend { openblas, libxsmm };
-enum class Policy { automatic, openblas, libxsmm };
+enum class Policy { automatic, measure, openblas, libxsmm };
 
 // The shape of one product as gemm.cpp calls a library: op(A) [m,k], op(B) [k,n].
 struct Shape {
@@ -35,15 +39,15 @@ struct Shape {
 struct Choice {
   Shape shape;
   Backend backend = Backend::openblas;
-  // What the measurement took per product, in microseconds (0 when the choice was forced or replayed).
+  // What measure measured per product, in microseconds (0 when the choice was auto's rule, forced or replayed).
   double openblas_us = 0, libxsmm_us = 0;
 };
 
 const char* name(Backend b);  // "openblas", "libxsmm"
-const char* name(Policy p);   // "auto", "openblas", "libxsmm"
+const char* name(Policy p);   // "auto", "measure", "openblas", "libxsmm"
 
-// "auto", "openblas" or "libxsmm"; anything else, or libxsmm in a build without it, throws std::invalid_argument
-// naming `where` (e.g. "TINYFORMER_GEMM") and the valid values.
+// "auto", "measure", "openblas" or "libxsmm"; anything else, or libxsmm in a build without it, throws
+// std::invalid_argument naming `where` (e.g. "TINYFORMER_GEMM") and the valid values.
 Policy parse_policy(const std::string& text, const std::string& where);
 
 // The policy in force: TINYFORMER_GEMM's, read at the first call (unset: auto), unless set_policy set another. The
@@ -65,6 +69,15 @@ std::string to_text(const std::vector<Choice>& choices);
 std::vector<Choice> from_text(const std::string& text, const std::string& where);
 // The plan's choices counted per library: {"libxsmm": 12, "openblas": 7} as a short text "libxsmm 12, openblas 7".
 std::string summary(const std::vector<Choice>& choices);
+
+// The library auto takes for `s` when libxsmm's kernels are `vector_bits` wide (xsmm::vector_bits: 512, 256, or 0
+// for none). libxsmm wins the small products and OpenBLAS the large ones, and the line moves with the width. In
+// `bench --check-gemm` (docs/performance.md, "The library of each product"), libxsmm took 0.65-0.94 of OpenBLAS's
+// time on every product of tiny and small with AVX-512 code and 0.76-0.96 with AVX2 (up to 2^26 multiply-adds for
+// A^T B), and OpenBLAS took 0.68-0.88 of libxsmm's on medium's A^T B of 2^27 and more. So, in multiply-adds m n k:
+// with 512 bits, libxsmm except A^T B above 2^27; with 256 bits, libxsmm up to 2^27 for A B and up to 2^26 for A^T B
+// and A B^T; without libxsmm kernels, OpenBLAS.
+Backend rule(const Shape& s, int vector_bits);
 
 // For gemm.cpp: the recorded choice of `s`, if any, and recording a new one (the first record of a shape wins).
 bool find(const Shape& s, Backend& backend);

@@ -57,6 +57,12 @@ const char* target() {
   return libxsmm_get_target_arch();
 }
 
+int vector_bits() {
+  target();  // initialised
+  const int arch = libxsmm_get_target_archid();
+  return arch >= LIBXSMM_X86_AVX512 ? 512 : arch >= LIBXSMM_X86_AVX2 ? 256 : 0;
+}
+
 bool product(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size_t k, float alpha, const float* a,
              std::size_t lda, const float* b, std::size_t ldb, float beta, float* c, std::size_t ldc) {
   constexpr std::size_t most = INT_MAX;
@@ -92,6 +98,7 @@ bool product(bool trans_a, bool trans_b, std::size_t m, std::size_t n, std::size
 namespace tf::xsmm {
 bool built_in() { return false; }
 const char* target() { return ""; }
+int vector_bits() { return 0; }
 bool product(bool, bool, std::size_t, std::size_t, std::size_t, float, const float*, std::size_t, const float*,
              std::size_t, float, float*, std::size_t) {
   return false;

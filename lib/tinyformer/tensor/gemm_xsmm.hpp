@@ -18,6 +18,9 @@ bool built_in();
 // The instruction set libxsmm's JIT generates code for on this CPU (libxsmm_get_target_arch: "hsw", "skx", "clx",
 // "cpx", "spr", ...), or "" without libxsmm.
 const char* target();
+// The width of the vectors that code uses: 512 (AVX-512), 256 (AVX2), or 0 (older x86 levels, or no libxsmm), for
+// gemm_plan::rule.
+int vector_bits();
 
 // Computes the product and returns true, or returns false having written nothing (no libxsmm, a value of
 // alpha or beta without a kernel, or a dimension past int).

@@ -133,13 +133,17 @@ void record(TrainResult& result, const StepResult& s, long done) {
 }
 
 // The plan of products (tensor/gemm_plan.hpp) is kept in <out>/gemm_plan.txt: written after the first step of a run
-// and at its end, and replayed by a resumed run under TINYFORMER_GEMM=auto, so that the run goes on with the same
-// library for each product shape (a plan given by TINYFORMER_GEMM_PLAN comes first).
+// and at its end, and replayed by a resumed run under TINYFORMER_GEMM=auto or measure, so that the run goes on with
+// the same library for each product shape even if it began under measure (a plan given by TINYFORMER_GEMM_PLAN comes
+// first).
 std::string gemm_plan_path(const Run& run) { return (fs::path(run.out_dir) / "gemm_plan.txt").string(); }
 
 void replay_gemm_plan(const Run& run, std::vector<std::string>& notes) {
   const std::string path = gemm_plan_path(run);
-  if (gemm_plan::policy() != gemm_plan::Policy::automatic || !gemm_plan::plan().empty() || !fs::exists(path)) return;
+  const gemm_plan::Policy policy = gemm_plan::policy();
+  if ((policy != gemm_plan::Policy::automatic && policy != gemm_plan::Policy::measure) || !gemm_plan::plan().empty() ||
+      !fs::exists(path))
+    return;
   const auto choices = gemm_plan::from_text(read_regular_file(path, 1 << 20, "a plan of products"), path);
   gemm_plan::replay(choices);
   notes.push_back(fmt::format("products: the plan of the resumed run, {} ({})", path, gemm_plan::summary(choices)));
@@ -167,7 +171,8 @@ void announce(const Run& run, const std::vector<std::string>& notes, bool progre
         dist::size() > 1 ? fmt::format(" ({}, {} threads each)", dist::library_version(), run.parts.threads) : "");
   fmt::print("tinyformer: products: TINYFORMER_GEMM={}{}; the plan goes to {}; kernels: {}\n",
              gemm_plan::name(gemm_plan::policy()),
-             gemm_plan::policy() == gemm_plan::Policy::automatic
+             gemm_plan::policy() == gemm_plan::Policy::automatic ? " (each shape's library by a fixed rule)"
+             : gemm_plan::policy() == gemm_plan::Policy::measure
                  ? " (each shape on the faster of OpenBLAS and libxsmm, measured at its first use)"
                  : "",
              gemm_plan_path(run), kernels::kernel_isa());
