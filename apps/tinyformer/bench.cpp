@@ -197,7 +197,7 @@ std::string to_json_line(const BenchResult& r) {
                       {"kernels", kernels::kernel_isa()},  // native, or the x86-64 level of a portable build
                       // the last step's loss, exactly (hex float), to compare runs bit for bit
                       {"final_loss", r.losses.empty() ? std::string() : fmt::format("{:a}", r.losses.back())}};
-  if (r.gemm_policy == "auto") {  // per line of gemm_plan, what the choice measured (0: replayed, not measured)
+  if (r.gemm_policy == "measure") {  // per line of gemm_plan, what the choice measured (0: replayed, not measured)
     nlohmann::json measured = nlohmann::json::array();
     for (const auto& [openblas_us, libxsmm_us] : r.gemm_measured_us)
       measured.push_back(

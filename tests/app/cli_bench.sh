@@ -8,6 +8,9 @@ out=$(TINYFORMER_GEMM=measure "$bin" bench --shape tiny --steps 3 --warmup 1 --t
 for key in shape context batch threads params ms_per_step tokens_per_s gflops peak_rss_mb final_loss gemm gemm_plan; do
   grep -q "\"$key\"" <<< "$out" || fail "bench output lacks $key: $out"
 done
+# what measure measured is in its JSON; auto's rule measures nothing and prints no such field
+grep -q '"gemm_measured_us"' <<< "$out" || fail "bench under measure lacks gemm_measured_us: $out"
+"$bin" bench --shape floor --steps 1 --warmup 0 | grep -q '"gemm_measured_us"' && fail "auto printed gemm_measured_us"
 prof=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 --profile) || fail "bench --profile"
 for op in linear causal_self_attention layer_norm gelu cross_entropy "optimizer step (AdamW)"; do
   grep -qF "$op" <<< "$prof" || fail "profile lacks $op: $prof"
