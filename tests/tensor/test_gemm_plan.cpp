@@ -81,18 +81,28 @@ TEST_CASE("gemm plan: auto takes each shape's library by its rule, from the shap
           "[tensor][gemm]") {
   using S = gemm_plan::Shape;
   const std::size_t p26 = std::size_t{1} << 26, p27 = std::size_t{1} << 27;
-  // 512 bits: libxsmm, except A^T B above 2^27 multiply-adds
-  CHECK(gemm_plan::rule(S{false, false, 2048, 1024, 1024}, 512) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, true, 1024, 1024, 1024}, 512) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{true, false, 256, 256, 2048}, 512) == Backend::libxsmm);  // 2^27
-  CHECK(gemm_plan::rule(S{true, false, 256, 256, 2049}, 512) == Backend::openblas);
-  // 256 bits: libxsmm up to 2^27 for A B, 2^26 for A^T B and A B^T
-  CHECK(gemm_plan::rule(S{false, false, p27 / 4096, 64, 64}, 256) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, false, p27 / 4096 + 1, 64, 64}, 256) == Backend::openblas);
-  for (auto [ta, tb] : {std::pair{true, false}, std::pair{false, true}}) {
-    CHECK(gemm_plan::rule(S{ta, tb, p26 / 4096, 64, 64}, 256) == Backend::libxsmm);
-    CHECK(gemm_plan::rule(S{ta, tb, p26 / 4096 + 1, 64, 64}, 256) == Backend::openblas);
+  for (int bits : {512, 256}) {
+    INFO(bits << " bits");
+    // A B and A B^T: op(B) of at most 512 columns and 393216 elements
+    for (bool tb : {false, true}) {
+      CHECK(gemm_plan::rule(S{false, tb, 1024, 512, 64}, bits) == Backend::libxsmm);
+      CHECK(gemm_plan::rule(S{false, tb, 1024, 513, 64}, bits) == Backend::openblas);
+      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1024}, bits) == Backend::libxsmm);  // 393216
+      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1025}, bits) == Backend::openblas);
+      CHECK(gemm_plan::rule(S{false, tb, 256, 192, 50304}, bits) == Backend::openblas);  // GPT-2's lm_head dX
+    }
+    // A^T B: up to 2^27 multiply-adds with 512 bits, 2^26 with 256
+    const std::size_t most = bits == 512 ? p27 : p26;
+    CHECK(gemm_plan::rule(S{true, false, most / 4096, 64, 64}, bits) == Backend::libxsmm);
+    CHECK(gemm_plan::rule(S{true, false, most / 4096 + 1, 64, 64}, bits) == Backend::openblas);
   }
+  // 512 bits: no limit of multiply-adds on A B and A B^T within op(B)'s; 256 bits: 2^27 for A B, 2^26 for A B^T
+  CHECK(gemm_plan::rule(S{false, false, 1 << 20, 256, 1024}, 512) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, true, 1 << 20, 256, 1024}, 512) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, false, p27 / 65536, 256, 256}, 256) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, false, p27 / 65536 + 1, 256, 256}, 256) == Backend::openblas);
+  CHECK(gemm_plan::rule(S{false, true, p26 / 65536, 256, 256}, 256) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, true, p26 / 65536 + 1, 256, 256}, 256) == Backend::openblas);
   // no libxsmm kernels (older x86 levels, other CPUs): OpenBLAS
   for (int bits : {0, 128}) CHECK(gemm_plan::rule(S{false, false, 8, 8, 8}, bits) == Backend::openblas);
 

@@ -15,10 +15,10 @@ struct Tool {
 };
 
 constexpr Tool kTools[] = {
-    {"parity_dump", tf::test_tools::parity_dump},      {"bad_files", tf::test_tools::bad_files},
-    {"logits_dump", tf::test_tools::logits_dump},      {"encode_text", tf::test_tools::encode_text},
-    {"runs_probe", tf::test_tools::runs_probe},        {"blas_core", tf::test_tools::blas_core},
-    {"int8_agreement", tf::test_tools::int8_agreement}};
+    {"parity_dump", tf::test_tools::parity_dump},       {"bad_files", tf::test_tools::bad_files},
+    {"logits_dump", tf::test_tools::logits_dump},       {"encode_text", tf::test_tools::encode_text},
+    {"runs_probe", tf::test_tools::runs_probe},         {"blas_core", tf::test_tools::blas_core},
+    {"int8_agreement", tf::test_tools::int8_agreement}, {"gemm_choice", tf::test_tools::gemm_choice}};
 
 const Tool* find_tool(const char* path) {
   const char* slash = std::strrchr(path, '/');

@@ -50,12 +50,13 @@ Policy parse_policy(const std::string& text, const std::string& where) {
 }
 
 Backend rule(const Shape& s, int vector_bits) {
-  const double work = static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
-  constexpr double k2p26 = 67108864.0, k2p27 = 134217728.0;
-  if (vector_bits >= 512) return s.trans_a && work > k2p27 ? Backend::openblas : Backend::libxsmm;
-  if (vector_bits >= 256)
-    return work <= (s.trans_a || s.trans_b ? k2p26 : k2p27) ? Backend::libxsmm : Backend::openblas;
-  return Backend::openblas;
+  if (vector_bits < 256) return Backend::openblas;
+  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
+  constexpr double k2p26 = 67108864.0, k2p27 = 134217728.0, op_b_most = 393216.0;  // 1.5 MiB of floats
+  if (s.trans_a) return m * n * k <= (vector_bits >= 512 ? k2p27 : k2p26) ? Backend::libxsmm : Backend::openblas;
+  if (n > 512 || n * k > op_b_most) return Backend::openblas;  // each block of C's rows reads all of op(B) again
+  if (vector_bits >= 512) return Backend::libxsmm;
+  return m * n * k <= (s.trans_b ? k2p26 : k2p27) ? Backend::libxsmm : Backend::openblas;
 }
 
 namespace {

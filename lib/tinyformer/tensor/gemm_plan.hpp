@@ -71,12 +71,15 @@ std::vector<Choice> from_text(const std::string& text, const std::string& where)
 std::string summary(const std::vector<Choice>& choices);
 
 // The library auto takes for `s` when libxsmm's kernels are `vector_bits` wide (xsmm::vector_bits: 512, 256, or 0
-// for none). libxsmm wins the small products and OpenBLAS the large ones, and the line moves with the width. In
-// `bench --check-gemm` (docs/performance.md, "The library of each product"), libxsmm took 0.65-0.94 of OpenBLAS's
-// time on every product of tiny and small with AVX-512 code and 0.76-0.96 with AVX2 (up to 2^26 multiply-adds for
-// A^T B), and OpenBLAS took 0.68-0.88 of libxsmm's on medium's A^T B of 2^27 and more. So, in multiply-adds m n k:
-// with 512 bits, libxsmm except A^T B above 2^27; with 256 bits, libxsmm up to 2^27 for A B and up to 2^26 for A^T B
-// and A B^T; without libxsmm kernels, OpenBLAS.
+// for none). libxsmm wins the small products and OpenBLAS the large ones, and the line moves with the width. libxsmm
+// packs nothing: each 128-row block of C reads all of op(B) in place again, which pays while op(B) stays in cache,
+// and fell 1.2-2.9x behind OpenBLAS on GPT-2 124M's A B and A B^T where op(B) has more than 512 columns or more than
+// 1.5 MiB (tests/tools/gemm_choice). A^T B reads its operands in chunks of k and lost from 2^27 multiply-adds with
+// AVX-512 (2^26 with AVX2). On tiny, small and medium libxsmm took 0.65-0.94 of OpenBLAS's time inside those
+// limits (`bench --check-gemm`, docs/performance.md, "The library of each product"). So: OpenBLAS without libxsmm
+// kernels; A^T B on libxsmm up to 2^27 multiply-adds m n k (2^26 with 256 bits); A B and A B^T on libxsmm when
+// op(B) has at most 512 columns and 393216 elements, and with 256 bits at most 2^27 (A B) or 2^26 (A B^T)
+// multiply-adds.
 Backend rule(const Shape& s, int vector_bits);
 
 // For gemm.cpp: the recorded choice of `s`, if any, and recording a new one (the first record of a shape wins).
