@@ -11,6 +11,13 @@ done
 # what measure measured is in its JSON; auto's rule measures nothing and prints no such field
 grep -q '"gemm_measured_us"' <<< "$out" || fail "bench under measure lacks gemm_measured_us: $out"
 "$bin" bench --shape floor --steps 1 --warmup 0 | grep -q '"gemm_measured_us"' && fail "auto printed gemm_measured_us"
+# one thread is one thread: the process uses no more CPU time than wall-clock time at --threads 1 (OpenBLAS's own
+# workers, which spin for about 0.1 s when idle, are stopped: tensor/parallel.cpp). With them running, 10 steps of
+# tiny took 1.9x the CPU time of the wall-clock time on the 2-core host; a loaded machine can only lower the ratio.
+one=$("$bin" bench --shape tiny --threads 1 --steps 10 --warmup 2) || fail "bench tiny at 1 thread"
+/usr/bin/python3 -c 'import json, sys; r = json.loads(sys.argv[1]); ratio = r["cpu_ms_per_step"] / r["ms_per_step"]
+sys.exit(0 if ratio <= 1.25 else f"FAIL: at 1 thread a step took {ratio:.2f}x its wall-clock time in CPU time")' \
+  "$one" || exit 1
 prof=$("$bin" bench --shape tiny --steps 3 --warmup 1 --threads 2 --profile) || fail "bench --profile"
 for op in linear causal_self_attention layer_norm gelu cross_entropy "optimizer step (AdamW)"; do
   grep -qF "$op" <<< "$prof" || fail "profile lacks $op: $prof"

@@ -28,10 +28,25 @@
 #include <vector>
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 namespace tf {
 
 namespace {
+
+// OpenBLAS on one thread, with no worker of its own left running. openblas_set_num_threads starts OpenBLAS's workers
+// again when they were stopped (tensor/blas_core.cpp stops them to choose the core type again), and OpenBLAS starts
+// them when it loads; an idle worker spins (sched_yield) for about 0.1 s before it sleeps. tinyformer runs every
+// product on one OpenBLAS thread, so the spinning only took a core: `bench --shape tiny --threads 2 --steps 10`
+// ran at 11 ms a step against 7 ms with OPENBLAS_NUM_THREADS=1, and at --threads 1 used 2 CPU s a second. The
+// workers are stopped (OpenBLAS's blas_thread_shutdown_, looked up at run time so that another BLAS still links)
+// when the thread count is set; a later request for more OpenBLAS threads starts them again.
+void openblas_on_one_thread() {
+  if (openblas_get_num_threads() == 1) return;
+  openblas_set_num_threads(1);
+  using Stop = int (*)();
+  if (auto stop = reinterpret_cast<Stop>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"))) stop();
+}
 
 thread_local bool t_in_region = false;
 
@@ -167,7 +182,7 @@ void set_num_threads(int n) {
     throw std::invalid_argument(fmt::format("set_num_threads: n = {} threads; valid: 1 to {} (4 x this machine's {} "
                                             "hardware threads)",
                                             n, max_threads(), max_threads() / 4));
-  openblas_set_num_threads(1);
+  openblas_on_one_thread();
   if (n == g_threads) return;
   g_pool.reset();
   g_threads = n;
