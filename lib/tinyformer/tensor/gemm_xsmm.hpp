@@ -1,7 +1,7 @@
 #pragma once
-// Float products on libxsmm's JIT kernels (tensor/gemm.cpp's first choice for float A B and A^T B when the library
-// is built with libxsmm, TINYFORMER_LIBXSMM): on this project's machine (AVX-512) they ran at 104-117 GFLOP/s on one
-// core where OpenBLAS's SGEMM ran at 84-102, for the backward's product shapes of every benchmark model.
+// Float products on libxsmm's JIT kernels, for the shapes tensor/gemm_plan.hpp gives them (in a build with libxsmm,
+// TINYFORMER_LIBXSMM): on this project's AVX-512 machine they ran at 104-117 GFLOP/s on one core where OpenBLAS's
+// SGEMM ran at 84-102, for the backward's product shapes of every benchmark model, and fell behind on large ones.
 //
 // Row-major C [m,n] (row stride ldc) = op(A) op(B) + beta C, alpha 1, beta 0 or 1, with op(A) = A [m,k] or A^T
 // (A stored [k,m]). C is computed in tiles of at most 128 x 128, each tile one JIT kernel over all of k for
