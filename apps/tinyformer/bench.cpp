@@ -172,9 +172,7 @@ BenchResult bench_training(const BenchShape& shape, int threads, std::size_t ste
   r.peak_rss_mb = peak_rss_mb();
   r.gemm_policy = gemm_plan::name(gemm_plan::policy());
   for (const gemm_plan::Choice& c : gemm_plan::plan()) {
-    std::string line = gemm_plan::to_text({c});
-    line.pop_back();  // the newline
-    r.gemm_plan.push_back(line);
+    r.gemm_plan.push_back(gemm_plan::shape_text(c.shape) + " " + gemm_plan::name(c.backend));
     r.gemm_measured_us.emplace_back(c.openblas_us, c.libxsmm_us);
   }
   return r;
@@ -463,19 +461,14 @@ double measure_sgemm_gflops(int threads, gemm_plan::Policy policy) {
 std::vector<std::string> check_gemm_plan(const std::string& shape) {
   std::vector<std::string> lines;
   for (const gemm_plan::Choice& c : gemm_plan::plan()) {
-    const GemmTimes t =
-        time_gemm_libraries(c.shape.trans_a, c.shape.trans_b, {c.shape.m, c.shape.n, c.shape.k}, 5, 9, 3e5);
-    const double r = t.libxsmm_over_openblas;  // the median of paired ratios
-    const double speed = c.backend == gemm_plan::Backend::libxsmm ? std::min(1.0, 1.0 / r) : std::min(1.0, r);
-    std::string product = gemm_plan::to_text({c});
-    product.resize(product.rfind(' '));  // "NN 2048 256 768"
+    const GemmCheck check = check_gemm_choice(c.shape, c.backend);
     nlohmann::json j = {{"gemm_check", shape},
-                        {"product", product},
+                        {"product", gemm_plan::shape_text(c.shape)},
                         {"chosen", gemm_plan::name(c.backend)},
-                        {"openblas_us", std::round(t.openblas_us * 10) / 10},
-                        {"libxsmm_us", std::round(t.libxsmm_us * 10) / 10},
-                        {"pairs", t.pairs},
-                        {"choice_speed", std::round(speed * 1000) / 1000}};
+                        {"openblas_us", std::round(check.times.openblas_us * 10) / 10},
+                        {"libxsmm_us", std::round(check.times.libxsmm_us * 10) / 10},
+                        {"pairs", check.times.pairs},
+                        {"choice_speed", std::round(check.choice_speed * 1000) / 1000}};
     lines.push_back(j.dump());
   }
   return lines;

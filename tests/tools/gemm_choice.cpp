@@ -1,8 +1,7 @@
 // gemm_choice: for each product shape given as OPS M N K (OPS: NN, TN or NT, as a plan line writes them), the library
 // that TINYFORMER_GEMM=auto's rule takes (tensor/gemm_plan.hpp) and both libraries timed again, one thread, in
-// alternating pairs (tensor/gemm.hpp, time_gemm_libraries): one JSON line per shape with the fields of
+// alternating pairs (tensor/gemm.hpp, check_gemm_choice): one JSON line per shape with the fields of
 // `tinyformer bench --check-gemm`. For product shapes that no bench shape has, such as GPT-2 124M's.
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -30,19 +29,14 @@ int gemm_choice(int argc, char** argv) {
     for (int i = 1; i < argc; i += 4)
       lines += fmt::format("{} {} {} {} openblas\n", argv[i], argv[i + 1], argv[i + 2], argv[i + 3]);
     for (const gemm_plan::Choice& c : gemm_plan::from_text(lines, "gemm_choice's arguments")) {
-      const gemm_plan::Shape& s = c.shape;
-      const gemm_plan::Backend chosen = gemm_plan::rule(s, xsmm::vector_bits());
-      const GemmTimes t = time_gemm_libraries(s.trans_a, s.trans_b, {s.m, s.n, s.k}, 5, 9, 3e5);
-      const double r = t.libxsmm_over_openblas;
-      const double speed = chosen == gemm_plan::Backend::libxsmm ? std::min(1.0, 1.0 / r) : std::min(1.0, r);
-      std::string product = gemm_plan::to_text({c});
-      product.resize(product.rfind(' '));
-      const nlohmann::json j = {{"product", product},
+      const gemm_plan::Backend chosen = gemm_plan::rule(c.shape, xsmm::vector_bits());
+      const GemmCheck check = check_gemm_choice(c.shape, chosen);
+      const nlohmann::json j = {{"product", gemm_plan::shape_text(c.shape)},
                                 {"chosen", gemm_plan::name(chosen)},
-                                {"openblas_us", std::round(t.openblas_us * 10) / 10},
-                                {"libxsmm_us", std::round(t.libxsmm_us * 10) / 10},
-                                {"pairs", t.pairs},
-                                {"choice_speed", std::round(speed * 1000) / 1000}};
+                                {"openblas_us", std::round(check.times.openblas_us * 10) / 10},
+                                {"libxsmm_us", std::round(check.times.libxsmm_us * 10) / 10},
+                                {"pairs", check.times.pairs},
+                                {"choice_speed", std::round(check.choice_speed * 1000) / 1000}};
       std::printf("%s\n", j.dump().c_str());
     }
     return 0;

@@ -104,6 +104,14 @@ GemmTimes time_gemm_libraries(bool trans_a, bool trans_b, GemmShape s, int min_p
   return {median(openblas), median(libxsmm), median(ratios), static_cast<int>(ratios.size())};
 }
 
+GemmCheck check_gemm_choice(const gemm_plan::Shape& shape, gemm_plan::Backend chosen) {
+  GemmCheck c;
+  c.times = time_gemm_libraries(shape.trans_a, shape.trans_b, {shape.m, shape.n, shape.k}, 5, 9, 3e5);
+  const double r = c.times.libxsmm_over_openblas;  // the median of paired ratios
+  c.choice_speed = chosen == gemm_plan::Backend::libxsmm ? std::min(1.0, 1.0 / r) : std::min(1.0, r);
+  return c;
+}
+
 namespace {
 
 // The library of a float product that libxsmm could take: the plan's, or else the policy's (tensor/gemm_plan.hpp):

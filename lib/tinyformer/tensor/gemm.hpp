@@ -5,6 +5,8 @@
 // tensor/parallel.hpp share; BLAS itself runs single-threaded, so results do not depend on threads.
 #include <cstddef>
 
+#include "tinyformer/tensor/gemm_plan.hpp"
+
 namespace tf {
 
 struct GemmShape {
@@ -41,5 +43,14 @@ struct GemmTimes {
   int pairs = 0;
 };
 GemmTimes time_gemm_libraries(bool trans_a, bool trans_b, GemmShape s, int min_pairs, int max_pairs, double budget_us);
+
+// A choice of library checked again: both libraries timed on its shape now (time_gemm_libraries, 5 to 9 pairs within
+// 0.3 s), and the chosen one's speed as a fraction of the faster one's from the median ratio (1 when it is the faster).
+// What `bench --check-gemm` prints per product.
+struct GemmCheck {
+  GemmTimes times;
+  double choice_speed = 1;
+};
+GemmCheck check_gemm_choice(const gemm_plan::Shape& shape, gemm_plan::Backend chosen);
 
 }  // namespace tf

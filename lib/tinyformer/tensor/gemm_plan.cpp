@@ -174,11 +174,13 @@ Backend record(const Choice& c) {
   return s.choices.emplace(c.shape, c).first->second.backend;  // a shape recorded meanwhile keeps its choice
 }
 
+std::string shape_text(const Shape& s) {
+  return fmt::format("{}{} {} {} {}", s.trans_a ? 'T' : 'N', s.trans_b ? 'T' : 'N', s.m, s.n, s.k);
+}
+
 std::string to_text(const std::vector<Choice>& choices) {
   std::string out;
-  for (const Choice& c : choices)
-    out += fmt::format("{}{} {} {} {} {}\n", c.shape.trans_a ? 'T' : 'N', c.shape.trans_b ? 'T' : 'N', c.shape.m,
-                       c.shape.n, c.shape.k, name(c.backend));
+  for (const Choice& c : choices) out += fmt::format("{} {}\n", shape_text(c.shape), name(c.backend));
   return out;
 }
 

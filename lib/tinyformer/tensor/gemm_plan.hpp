@@ -1,7 +1,7 @@
 #pragma once
 // Which library computes each float product of tensor/gemm.cpp: OpenBLAS's SGEMM or libxsmm's JIT kernels. Neither
 // wins everywhere: on an AVX-512 machine libxsmm ran the backward's products 10-20% faster, on an AVX2 one 20-40%
-// slower (docs/performance.md). So the choice is made on the machine that runs, per product shape, by measurement.
+// slower on medium's (docs/performance.md). So the choice is made per product shape, for the machine that runs.
 //
 // The policy comes from the environment variable TINYFORMER_GEMM:
 //   auto (the default)  a fixed rule (rule, below) from the shape and the vector width libxsmm generates code for on
@@ -62,7 +62,9 @@ std::vector<Choice> plan();
 // Replaces the plan by `choices` (a recorded one): their shapes are not measured again.
 void replay(const std::vector<Choice>& choices);
 
-// One line per choice, "NN 1024 64 192 libxsmm" (N or T for op(A) then op(B), then m n k and the library).
+// A product's shape as a plan line writes it, "NN 1024 64 192": N or T for op(A) then op(B), then m n k.
+std::string shape_text(const Shape& s);
+// One line per choice, "NN 1024 64 192 libxsmm": the shape_text, then the library.
 std::string to_text(const std::vector<Choice>& choices);
 // The inverse of to_text; a malformed line throws std::invalid_argument naming `where`, the line number and what
 // a line holds. Blank lines and lines starting with # are skipped.

@@ -40,7 +40,8 @@ namespace {
 // product on one OpenBLAS thread, so the spinning only took a core: `bench --shape tiny --threads 2 --steps 10`
 // ran at 11 ms a step against 7 ms with OPENBLAS_NUM_THREADS=1, and at --threads 1 used 2 CPU s a second. The
 // workers are stopped (OpenBLAS's blas_thread_shutdown_, looked up at run time so that another BLAS still links)
-// when the thread count is set; a later request for more OpenBLAS threads starts them again.
+// when the thread count is set; a later request for more OpenBLAS threads starts them again. (tensor/blas_core.cpp
+// looks the same entry point up: this file is also linked alone into tinyformer_kernel_check, without blas_core.)
 void openblas_on_one_thread() {
   if (openblas_get_num_threads() == 1) return;
   openblas_set_num_threads(1);
