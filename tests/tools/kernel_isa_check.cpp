@@ -96,15 +96,26 @@ void check(const char* type) {
   std::vector<S> scratch(k::attention_head::scratch_size<S>(T, D)), p(T * T), dq(T * ld), dk(T * ld), dv(T * ld);
   y.assign(T * D, S(0));
   const S scale = S(0.25);
-  k::attention_head::scores_softmax<S>(qkv.data(), qkv.data() + D, ld, T, D, scale, p.data(), scratch.data());
+  k::attention_head::forward<S>(qkv.data(), qkv.data() + D, qkv.data() + 2 * D, ld, T, D, scale, nullptr, S(1),
+                                p.data(), nullptr, y.data(), D, scratch.data());
   print(t + " attention p", p);
-  k::attention_head::weighted_sum<S>(p.data(), qkv.data() + 2 * D, ld, T, D, y.data(), D, scratch.data());
   print(t + " attention y", y);
-  k::attention_head::backward<S>(qkv.data(), qkv.data() + D, qkv.data() + 2 * D, ld, p.data(), p.data(), false, S(1),
+  k::attention_head::backward<S>(qkv.data(), qkv.data() + D, qkv.data() + 2 * D, ld, p.data(), nullptr, nullptr, S(1),
                                  dy.data(), D, T, D, scale, dq.data(), dk.data(), dv.data(), scratch.data());
   print(t + " attention dq", dq);
   print(t + " attention dk", dk);
   print(t + " attention dv", dv);
+  // again with dropout's mask, P not kept: the backward computes it again
+  std::vector<std::uint8_t> keep(T * T);
+  for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = i % 7 != 3 ? 1 : 0;
+  k::attention_head::forward<S>(qkv.data(), qkv.data() + D, qkv.data() + 2 * D, ld, T, D, scale, keep.data(), S(1.25),
+                                nullptr, nullptr, y.data(), D, scratch.data());
+  print(t + " attention y with dropout", y);
+  k::attention_head::backward<S>(qkv.data(), qkv.data() + D, qkv.data() + 2 * D, ld, nullptr, nullptr, keep.data(),
+                                 S(1.25), dy.data(), D, T, D, scale, dq.data(), dk.data(), dv.data(), scratch.data());
+  print(t + " attention dq with dropout", dq);
+  print(t + " attention dk with dropout", dk);
+  print(t + " attention dv with dropout", dv);
   // whole arrays: a bias in every row, column sums (fresh and added), a sum, two Adam steps (AdamW's, then Adam's L2)
   std::vector<S> filled(rows * C), sums(b), added(n), p1(x), m1(n, S(0)), v1(n, S(0));
   k::fill_rows<S>(rows, C, b.data(), filled.data());

@@ -13,8 +13,8 @@
 // Memory: P [B,H,T,T] is what the backward needs besides qkv. When it is small (at most 32 MB for the whole layer,
 // AttentionOptions::keep_limit_bytes) it is kept from the forward; when it is larger (long sequences: 64 MB a layer at
 // B 2, H 8, T 1024) only the dropout mask is kept, one byte a weight, and the backward computes each head's P again
-// from Q and K, with the same loops in the same order, so the values are the same to the bit either way. Each thread
-// then holds one head's P (T x T) at a time.
+// from Q and K, with the same loops in the same order, so the values are the same to the bit either way. The head
+// kernels then hold a block of P's rows at a time, never the whole T x T.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -48,9 +48,17 @@ template <class S>
 struct Saved {
   Array<S> probs;                  // [B,H,T,T] P, when kept
   Array<S> dropped;                // [B,H,T,T] Pd, when kept and with dropout
-  std::vector<std::uint8_t> keep;  // [B,H,T,T] the dropout mask, when P is recomputed (1: kept)
+  std::vector<std::uint8_t> keep;  // [B,H,T,T] the dropout mask, when P is computed again (1: kept)
   bool recompute = false, dropout = false;
   S keep_scale = S(1);
+  // head bh's arguments of head::backward: P and Pd when kept, else the mask
+  const S* p(std::size_t bh, std::size_t TT) const { return recompute ? nullptr : probs.data() + bh * TT; }
+  const S* pd(std::size_t bh, std::size_t TT) const {
+    return recompute || !dropout ? nullptr : dropped.data() + bh * TT;
+  }
+  const std::uint8_t* mask(std::size_t bh, std::size_t TT) const {
+    return dropout && recompute ? keep.data() + bh * TT : nullptr;
+  }
 };
 
 // Reads one value of each cache line of [p, p + n) in order, so that the hardware's stream prefetcher brings the block
@@ -76,19 +84,6 @@ bool fits_half_l2(std::size_t bytes) {
   return bytes <= half_l2;
 }
 
-// One head's P (into p) and, with dropout, Pd (into pd; else pd = p): from Saved when kept, else computed again.
-template <class S>
-const S* head_weights(const Saved<S>& saved, const S* q, const S* k, const AttentionShape& a, std::size_t bh, S scale,
-                      S* p, S* pd, S* scratch) {
-  const std::size_t TT = a.T * a.T;
-  if (!saved.recompute) return saved.dropout ? saved.dropped.data() + bh * TT : saved.probs.data() + bh * TT;
-  head::scores_softmax(q, k, a.ld(), a.T, a.D, scale, p, scratch);
-  if (!saved.dropout) return p;
-  const std::uint8_t* m = saved.keep.data() + bh * TT;
-  for (std::size_t i = 0; i < TT; ++i) pd[i] = m[i] ? p[i] * saved.keep_scale : S(0);
-  return pd;
-}
-
 // Y = Pd V for every head, P computed (and kept or not), the dropout mask drawn in (b, h, i, j) order.
 template <class S>
 Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, bool use_dropout,
@@ -99,42 +94,29 @@ Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, 
   saved.keep_scale = use_dropout ? S(1) / (S(1) - dropout_p) : S(1);
   saved.recompute = !weights && BH * TT * sizeof(S) > keep_limit_bytes;
   if (use_dropout) {  // the mask is drawn on this thread, so it does not depend on the split
-    if (saved.recompute) {
-      saved.keep.resize(BH * TT);
-      for (auto& m : saved.keep) m = rng.uniform() >= dropout_p ? 1 : 0;
-    } else {
-      saved.dropped = Array<S>::from_shape({a.B, a.H, a.T, a.T});
-      for (S& m : saved.dropped) m = rng.uniform() >= dropout_p ? saved.keep_scale : S(0);
-    }
+    saved.keep.resize(BH * TT);
+    for (auto& m : saved.keep) m = rng.uniform() >= dropout_p ? 1 : 0;
   }
-  if (!saved.recompute) saved.probs = Array<S>::from_shape({a.B, a.H, a.T, a.T});
+  if (!saved.recompute) {
+    saved.probs = Array<S>::from_shape({a.B, a.H, a.T, a.T});
+    if (use_dropout) saved.dropped = Array<S>::from_shape({a.B, a.H, a.T, a.T});
+  }
   Array<S> y = Array<S>::from_shape({a.B, a.T, a.C});
   const bool warm_qkv = fits_half_l2(a.T * a.ld() * sizeof(S));
   parallel_for(BH, 1, [&](std::size_t begin, std::size_t end) {
-    std::vector<S> scratch(head::scratch_size<S>(a.T, a.D) + (saved.recompute ? 2 * TT : 0));
-    S* p_buf = scratch.data() + head::scratch_size<S>(a.T, a.D);
+    std::vector<S> scratch(head::scratch_size<S>(a.T, a.D));
     for (std::size_t bh = begin; bh < end; ++bh) {
       const std::size_t b = bh / a.H, h = bh % a.H;
       const S* row = base + b * a.T * a.ld();
       if ((bh == begin || h == 0) && warm_qkv) warm(row, a.T * a.ld());  // entry b's qkv rows
-      const S *q = row + h * a.D, *k = row + a.k_col(h);
-      const S* pd;
-      if (saved.recompute) {
-        pd = head_weights(saved, q, k, a, bh, scale, p_buf, p_buf + TT, scratch.data());
-      } else {
-        S* p = saved.probs.data() + bh * TT;
-        head::scores_softmax(q, k, a.ld(), a.T, a.D, scale, p, scratch.data());  // P = softmax(mask(scale Q K^T))
-        pd = p;
-        if (use_dropout) {  // Pd = P * (mask / (1-p)), in place over the mask
-          S* d = saved.dropped.data() + bh * TT;
-          for (std::size_t i = 0; i < TT; ++i) d[i] *= p[i];
-          pd = d;
-        }
-      }
-      head::weighted_sum(pd, row + a.v_col(h), a.ld(), a.T, a.D, y.data() + b * a.T * a.C + h * a.D, a.C,
-                         scratch.data());  // Y_h = Pd V
+      S* p = saved.recompute ? nullptr : saved.probs.data() + bh * TT;
+      head::forward(row + h * a.D, row + a.k_col(h), row + a.v_col(h), a.ld(), a.T, a.D, scale,
+                    use_dropout ? saved.keep.data() + bh * TT : nullptr, saved.keep_scale, p,
+                    p && use_dropout ? saved.dropped.data() + bh * TT : nullptr, y.data() + b * a.T * a.C + h * a.D,
+                    a.C, scratch.data());
     }
   });
+  if (!saved.recompute) saved.keep = {};  // the backward reads Pd
   if (weights) *weights = saved.probs;
   return y;
 }
@@ -148,8 +130,7 @@ Array<S> attention_backward(const S* x, const S* dy, const AttentionShape& a, co
   Array<S> dqkv = Array<S>::from_shape({a.B, a.T, ld});
   const bool warm_rows = fits_half_l2((ld + a.C) * a.T * sizeof(S));
   parallel_for(a.B * a.Hkv, 1, [&](std::size_t begin, std::size_t end) {
-    std::vector<S> scratch(head::scratch_size<S>(a.T, a.D) + (saved.recompute ? 2 * TT : 0));
-    S* p_buf = scratch.data() + head::scratch_size<S>(a.T, a.D);
+    std::vector<S> scratch(head::scratch_size<S>(a.T, a.D));
     std::vector<S> dkv(G > 1 ? a.T * ld : 0);  // [T,ld]: a later head's dK in columns 0..D-1, dV in D..2D-1
     for (std::size_t bg = begin; bg < end; ++bg) {
       const std::size_t b = bg / a.Hkv, g = bg % a.Hkv;
@@ -162,13 +143,11 @@ Array<S> attention_backward(const S* x, const S* dy, const AttentionShape& a, co
       for (std::size_t h = g * G; h < (g + 1) * G; ++h) {
         const std::size_t bh = b * a.H + h;
         const S *q = row + h * a.D, *k = row + a.k_col(h), *v = row + a.v_col(h);
-        const S* pd = head_weights(saved, q, k, a, bh, scale, p_buf, p_buf + TT, scratch.data());
-        const S* p = saved.recompute ? p_buf : saved.probs.data() + bh * TT;
         const bool first = h == g * G;
         S* dk = first ? drow + a.k_col(h) : dkv.data();
         S* dv = first ? drow + a.v_col(h) : dkv.data() + a.D;
-        head::backward(q, k, v, ld, p, pd, saved.dropout, saved.keep_scale, dy + b * a.T * a.C + h * a.D, a.C, a.T, a.D,
-                       scale, drow + h * a.D, dk, dv, scratch.data());
+        head::backward(q, k, v, ld, saved.p(bh, TT), saved.pd(bh, TT), saved.mask(bh, TT), saved.keep_scale,
+                       dy + b * a.T * a.C + h * a.D, a.C, a.T, a.D, scale, drow + h * a.D, dk, dv, scratch.data());
         if (first) continue;
         for (std::size_t t = 0; t < a.T; ++t)
           for (std::size_t d = 0; d < a.D; ++d) {

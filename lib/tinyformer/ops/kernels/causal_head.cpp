@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "tinyformer/ops/kernels/rows.hpp"
 
@@ -18,6 +21,10 @@ namespace {
 constexpr std::size_t kRegisters = XSIMD_WITH_AVX512F ? 32 : 16;
 constexpr std::size_t NC = 2;
 constexpr std::size_t RI = kRegisters == 32 ? 8 : 6;
+// Query rows a pass takes at a time: their scores, weights and gradients ([kBlock,T] each, 96 KB at T 1024) stay in
+// the L2 cache between the products that use them. A multiple of every tile's rows (8, 6, 4, 3).
+constexpr std::size_t kBlock = 24;
+static_assert(kBlock % RI == 0);
 
 template <class S>
 constexpr std::size_t block() {
@@ -30,121 +37,183 @@ std::size_t padded(std::size_t T) {
   return (T + block<S>() - 1) / block<S>() * block<S>();
 }
 
-// dst [D,Tp] = src [T,D] (row stride ld) transposed, columns T..Tp zero
+// src [T,D] (row stride ld) transposed into panels of block() columns: dst[j0 D + d block() + j - j0] = src[j, d] for
+// the panel of columns j0 .. j0+block()-1, columns T..Tp zero. A tile's product reads one panel (D block() values)
+// from start to end: rows of a [D,Tp] array would be T values apart, and at T 1024 (4 KB) every row of a block
+// falls into the same L1 cache set.
 template <class S>
 void transpose_into(const S* src, std::size_t ld, std::size_t T, std::size_t D, S* dst) {
-  const std::size_t Tp = padded<S>(T);
-  for (std::size_t d = 0; d < D; ++d) std::fill(dst + d * Tp + T, dst + (d + 1) * Tp, S(0));
+  constexpr std::size_t BW = block<S>();
+  std::fill(dst + (T / BW) * BW * D, dst + padded<S>(T) * D, S(0));
   for (std::size_t j = 0; j < T; ++j)
-    for (std::size_t d = 0; d < D; ++d) dst[d * Tp + j] = src[j * ld + d];
+    for (std::size_t d = 0; d < D; ++d) dst[j / BW * BW * D + d * BW + j % BW] = src[j * ld + d];
 }
 
-// Rows i0 .. i0+Rows-1 of out [T,T]: out[i, j] = alpha * sum_d a[i, d] bt[d, j] (the sum in d order) for the
-// columns of every block that starts before the tile's last key i0+Rows-1: the lower triangle and the
-// overhang of the diagonal block, which the caller overwrites. a has row stride lda; bt is [D,Tp].
+// Rows i0 .. i0+Rows-1 of alpha a bt, columns j0 .. j0+block()-1 (out: row i0, row stride T): out[i, j] = alpha *
+// sum_d a[i, d] bt[d, j], the sum in d order. a has row stride lda; bt is in panels (transpose_into).
 template <class S, std::size_t Rows>
 void product_tile(const S* a, std::size_t lda, const S* bt, std::size_t T, std::size_t D, S alpha, std::size_t i0,
-                  S* out) {
+                  std::size_t j0, S* out) {
   using B = xsimd::batch<S>;
   constexpr std::size_t W = B::size;
-  const std::size_t Tp = padded<S>(T);
-  for (std::size_t j0 = 0; j0 < i0 + Rows; j0 += NC * W) {
-    B acc[Rows][NC];
-    for (std::size_t r = 0; r < Rows; ++r)
-      for (std::size_t c = 0; c < NC; ++c) acc[r][c] = B(S(0));
-    for (std::size_t d = 0; d < D; ++d) {
-      B bv[NC];
-      for (std::size_t c = 0; c < NC; ++c) bv[c] = B::load_unaligned(bt + d * Tp + j0 + c * W);
-      for (std::size_t r = 0; r < Rows; ++r) {
-        const B av(a[(i0 + r) * lda + d]);
-        for (std::size_t c = 0; c < NC; ++c) acc[r][c] = xsimd::fma(av, bv[c], acc[r][c]);
-      }
-    }
-    const std::size_t n = std::min(NC * W, T - j0);
+  const S* panel = bt + j0 * D;
+  B acc[Rows][NC];
+  for (std::size_t r = 0; r < Rows; ++r)
+    for (std::size_t c = 0; c < NC; ++c) acc[r][c] = B(S(0));
+  for (std::size_t d = 0; d < D; ++d) {
+    B bv[NC];
+    for (std::size_t c = 0; c < NC; ++c) bv[c] = B::load_unaligned(panel + d * NC * W + c * W);
     for (std::size_t r = 0; r < Rows; ++r) {
-      S* o = out + (i0 + r) * T + j0;
-      if (n == NC * W) {
-        for (std::size_t c = 0; c < NC; ++c) (acc[r][c] * B(alpha)).store_unaligned(o + c * W);
-      } else {
-        alignas(64) S tile[NC * W];
-        for (std::size_t c = 0; c < NC; ++c) (acc[r][c] * B(alpha)).store_aligned(tile + c * W);
-        std::copy(tile, tile + n, o);
-      }
+      const B av(a[(i0 + r) * lda + d]);
+      for (std::size_t c = 0; c < NC; ++c) acc[r][c] = xsimd::fma(av, bv[c], acc[r][c]);
+    }
+  }
+  const std::size_t n = std::min(NC * W, T - j0);
+  for (std::size_t r = 0; r < Rows; ++r) {
+    S* o = out + r * T + j0;
+    if (n == NC * W) {
+      for (std::size_t c = 0; c < NC; ++c) (acc[r][c] * B(alpha)).store_unaligned(o + c * W);
+    } else {
+      alignas(64) S tile[NC * W];
+      for (std::size_t c = 0; c < NC; ++c) (acc[r][c] * B(alpha)).store_aligned(tile + c * W);
+      std::copy(tile, tile + n, o);
     }
   }
 }
 
+// Rows [i0, i1) of alpha a b^T into out (row i0 first, row stride T), in tiles of RI rows from i0, each over the
+// column panels that start before its last row's diagonal: the lower triangle and the overhang of the diagonal panel,
+// which the caller overwrites. A panel at a time for all the block's tiles, so that it is read from L1.
 template <class S>
-void rows_by_transposed(const S* a, std::size_t lda, const S* bt, std::size_t T, std::size_t D, S alpha, S* out) {
-  std::size_t i0 = 0;
-  for (; i0 + RI <= T; i0 += RI) product_tile<S, RI>(a, lda, bt, T, D, alpha, i0, out);
-  for (; i0 < T; ++i0) product_tile<S, 1>(a, lda, bt, T, D, alpha, i0, out);
+void product_rows(const S* a, std::size_t lda, const S* bt, std::size_t T, std::size_t D, S alpha, std::size_t i0,
+                  std::size_t i1, S* out) {
+  for (std::size_t j0 = 0; j0 < i1; j0 += block<S>()) {
+    std::size_t i = i0;
+    for (; i + RI <= i1; i += RI)
+      if (j0 < i + RI) product_tile<S, RI>(a, lda, bt, T, D, alpha, i, j0, out + (i - i0) * T);
+    for (; i < i1; ++i)
+      if (j0 <= i) product_tile<S, 1>(a, lda, bt, T, D, alpha, i, j0, out + (i - i0) * T);
+  }
 }
 
-// Rows i0 .. i0+Rows-1 of out: out[i, :] = alpha * sum_j w(i, j) m[j, :] with w(i, j) = w[i, j] (lower:
-// j <= i, w zero above its diagonal) or w(i, j) = w[j, i] (transposed: j >= i, w zero above its diagonal);
-// w is [T,T] row-major, m and out rows have strides ldm and ldo, D = V vectors. A tile sums over the union of
-// its rows' ranges, so the zeros outside each row's own range must really be there.
-template <class S, std::size_t V, std::size_t Rows, bool Transposed>
-void weights_tile(const S* w, const S* m, std::size_t ldm, std::size_t T, S alpha, std::size_t i0, S* out,
-                  std::size_t ldo) {
+// Rows i0 .. i0+Rows-1 of alpha w m: out[i, :] = alpha * sum_j w[i, j] m[j, :], j over [0, i0+Rows) in order. w (from
+// row i0, row stride T) is zero above its diagonal, and a tile sums over the union of its rows' ranges, so those zeros
+// must really be there. m and out (from row i0) have row strides ldm and ldo; D = V vectors.
+template <class S, std::size_t V, std::size_t Rows>
+void lower_tile(const S* w, const S* m, std::size_t ldm, std::size_t T, S alpha, std::size_t i0, S* out,
+                std::size_t ldo) {
   using B = xsimd::batch<S>;
   constexpr std::size_t W = B::size;
-  const std::size_t lo = Transposed ? i0 : 0, hi = Transposed ? T : i0 + Rows;
   B acc[Rows][V];
   for (std::size_t r = 0; r < Rows; ++r)
     for (std::size_t c = 0; c < V; ++c) acc[r][c] = B(S(0));
-  for (std::size_t j = lo; j < hi; ++j) {
+  for (std::size_t j = 0; j < i0 + Rows; ++j) {
     B mv[V];
     for (std::size_t c = 0; c < V; ++c) mv[c] = B::load_unaligned(m + j * ldm + c * W);
     for (std::size_t r = 0; r < Rows; ++r) {
-      const B wv(Transposed ? w[j * T + i0 + r] : w[(i0 + r) * T + j]);
+      const B wv(w[r * T + j]);
       for (std::size_t c = 0; c < V; ++c) acc[r][c] = xsimd::fma(wv, mv[c], acc[r][c]);
     }
   }
   for (std::size_t r = 0; r < Rows; ++r)
-    for (std::size_t c = 0; c < V; ++c) (acc[r][c] * B(alpha)).store_unaligned(out + (i0 + r) * ldo + c * W);
+    for (std::size_t c = 0; c < V; ++c) (acc[r][c] * B(alpha)).store_unaligned(out + r * ldo + c * W);
 }
 
-template <class S, std::size_t V, bool Transposed>
-void weights_by_rows_simd(const S* w, const S* m, std::size_t ldm, std::size_t T, S alpha, S* out, std::size_t ldo) {
-  // Rows x V accumulators, V column vectors (or loads folded into the multiply-adds) and one broadcast value
-  constexpr std::size_t Rows = kRegisters == 32 ? (V >= 4 ? 4 : 8) : (V >= 4 ? 3 : V == 2 ? 6 : 8);
-  std::size_t i0 = 0;
-  for (; i0 + Rows <= T; i0 += Rows) weights_tile<S, V, Rows, Transposed>(w, m, ldm, T, alpha, i0, out, ldo);
-  for (; i0 < T; ++i0) weights_tile<S, V, 1, Transposed>(w, m, ldm, T, alpha, i0, out, ldo);
+// out[j, :] += sum_i w[i, j] m[i, :] for the keys j = j0 .. j0+Keys-1, over the query rows i in [lo, hi) in order
+// (w and m from row i0, row strides T and ldm; out rows have stride ldo; D = V vectors). The keys' sums stay in
+// registers over the rows. A row before a key's diagonal adds its zero (+0: a sum that has had only zeros stays +0,
+// so it does not matter where a key's sum starts).
+template <class S, std::size_t V, std::size_t Keys>
+void rank_tile(const S* w, const S* m, std::size_t ldm, std::size_t T, std::size_t i0, std::size_t lo, std::size_t hi,
+               std::size_t j0, S* out, std::size_t ldo) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  B acc[Keys][V];
+  for (std::size_t k = 0; k < Keys; ++k)
+    for (std::size_t c = 0; c < V; ++c) acc[k][c] = B::load_unaligned(out + (j0 + k) * ldo + c * W);
+  for (std::size_t i = lo; i < hi; ++i) {
+    B mv[V];
+    for (std::size_t c = 0; c < V; ++c) mv[c] = B::load_unaligned(m + (i - i0) * ldm + c * W);
+    for (std::size_t k = 0; k < Keys; ++k) {
+      const B wv(w[(i - i0) * T + j0 + k]);
+      for (std::size_t c = 0; c < V; ++c) acc[k][c] = xsimd::fma(wv, mv[c], acc[k][c]);
+    }
+  }
+  for (std::size_t k = 0; k < Keys; ++k)
+    for (std::size_t c = 0; c < V; ++c) acc[k][c].store_unaligned(out + (j0 + k) * ldo + c * W);
 }
 
-template <class S, bool Transposed>
-void weights_by_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std::size_t D, S alpha, S* out,
-                     std::size_t ldo) {
+// f(V) for a head of V = 1, 2 or 4 SIMD vectors, else f(0): plain loops
+template <class S, class F>
+void by_vectors(std::size_t D, F&& f) {
   constexpr std::size_t W = xsimd::batch<S>::size;
   switch (D % W == 0 ? D / W : 0) {
     case 1:
-      return weights_by_rows_simd<S, 1, Transposed>(w, m, ldm, T, alpha, out, ldo);
+      return f(std::integral_constant<std::size_t, 1>{});
     case 2:
-      return weights_by_rows_simd<S, 2, Transposed>(w, m, ldm, T, alpha, out, ldo);
+      return f(std::integral_constant<std::size_t, 2>{});
     case 4:
-      return weights_by_rows_simd<S, 4, Transposed>(w, m, ldm, T, alpha, out, ldo);
+      return f(std::integral_constant<std::size_t, 4>{});
     default:
-      break;
-  }
-  for (std::size_t i = 0; i < T; ++i) {
-    S* oi = out + i * ldo;
-    std::fill(oi, oi + D, S(0));
-    const std::size_t lo = Transposed ? i : 0, hi = Transposed ? T : i + 1;
-    for (std::size_t j = lo; j < hi; ++j) {
-      const S wij = Transposed ? w[j * T + i] : w[i * T + j];
-      for (std::size_t d = 0; d < D; ++d) oi[d] = std::fma(wij, m[j * ldm + d], oi[d]);
-    }
-    for (std::size_t d = 0; d < D; ++d) oi[d] *= alpha;
+      return f(std::integral_constant<std::size_t, 0>{});
   }
 }
 
-// row[0..n) = exp(row - max) / sum, row[n..T) = 0. A row's last partial vector is taken whole when it fits in
-// the row (its lanes past n masked to zero): no scalar exp.
+// Rows [i0, i1) of out = alpha w m (w and out from row i0): row i sums j over [0, i] in order (a SIMD tile also adds
+// the zeros up to its last row's diagonal).
 template <class S>
-void softmax_prefix(S* row, std::size_t n, std::size_t T) {
+void lower_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std::size_t D, S alpha, std::size_t i0,
+                std::size_t i1, S* out, std::size_t ldo) {
+  by_vectors<S>(D, [&](auto vectors) {
+    constexpr std::size_t V = decltype(vectors)::value;
+    if constexpr (V == 0) {
+      for (std::size_t i = i0; i < i1; ++i) {
+        const S* wi = w + (i - i0) * T;
+        S* oi = out + (i - i0) * ldo;
+        std::fill(oi, oi + D, S(0));
+        for (std::size_t j = 0; j <= i; ++j)
+          for (std::size_t d = 0; d < D; ++d) oi[d] = std::fma(wi[j], m[j * ldm + d], oi[d]);
+        for (std::size_t d = 0; d < D; ++d) oi[d] *= alpha;
+      }
+    } else {
+      // Rows x V accumulators, V column vectors (or loads folded into the multiply-adds) and one broadcast value.
+      // Rows divides kBlock, so the tiles fall where they would over the whole head.
+      constexpr std::size_t Rows = kRegisters == 32 ? (V >= 4 ? 4 : 8) : (V >= 4 ? 3 : V == 2 ? 6 : 8);
+      static_assert(kBlock % Rows == 0);
+      std::size_t i = i0;
+      for (; i + Rows <= i1; i += Rows)
+        lower_tile<S, V, Rows>(w + (i - i0) * T, m, ldm, T, alpha, i, out + (i - i0) * ldo, ldo);
+      for (; i < i1; ++i) lower_tile<S, V, 1>(w + (i - i0) * T, m, ldm, T, alpha, i, out + (i - i0) * ldo, ldo);
+    }
+  });
+}
+
+// out[j, :] += sum_i w[i, j] m[i, :] over the query rows i in [i0, i1), in order, for the keys j <= i (w and m from
+// row i0; w zero above its diagonal up to column i1).
+template <class S>
+void rank_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std::size_t D, std::size_t i0, std::size_t i1,
+               S* out, std::size_t ldo) {
+  by_vectors<S>(D, [&](auto vectors) {
+    constexpr std::size_t V = decltype(vectors)::value;
+    if constexpr (V == 0) {
+      for (std::size_t i = i0; i < i1; ++i) {
+        const S *wi = w + (i - i0) * T, *mi = m + (i - i0) * ldm;
+        for (std::size_t j = 0; j <= i; ++j)
+          for (std::size_t d = 0; d < D; ++d) out[j * ldo + d] = std::fma(wi[j], mi[d], out[j * ldo + d]);
+      }
+    } else {
+      // Keys x V accumulators, V vectors of a row of m (or loads folded into the multiply-adds) and one broadcast
+      constexpr std::size_t Keys = kRegisters == 32 ? (V >= 4 ? 4 : 8) : (V >= 4 ? 3 : V == 2 ? 6 : 8);
+      std::size_t j = 0;
+      for (; j + Keys <= i1; j += Keys) rank_tile<S, V, Keys>(w, m, ldm, T, i0, std::max(i0, j), i1, j, out, ldo);
+      for (; j < i1; ++j) rank_tile<S, V, 1>(w, m, ldm, T, i0, std::max(i0, j), i1, j, out, ldo);
+    }
+  });
+}
+// row[0..n) = exp(row - max) / sum, row[n..zeros) = 0 (the row holds T values). A row's last partial vector is taken
+// whole when it fits in the row (its lanes past n masked to zero): no scalar exp.
+template <class S>
+void softmax_prefix(S* row, std::size_t n, std::size_t T, std::size_t zeros) {
   using B = xsimd::batch<S>;
   constexpr std::size_t W = B::size;
   const std::size_t full = n / W * W;
@@ -173,18 +242,25 @@ void softmax_prefix(S* row, std::size_t n, std::size_t T) {
   const B inv(S(1) / total);
   for (std::size_t j = 0; j < vend; j += W) (B::load_unaligned(row + j) * inv).store_unaligned(row + j);
   for (std::size_t j = vend; j < n; ++j) row[j] *= inv.get(0);
-  std::fill(row + std::max(n, vend), row + T, S(0));
+  std::fill(row + std::max(n, vend), row + std::max({n, vend, zeros}), S(0));
 }
 
 }  // namespace
 
-// K or V transposed into [D,Tp] (Tp: T padded to whole column blocks), then a T x T block, then a [T,D] copy
-template <class S>
-std::size_t scratch_size(std::size_t T, std::size_t D) {
-  return D * padded<S>(T) + T * T + T * D;
-}
-
 namespace {
+// Where scratch_size's parts start: k and v transposed (D Tp values each, Tp: T padded to whole column blocks);
+// contiguous copies of k, q, v and dy and the sums dk and dv ([T,D] each); three blocks of rows ([kBlock,T] each).
+template <class S>
+struct Scratch {
+  S *kt, *vt, *kc, *qc, *vc, *dyc, *dk, *dv, *p, *pd, *ds;
+  Scratch(S* s, std::size_t T, std::size_t D) {
+    const std::size_t transposed = D * padded<S>(T), rows = T * D, block = kBlock * T;
+    for (S** part : {&kt, &vt}) *part = std::exchange(s, s + transposed);
+    for (S** part : {&kc, &qc, &vc, &dyc, &dk, &dv}) *part = std::exchange(s, s + rows);
+    for (S** part : {&p, &pd, &ds}) *part = std::exchange(s, s + block);
+  }
+};
+
 // m's T rows of D (row stride ld) as one contiguous [T,D] block in buf, so that the loops over rows j read
 // consecutive memory rather than one row every 3C values (a new page every few rows).
 template <class S>
@@ -194,61 +270,97 @@ const S* contiguous(const S* m, std::size_t ld, std::size_t T, std::size_t D, S*
   return buf;
 }
 
-// Where scratch_size's three parts start: [D,Tp] a transposed copy, [T,T] ds, [T,D] a contiguous copy.
+// Rows [i0, i1) of P = softmax(mask(scale q k^T)) into p (row i0 first, row stride T); kt is k transposed. Columns
+// [cols, T) are left as they are: the loops of a block never read past its last row's diagonal, so a block that is
+// not kept needs its zeros only up to cols = i1.
 template <class S>
-struct Scratch {
-  S *transposed, *square, *rows;
-  Scratch(S* s, std::size_t T, std::size_t D) : transposed(s), square(s + D * padded<S>(T)), rows(square + T * T) {}
-};
+void weights_rows(const S* q, std::size_t ld, const S* kt, std::size_t T, std::size_t D, S scale, std::size_t i0,
+                  std::size_t i1, std::size_t cols, S* p) {
+  product_rows(q, ld, kt, T, D, scale, i0, i1, p);
+  for (std::size_t i = i0; i < i1; ++i) softmax_prefix(p + (i - i0) * T, i + 1, T, cols);
+}
+
+// Rows [i0, i1) of Pd = P * keep * keep_scale into pd (p, keep and pd from row i0), columns [0, cols)
+template <class S>
+void dropped_rows(const S* p, const std::uint8_t* keep, S keep_scale, std::size_t T, std::size_t i0, std::size_t i1,
+                  std::size_t cols, S* pd) {
+  for (std::size_t r = 0; r < i1 - i0; ++r)
+    for (std::size_t j = 0; j < cols; ++j) pd[r * T + j] = keep[r * T + j] ? p[r * T + j] * keep_scale : S(0);
+}
 }  // namespace
 
 template <class S>
+std::size_t scratch_size(std::size_t T, std::size_t D) {
+  return 2 * D * padded<S>(T) + 6 * T * D + 3 * kBlock * T;
+}
+
+template <class S>
 void softmax_row(S* row, std::size_t n, std::size_t T) {
-  softmax_prefix(row, n, T);
+  softmax_prefix(row, n, T, T);
 }
 
 template <class S>
-void scores_softmax(const S* q, const S* k, std::size_t ld, std::size_t T, std::size_t D, S scale, S* p, S* scratch) {
-  S* kt = Scratch<S>(scratch, T, D).transposed;  // [D,Tp]
-  transpose_into(k, ld, T, D, kt);
-  rows_by_transposed(q, ld, kt, T, D, scale, p);
-  for (std::size_t i = 0; i < T; ++i) softmax_prefix(p + i * T, i + 1, T);
-}
-
-template <class S>
-void weighted_sum(const S* pd, const S* v, std::size_t ld, std::size_t T, std::size_t D, S* y, std::size_t ldy,
-                  S* scratch) {
-  const S* vc = contiguous(v, ld, T, D, Scratch<S>(scratch, T, D).rows);
-  weights_by_rows<S, false>(pd, vc, D, T, D, S(1), y, ldy);
-}
-
-template <class S>
-void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, const S* pd, bool dropout, S keep_scale,
-              const S* dy, std::size_t ldy, std::size_t T, std::size_t D, S scale, S* dq, S* dk, S* dv, S* scratch) {
+void forward(const S* q, const S* k, const S* v, std::size_t ld, std::size_t T, std::size_t D, S scale,
+             const std::uint8_t* keep, S keep_scale, S* p, S* pd, S* y, std::size_t ldy, S* scratch) {
   const Scratch<S> buf(scratch, T, D);
-  S* bt = buf.transposed;  // [D,Tp]: v transposed
-  S* ds = buf.square;      // [T,T]: dp, then ds
-  const S* dyc = contiguous(dy, ldy, T, D, buf.rows);
-  // dv = pd^T dy: rows j of dv sum over queries i >= j
-  weights_by_rows<S, true>(pd, dyc, D, T, D, S(1), dv, ld);
-  // dpd = dy v^T (lower triangle)
-  transpose_into(v, ld, T, D, bt);
-  rows_by_transposed(dyc, D, bt, T, D, S(1), ds);
-  for (std::size_t i = 0; i < T; ++i) {
-    S* g = ds + i * T;
-    const S* pr = p + i * T;
-    const std::size_t n = i + 1;
-    if (dropout) {  // dp = dpd * M/(1-p): pd/p is M/(1-p) where p > 0; where p == 0 the softmax backward gives 0
-      const S* pdr = pd + i * T;
-      for (std::size_t j = 0; j < n; ++j) g[j] = pdr[j] == S(0) ? S(0) : g[j] * keep_scale;
+  transpose_into(k, ld, T, D, buf.kt);
+  const S* vc = contiguous(v, ld, T, D, buf.vc);
+  for (std::size_t i0 = 0; i0 < T; i0 += kBlock) {
+    const std::size_t i1 = std::min(T, i0 + kBlock);
+    S* pr = p ? p + i0 * T : buf.p;
+    weights_rows(q, ld, buf.kt, T, D, scale, i0, i1, p ? T : i1, pr);  // P
+    const S* w = pr;
+    if (keep) {  // Pd
+      S* dr = pd ? pd + i0 * T : buf.pd;
+      dropped_rows(pr, keep + i0 * T, keep_scale, T, i0, i1, pd ? T : i1, dr);
+      w = dr;
     }
-    const S gp = row_dot(g, pr, n);  // ds = p * (dp - sum_j dp_j p_j)
-    for (std::size_t j = 0; j < n; ++j) g[j] = pr[j] * (g[j] - gp);
-    std::fill(g + n, g + T, S(0));
+    lower_rows(w, vc, D, T, D, S(1), i0, i1, y + i0 * ldy, ldy);  // y = Pd v
   }
-  // dq = scale ds k;  dk = scale ds^T q
-  weights_by_rows<S, false>(ds, contiguous(k, ld, T, D, buf.rows), D, T, D, scale, dq, ld);
-  weights_by_rows<S, true>(ds, contiguous(q, ld, T, D, buf.rows), D, T, D, scale, dk, ld);
+}
+
+template <class S>
+void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, const S* pd, const std::uint8_t* keep,
+              S keep_scale, const S* dy, std::size_t ldy, std::size_t T, std::size_t D, S scale, S* dq, S* dk, S* dv,
+              S* scratch) {
+  const Scratch<S> buf(scratch, T, D);
+  const bool dropout = pd || keep;
+  if (!p) transpose_into(k, ld, T, D, buf.kt);
+  transpose_into(v, ld, T, D, buf.vt);
+  const S *kc = contiguous(k, ld, T, D, buf.kc), *qc = contiguous(q, ld, T, D, buf.qc);
+  const S* dyc = contiguous(dy, ldy, T, D, buf.dyc);
+  std::fill(buf.dk, buf.dk + T * D, S(0));
+  std::fill(buf.dv, buf.dv + T * D, S(0));
+  for (std::size_t i0 = 0; i0 < T; i0 += kBlock) {
+    const std::size_t i1 = std::min(T, i0 + kBlock);
+    const S* pr = p ? p + i0 * T : buf.p;
+    if (!p) weights_rows(q, ld, buf.kt, T, D, scale, i0, i1, i1, buf.p);
+    const S* pdr = pd ? pd + i0 * T : pr;
+    if (!pd && keep) {
+      dropped_rows(pr, keep + i0 * T, keep_scale, T, i0, i1, i1, buf.pd);
+      pdr = buf.pd;
+    }
+    rank_rows(pdr, dyc + i0 * D, D, T, D, i0, i1, buf.dv, D);  // dv += pd^T dy (these queries)
+    S* ds = buf.ds;
+    product_rows(dyc, D, buf.vt, T, D, S(1), i0, i1, ds);  // dpd = dy v^T (lower triangle)
+    for (std::size_t i = i0; i < i1; ++i) {
+      S* g = ds + (i - i0) * T;
+      const S *prow = pr + (i - i0) * T, *pdrow = pdr + (i - i0) * T;
+      const std::size_t n = i + 1;
+      if (dropout)  // dp = dpd * M/(1-p): pd/p is M/(1-p) where p > 0; where p == 0 the softmax backward gives 0
+        for (std::size_t j = 0; j < n; ++j) g[j] = pdrow[j] == S(0) ? S(0) : g[j] * keep_scale;
+      const S gp = row_dot(g, prow, n);  // ds = p * (dp - sum_j dp_j p_j)
+      for (std::size_t j = 0; j < n; ++j) g[j] = prow[j] * (g[j] - gp);
+      std::fill(g + n, g + i1, S(0));  // as far as this block reads
+    }
+    lower_rows(ds, kc, D, T, D, scale, i0, i1, dq + i0 * ld, ld);  // dq = scale ds k
+    rank_rows(ds, qc + i0 * D, D, T, D, i0, i1, buf.dk, D);        // dk += ds^T q (these queries), scaled below
+  }
+  for (std::size_t j = 0; j < T; ++j)
+    for (std::size_t d = 0; d < D; ++d) {
+      dk[j * ld + d] = buf.dk[j * D + d] * scale;
+      dv[j * ld + d] = buf.dv[j * D + d];
+    }
 }
 
 TF_KERNEL_INSTANTIATE(TF_CAUSAL_HEAD_KERNELS)
