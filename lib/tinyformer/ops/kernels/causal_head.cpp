@@ -31,6 +31,15 @@ constexpr std::size_t block() {
   return NC * xsimd::batch<S>::size;
 }
 
+// Rows (or keys) of the tiles of lower_rows and rank_rows for a head of V vectors: Rows x V accumulators, V vectors
+// of m (or loads folded into the multiply-adds) and one broadcast value fit the registers. Each divides kBlock, so
+// lower_rows' tiles fall where they would over the whole head.
+template <std::size_t V>
+constexpr std::size_t tile_rows() {
+  return kRegisters == 32 ? (V >= 4 ? 4 : 8) : (V >= 4 ? 3 : V == 2 ? 6 : 8);
+}
+static_assert(kBlock % tile_rows<1>() == 0 && kBlock % tile_rows<2>() == 0 && kBlock % tile_rows<4>() == 0);
+
 // Columns of the transposed copy below: T rounded up to whole column blocks.
 template <class S>
 std::size_t padded(std::size_t T) {
@@ -176,10 +185,7 @@ void lower_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std::siz
         for (std::size_t d = 0; d < D; ++d) oi[d] *= alpha;
       }
     } else {
-      // Rows x V accumulators, V column vectors (or loads folded into the multiply-adds) and one broadcast value.
-      // Rows divides kBlock, so the tiles fall where they would over the whole head.
-      constexpr std::size_t Rows = kRegisters == 32 ? (V >= 4 ? 4 : 8) : (V >= 4 ? 3 : V == 2 ? 6 : 8);
-      static_assert(kBlock % Rows == 0);
+      constexpr std::size_t Rows = tile_rows<V>();
       std::size_t i = i0;
       for (; i + Rows <= i1; i += Rows)
         lower_tile<S, V, Rows>(w + (i - i0) * T, m, ldm, T, alpha, i, out + (i - i0) * ldo, ldo);
@@ -202,14 +208,14 @@ void rank_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std::size
           for (std::size_t d = 0; d < D; ++d) out[j * ldo + d] = std::fma(wi[j], mi[d], out[j * ldo + d]);
       }
     } else {
-      // Keys x V accumulators, V vectors of a row of m (or loads folded into the multiply-adds) and one broadcast
-      constexpr std::size_t Keys = kRegisters == 32 ? (V >= 4 ? 4 : 8) : (V >= 4 ? 3 : V == 2 ? 6 : 8);
+      constexpr std::size_t Keys = tile_rows<V>();
       std::size_t j = 0;
       for (; j + Keys <= i1; j += Keys) rank_tile<S, V, Keys>(w, m, ldm, T, i0, std::max(i0, j), i1, j, out, ldo);
       for (; j < i1; ++j) rank_tile<S, V, 1>(w, m, ldm, T, i0, std::max(i0, j), i1, j, out, ldo);
     }
   });
 }
+
 // row[0..n) = exp(row - max) / sum, row[n..zeros) = 0 (the row holds T values). A row's last partial vector is taken
 // whole when it fits in the row (its lanes past n masked to zero): no scalar exp.
 template <class S>
@@ -245,9 +251,6 @@ void softmax_prefix(S* row, std::size_t n, std::size_t T, std::size_t zeros) {
   std::fill(row + std::max(n, vend), row + std::max({n, vend, zeros}), S(0));
 }
 
-}  // namespace
-
-namespace {
 // Where scratch_size's parts start: k and v transposed (D Tp values each, Tp: T padded to whole column blocks);
 // contiguous copies of k, q, v and dy and the sums dk and dv ([T,D] each); three blocks of rows ([kBlock,T] each).
 template <class S>
