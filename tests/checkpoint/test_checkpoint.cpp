@@ -34,7 +34,7 @@ config::ModelConfig model_config(std::size_t d_model, std::size_t n_layer) {
 }
 
 std::string save_model(const nn::GPT<float>& model, const std::string& name) {
-  std::string path = (fs::temp_directory_path() / ("tinyformer_ckpt_" + name + ".safetensors")).string();
+  std::string path = test::process_path(name + ".safetensors").string();
   checkpoint::TrainingState st;
   st.config_yaml = "model: {}\n";
   st.vocab = "tinyformer-vocabulary 1 joined 0\n";
@@ -64,7 +64,7 @@ TEST_CASE("checkpoint: loading another architecture lists each mismatching name 
   } catch (const std::invalid_argument& e) {
     const std::string msg = e.what();
     INFO(msg);
-    CHECK(msg.find("tinyformer_ckpt_mismatch.safetensors") != std::string::npos);
+    CHECK(msg.find("/mismatch.safetensors") != std::string::npos);
     CHECK(msg.find("transformer.wte.weight: the file has shape [7, 8], the model needs [7, 12]") != std::string::npos);
     CHECK(msg.find("missing tensor transformer.h.1.attn.c_attn.weight [36, 12]") != std::string::npos);
     CHECK(msg.find("lm_head.weight: the file has shape [7, 8]") != std::string::npos);
@@ -78,9 +78,7 @@ TEST_CASE("checkpoint: loading another architecture lists each mismatching name 
 }
 
 namespace {
-std::string temp_path(const std::string& name) {
-  return (fs::temp_directory_path() / ("tinyformer_ckpt_" + name + ".safetensors")).string();
-}
+std::string temp_path(const std::string& name) { return test::process_path(name + ".safetensors").string(); }
 data::Vocabulary letters(std::size_t n) {  // "a", "b", ... n one-character tokens
   std::vector<std::string> tokens;
   for (std::size_t i = 0; i < n; ++i) tokens.push_back(std::string(1, static_cast<char>('a' + i)));

@@ -55,6 +55,13 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// `name` in a directory of this test process's own (a TempDir kept until the process exits), for files a test
+// leaves for the next step to read: test binaries running at once never share a path.
+inline std::filesystem::path process_path(const std::string& name) {
+  static const TempDir dir;
+  return dir.path() / name;
+}
+
 inline std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   REQUIRE(in.good());

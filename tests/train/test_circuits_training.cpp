@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/sources.hpp"
+#include "support/temp_dir.hpp"
 #include "tinyformer/io/html_report.hpp"
 #include "tinyformer/io/run_report.hpp"
 #include "tinyformer/train/trainer.hpp"
@@ -21,7 +22,7 @@ namespace {
 // returns its metrics rows.
 std::vector<io::MetricsRow> train_circuit(const std::string& config, const std::string& name,
                                           std::vector<std::string> overrides) {
-  const fs::path out = fs::temp_directory_path() / ("tinyformer_test_circuit_" + name);
+  const fs::path out = test::process_path("circuit_" + name);
   fs::remove_all(out);
   train::TrainOptions opts;
   opts.config_path = test::config_file(config);

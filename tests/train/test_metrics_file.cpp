@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/temp_dir.hpp"
 #include "tinyformer/train/run.hpp"
 
 namespace fs = std::filesystem;
@@ -20,9 +21,8 @@ void write_all(const fs::path& p, const std::string& text) { std::ofstream(p, st
 }  // namespace
 
 TEST_CASE("resume: metrics.jsonl drops the rows after the checkpoint's step and a cut-off last line") {
-  const fs::path dir = fs::temp_directory_path() / "tinyformer_test_metrics_file";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const tf::test::TempDir temp;
+  const fs::path& dir = temp.path();
   const fs::path path = dir / "metrics.jsonl";
   std::string rows;
   for (int step = 1; step <= 8; ++step) rows += "{\"step\":" + std::to_string(step) + ",\"train_loss\":2.5}\n";
@@ -41,5 +41,4 @@ TEST_CASE("resume: metrics.jsonl drops the rows after the checkpoint's step and 
   // no metrics file yet: nothing to do
   tf::train::truncate_metrics((dir / "none.jsonl").string(), 3);
   CHECK_FALSE(fs::exists(dir / "none.jsonl"));
-  fs::remove_all(dir);
 }

@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "support/sources.hpp"
+#include "support/temp_dir.hpp"
 #include "tinyformer/checkpoint/checkpoint.hpp"
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/infer/head_scores.hpp"
@@ -24,7 +25,7 @@ using namespace tf;
 namespace {
 
 std::string fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("tinyformer_test_" + name);
+  const fs::path dir = test::process_path(name);
   fs::remove_all(dir);
   return dir.string();
 }
