@@ -113,7 +113,10 @@ def torch_worker(shape, threads, steps, warmup, coretype, blas_threads):
     env = dict(os.environ)
     if coretype:
         env["OPENBLAS_CORETYPE"] = coretype
-    env.pop("OPENBLAS_NUM_THREADS", None)
+    # Debian's OpenBLAS 0.3.21 takes its thread count from any of these (measured: OMP_NUM_THREADS=1 or
+    # GOTO_NUM_THREADS=1 alone gives 1 thread), so a user's OMP_NUM_THREADS=1 would turn "1T+B" into 1T
+    for name in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"):
+        env.pop(name, None)
     if blas_threads:
         env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--torch-worker", shape, str(threads), str(steps),
