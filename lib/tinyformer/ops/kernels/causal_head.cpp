@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 #include <utility>
-
-#include "tinyformer/ops/kernels/rows.hpp"
 
 namespace TF_KERNEL_NAMESPACE::attention_head {
 
@@ -216,39 +215,112 @@ void rank_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std::size
   });
 }
 
+// A row prefix [0, n) of a row of T values in SIMD vectors: `full` values in whole vectors, then, when it fits in the
+// row, one more vector whose lanes past n are masked (`tail`, `in_row`); values from `vend` on (only when the last
+// vector does not fit) are taken one at a time. A masked vector reads past n, never past the row.
+template <class S>
+struct Prefix {
+  using B = xsimd::batch<S>;
+  static constexpr std::size_t W = B::size;
+  std::size_t full;
+  bool tail;
+  std::size_t vend;
+  xsimd::batch_bool<S> in_row;
+  Prefix(std::size_t n, std::size_t T)
+      : full(n / W * W), tail(full < n && full + W <= T), vend(tail ? full + W : full), in_row(lanes_below(n - full)) {}
+  static xsimd::batch_bool<S> lanes_below(std::size_t count) {
+    alignas(64) S lane_index[W];
+    for (std::size_t l = 0; l < W; ++l) lane_index[l] = static_cast<S>(l);
+    return B::load_aligned(lane_index) < B(static_cast<S>(count));
+  }
+};
+
+// max_j row[j] over [0, n), n >= 1: whole vectors and the masked last one, then any scalar rest (exact in any order)
+template <class S>
+S prefix_max(const S* row, std::size_t n, const Prefix<S>& at) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  constexpr S kNegInf = -std::numeric_limits<S>::infinity();
+  S mx = row[0];
+  if (at.vend > 0) {
+    B m(kNegInf);
+    for (std::size_t j = 0; j < at.full; j += W) m = xsimd::max(m, B::load_unaligned(row + j));
+    if (at.tail) m = xsimd::max(m, xsimd::select(at.in_row, B::load_unaligned(row + at.full), B(kNegInf)));
+    alignas(64) S lanes[W];
+    m.store_aligned(lanes);
+    mx = *std::max_element(lanes, lanes + W);
+  }
+  for (std::size_t j = at.vend; j < n; ++j) mx = std::max(mx, row[j]);
+  return mx;
+}
+
+// sum_j a[j] b[j] over [0, n): SIMD lanes over the whole vectors and the masked last one, then the lanes, then any
+// scalar rest, in that order
+template <class S>
+S prefix_dot(const S* a, const S* b, std::size_t n, const Prefix<S>& at) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  B acc(S(0));
+  for (std::size_t j = 0; j < at.full; j += W)
+    acc = xsimd::fma(B::load_unaligned(a + j), B::load_unaligned(b + j), acc);
+  if (at.tail)
+    acc = xsimd::fma(xsimd::select(at.in_row, B::load_unaligned(a + at.full), B(S(0))),
+                     xsimd::select(at.in_row, B::load_unaligned(b + at.full), B(S(0))), acc);
+  S total = xsimd::hadd(acc);
+  for (std::size_t j = at.vend; j < n; ++j) total = std::fma(a[j], b[j], total);
+  return total;
+}
+
 // row[0..n) = exp(row - max) / sum, row[n..zeros) = 0 (the row holds T values). A row's last partial vector is taken
 // whole when it fits in the row (its lanes past n masked to zero): no scalar exp.
 template <class S>
 void softmax_prefix(S* row, std::size_t n, std::size_t T, std::size_t zeros) {
   using B = xsimd::batch<S>;
   constexpr std::size_t W = B::size;
-  const std::size_t full = n / W * W;
-  const bool tail = full < n && full + W <= T;  // else the rest is done one value at a time
-  const std::size_t vend = tail ? full + W : full;
-  alignas(64) S lane_index[W];
-  for (std::size_t l = 0; l < W; ++l) lane_index[l] = static_cast<S>(l);
-  const auto in_row = B::load_aligned(lane_index) < B(static_cast<S>(n - full));
-  S mx = row_max(row, n);
+  const Prefix<S> at(n, T);
+  const S mx = prefix_max(row, n, at);
   B sum(S(0));
-  for (std::size_t j = 0; j < full; j += W) {
+  for (std::size_t j = 0; j < at.full; j += W) {
     const B e = xsimd::exp(B::load_unaligned(row + j) - B(mx));
     e.store_unaligned(row + j);
     sum += e;
   }
-  if (tail) {
-    const B e = xsimd::select(in_row, xsimd::exp(B::load_unaligned(row + full) - B(mx)), B(S(0)));
-    e.store_unaligned(row + full);
+  if (at.tail) {
+    const B e = xsimd::select(at.in_row, xsimd::exp(B::load_unaligned(row + at.full) - B(mx)), B(S(0)));
+    e.store_unaligned(row + at.full);
     sum += e;
   }
   S total = xsimd::hadd(sum);
-  for (std::size_t j = vend; j < n; ++j) {
+  for (std::size_t j = at.vend; j < n; ++j) {
     row[j] = std::exp(row[j] - mx);
     total += row[j];
   }
   const B inv(S(1) / total);
-  for (std::size_t j = 0; j < vend; j += W) (B::load_unaligned(row + j) * inv).store_unaligned(row + j);
-  for (std::size_t j = vend; j < n; ++j) row[j] *= inv.get(0);
-  std::fill(row + std::max(n, vend), row + std::max({n, vend, zeros}), S(0));
+  for (std::size_t j = 0; j < at.vend; j += W) (B::load_unaligned(row + j) * inv).store_unaligned(row + j);
+  for (std::size_t j = at.vend; j < n; ++j) row[j] *= inv.get(0);
+  std::fill(row + std::max(n, at.vend), row + std::max({n, at.vend, zeros}), S(0));
+}
+
+// The softmax backward of one row of the block, in place over the row's gradient g (row stride T):
+// g[j] = p[j] (g[j] - sum_k g[k] p[k]) for j < n, and zeros on to `zeros`. With dropout, g first becomes the gradient
+// before the mask: g[j] keep_scale where the dropped weight pd[j] is not 0, else 0.
+template <class S>
+void softmax_backward_prefix(S* g, const S* p, const S* pd, bool dropout, S keep_scale, std::size_t n, std::size_t T,
+                             std::size_t zeros) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  const Prefix<S> at(n, T);
+  if (dropout)  // pd/p is M/(1-p) where p > 0; where p == 0 the softmax backward gives 0
+    for (std::size_t j = 0; j < n; ++j) g[j] = pd[j] == S(0) ? S(0) : g[j] * keep_scale;
+  const S gp = prefix_dot(g, p, n, at);
+  const B gpv(gp);
+  for (std::size_t j = 0; j < at.full; j += W)
+    (B::load_unaligned(p + j) * (B::load_unaligned(g + j) - gpv)).store_unaligned(g + j);
+  if (at.tail)
+    xsimd::select(at.in_row, B::load_unaligned(p + at.full) * (B::load_unaligned(g + at.full) - gpv), B(S(0)))
+        .store_unaligned(g + at.full);
+  for (std::size_t j = at.vend; j < n; ++j) g[j] = p[j] * (g[j] - gp);
+  std::fill(g + std::max(n, at.vend), g + std::max({n, at.vend, zeros}), S(0));
 }
 
 // Where scratch_size's parts start: k and v transposed (D Tp values each, Tp: T padded to whole column blocks);
@@ -264,12 +336,23 @@ struct Scratch {
   }
 };
 
+// dst[0..n) = alpha src[0..n), whole vectors then one value at a time (alpha 1: an exact copy)
+template <class S>
+void copy_scaled(const S* src, std::size_t n, S alpha, S* dst) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  std::size_t d = 0;
+  for (; d + W <= n; d += W) (B::load_unaligned(src + d) * B(alpha)).store_unaligned(dst + d);
+  for (; d < n; ++d) dst[d] = src[d] * alpha;
+}
+
 // m's T rows of D (row stride ld) as one contiguous [T,D] block in buf, so that the loops over rows j read
 // consecutive memory rather than one row every 3C values (a new page every few rows).
+// Rows of a few vectors are copied in registers: std::copy would call memmove once a row (T calls a head).
 template <class S>
 const S* contiguous(const S* m, std::size_t ld, std::size_t T, std::size_t D, S* buf) {
   if (ld == D) return m;
-  for (std::size_t j = 0; j < T; ++j) std::copy(m + j * ld, m + j * ld + D, buf + j * D);
+  for (std::size_t j = 0; j < T; ++j) copy_scaled(m + j * ld, D, S(1), buf + j * D);
   return buf;
 }
 
@@ -346,24 +429,16 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
     rank_rows(pdr, dyc + i0 * D, D, T, D, i0, i1, buf.dv, D);  // dv += pd^T dy (these queries)
     S* ds = buf.ds;
     product_rows(dyc, D, buf.vt, T, D, S(1), i0, i1, ds);  // dpd = dy v^T (lower triangle)
-    for (std::size_t i = i0; i < i1; ++i) {
-      S* g = ds + (i - i0) * T;
-      const S *prow = pr + (i - i0) * T, *pdrow = pdr + (i - i0) * T;
-      const std::size_t n = i + 1;
-      if (dropout)  // dp = dpd * M/(1-p): pd/p is M/(1-p) where p > 0; where p == 0 the softmax backward gives 0
-        for (std::size_t j = 0; j < n; ++j) g[j] = pdrow[j] == S(0) ? S(0) : g[j] * keep_scale;
-      const S gp = row_dot(g, prow, n);  // ds = p * (dp - sum_j dp_j p_j)
-      for (std::size_t j = 0; j < n; ++j) g[j] = prow[j] * (g[j] - gp);
-      std::fill(g + n, g + i1, S(0));  // as far as this block reads
-    }
+    for (std::size_t i = i0; i < i1; ++i)  // ds = p * (dp - sum_j dp_j p_j), zeros as far as this block reads
+      softmax_backward_prefix(ds + (i - i0) * T, pr + (i - i0) * T, pdr + (i - i0) * T, dropout, keep_scale, i + 1, T,
+                              i1);
     lower_rows(ds, kc, D, T, D, scale, i0, i1, dq + i0 * ld, ld);  // dq = scale ds k
     rank_rows(ds, qc + i0 * D, D, T, D, i0, i1, buf.dk, D);        // dk += ds^T q (these queries), scaled below
   }
-  for (std::size_t j = 0; j < T; ++j)
-    for (std::size_t d = 0; d < D; ++d) {
-      dk[j * ld + d] = buf.dk[j * D + d] * scale;
-      dv[j * ld + d] = buf.dv[j * D + d];
-    }
+  for (std::size_t j = 0; j < T; ++j) {
+    copy_scaled(buf.dk + j * D, D, scale, dk + j * ld);
+    copy_scaled(buf.dv + j * D, D, S(1), dv + j * ld);
+  }
 }
 
 TF_KERNEL_INSTANTIATE(TF_CAUSAL_HEAD_KERNELS)
