@@ -51,6 +51,7 @@ py::dict result_dict(const runs::TrainResult& r) {
   d["last_val_bpb"] = r.last_val_bpb ? py::cast(*r.last_val_bpb) : py::none();
   d["last_accuracy"] = r.last_accuracy ? py::cast(*r.last_accuracy) : py::none();
   d["train_losses"] = r.train_losses;
+  d["warnings"] = utf8_list(r.warnings);
   return d;
 }
 
@@ -87,7 +88,7 @@ void bind_runs(py::module_& m) {
       "_train",
       [](const std::string& config_name, const std::string& config_text, const std::vector<std::string>& overrides,
          std::optional<std::string> out, bool resume, bool overwrite, bool allow_changes, const std::string& init_from,
-         bool progress, const std::atomic<bool>* stop, const py::function& on_step) {
+         bool progress, const std::atomic<bool>* stop, const py::function& on_step, const py::function& on_warning) {
         runs::TrainOptions o;
         o.config_path = config_name;
         o.config_text = config_text;
@@ -104,6 +105,10 @@ void bind_runs(py::module_& m) {
           check_signals();
           on_step(s.step, s.total, s.skipped, s.row.empty() ? py::object(py::none()) : py::object(utf8_str(s.row)));
         };
+        o.on_warning = [&on_warning](const std::string& w) {
+          py::gil_scoped_acquire gil;
+          on_warning(utf8_str(w));
+        };
         runs::TrainResult r;
         {
           py::gil_scoped_release release;
@@ -113,7 +118,7 @@ void bind_runs(py::module_& m) {
       },
       py::arg("config_name"), py::arg("config_text"), py::arg("overrides"), py::arg("out"), py::arg("resume"),
       py::arg("overwrite"), py::arg("allow_changes"), py::arg("init_from"), py::arg("progress"), py::arg("stop"),
-      py::arg("on_step"));
+      py::arg("on_step"), py::arg("on_warning"));
 
   m.def(
       "_config_yaml",

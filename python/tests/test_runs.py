@@ -76,6 +76,15 @@ def test_train_takes_a_config_dict_and_names_bad_keys(tmp_path):
         tf.train(str(tmp_path / "no_such.yaml"))
 
 
+def test_train_gives_the_runs_warnings_as_python_warnings(tmp_path):
+    cfg = {"model": {"d_model": 16, "n_head": 2, "n_layer": 1}, "data": {"task": "reverse", "length": 4},
+           "training": {"steps": 1, "batch_size": 8}, "schedule": {"warmup_steps": 0},
+           "logging": {"attention_interval": 0, "probe": "0123456789" * 3}}
+    with pytest.warns(UserWarning, match=r"^logging\.probe has 30 tokens, the context is \d+: keeping the last") as w:
+        r = tf.train(cfg, out=str(tmp_path / "warned"))
+    assert r["warnings"] == [str(x.message) for x in w]
+
+
 def test_load_gives_the_model_its_config_and_vocabulary(run):
     m = tf.load(run["dir"] / "checkpoint.safetensors")
     assert m.config["data"]["task"] == "reverse" and m.config["model"]["d_model"] == 64

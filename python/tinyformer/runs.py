@@ -114,7 +114,8 @@ def train(config, overrides=None, out=None, callback=None, resume=False, overwri
     with that step's row of metrics.jsonl. Ctrl-C, an exception raised by the callback, or stop.set() (a tf.Stop) ends
     training after the current step with its checkpoint written; the exception is then raised (a stop request
     returns, with "interrupted" True). Returns the run's summary as a dict (out_dir, steps_done, last_train_loss,
-    last_val_loss, last_accuracy, ...)."""
+    last_val_loss, last_accuracy, warnings, ...). The run's warnings (logging.probe cropped to the context, more
+    threads than cores) are issued with warnings.warn when it ends, as the CLI prints them at its start."""
     name, text = _config_source(config)
     if text and out is None and "out_dir" not in (config.get("logging") or {}):
         out = os.path.join("runs", "python")
@@ -127,15 +128,19 @@ def train(config, overrides=None, out=None, callback=None, resume=False, overwri
         if callback is not None and row is not None:
             callback(step, json.loads(row))
 
+    said = []  # the run's warnings (the probe cropped, more threads than cores): warnings.warn once it has ended
+
     try:
         return _core._train(name, text, _override_list(overrides), _path(out, "out"), bool(resume), bool(overwrite),
                             bool(allow_changes), _path(init_from, "init_from") or "", bool(progress), _flag_of(stop),
-                            on_step)
+                            on_step, said.append)
     except KeyboardInterrupt:
         if last["step"] is None:
             raise
         raise KeyboardInterrupt(f"training stopped after step {last['step']} with its checkpoint written; continue "
                                 "it with resume=True") from None
+    finally:
+        _warn(said)
 
 
 def config_yaml(config, overrides=None):

@@ -498,6 +498,8 @@ def front_messages(front, err):
             text = raw.decode("utf-8", "surrogateescape")
             if text.startswith("runs_probe: error: "):
                 error = text.split(": ", 3)[3] if text.count(": ") >= 3 else text
+            elif text.startswith("runs_probe: warning: "):  # the runs API's on_warning, as the CLI would print it
+                lines.append(b"tinyformer: warning: " + raw[len(b"runs_probe: warning: "):])
             elif text.startswith("runs_probe: LEAK: "):
                 problems.append(f"an exception other than runs::Error left the runs API: {text[18:300]}")
             elif not text.startswith("runs_probe: not passable"):

@@ -113,6 +113,7 @@ void run_spec(const json& spec) {
     o.overwrite = spec.value("overwrite", false);
     o.init_from = text_of(spec, "init_from");
     o.progress = false;
+    o.on_warning = [](const std::string& w) { std::fprintf(stderr, "runs_probe: warning: %s\n", w.c_str()); };
     if (op == "config") {
       (void)runs::resolved_config(o);
     } else {

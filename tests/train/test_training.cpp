@@ -15,6 +15,7 @@
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/infer/head_scores.hpp"
 #include "tinyformer/io/safetensors.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/train/run_log.hpp"
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
@@ -174,6 +175,27 @@ TEST_CASE("train: a run writes config, metrics, attention snapshots, checkpoint 
   CHECK(ckpt.has("transformer.wte.weight"));
   CHECK(ckpt.has("optimizer.exp_avg.transformer.wte.weight"));
   CHECK(ckpt.metadata().at("tinyformer.step") == "10");
+}
+
+TEST_CASE("train: the run's warnings go to on_warning in order, and into the result", "[train]") {
+  const int over = physical_cores() + 1;  // more threads than cores: a warning on any machine
+  train::TrainOptions opts;
+  opts.config_path = test::config_file("reverse");
+  opts.overrides = {"training.steps=1",
+                    "schedule.warmup_steps=0",
+                    "model.d_model=16",
+                    "logging.attention_interval=0",
+                    "logging.probe=01234567890123456789012345678901234567890123456789",
+                    "training.threads=" + std::to_string(over)};
+  opts.out_dir = fresh_dir("warnings");
+  opts.progress = false;
+  std::vector<std::string> said;
+  opts.on_warning = [&](const std::string& w) { said.push_back(w); };
+  const train::TrainResult r = train::train(opts);
+  REQUIRE(said.size() == 2);
+  CHECK_THAT(said[0], Catch::StartsWith("training.threads " + std::to_string(over) + " is more than this machine's"));
+  CHECK(said[1] == "logging.probe has 50 tokens, the context is 16: keeping the last 16");
+  CHECK(r.warnings == said);
 }
 
 TEST_CASE("train: training.max_seconds stops after the step that passes it, evaluates, saves and says so", "[train]") {

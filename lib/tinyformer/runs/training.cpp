@@ -16,6 +16,7 @@ train::TrainResult train(const train::TrainOptions& options) {
   CallbackGuard guard;
   train::TrainOptions guarded = options;
   if (options.on_step) guarded.on_step = [&](const train::StepInfo& info) { guard.call(options.on_step, info); };
+  if (options.on_warning) guarded.on_warning = [&](const std::string& w) { guard.call(options.on_warning, w); };
   return at_boundary(guard, [&] { return train::train(guarded); });
 }
 

@@ -19,8 +19,8 @@ using TrainOptions = train::TrainOptions;
 using TrainResult = train::TrainResult;
 using StepInfo = train::StepInfo;
 
-// train::train at the error boundary (runs::Error), with options.on_step's exception rethrown as it was after the
-// run has ended cleanly.
+// train::train at the error boundary (runs::Error), with options.on_step's (and on_warning's) exception rethrown as it
+// was after the run has ended cleanly.
 train::TrainResult train(const train::TrainOptions& options);
 
 // The resolved config of a file (or of options.config_text) and its overrides, as `tinyformer config` prints it.

@@ -1,9 +1,10 @@
 #include "tinyformer/train/setup.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -17,7 +18,8 @@ namespace tf::train {
 namespace {
 
 // logging.probe as token ids (cropped to the last `context` tokens, with a warning), or the data's default probe.
-IndexArray make_probe(const config::RunConfig& cfg, const data::DataSource& data, std::size_t context) {
+IndexArray make_probe(const config::RunConfig& cfg, const data::DataSource& data, std::size_t context,
+                      std::vector<std::string>& warnings) {
   if (cfg.logging.probe.empty()) return data.probe_sequence();
   std::vector<Index> ids;
   try {
@@ -28,8 +30,8 @@ IndexArray make_probe(const config::RunConfig& cfg, const data::DataSource& data
   if (ids.empty()) throw config::error_at(cfg, config::keys::logging::probe, "has no tokens; give at least one");
   if (ids.size() > context) {  // as `attention` does with a long --prompt: said once, in one line
     if (dist::is_root())
-      fmt::print(stderr, "tinyformer: warning: {} has {} tokens, the context is {}: keeping the last {}\n",
-                 config::keys::logging::probe, ids.size(), context, context);
+      warnings.push_back(fmt::format("{} has {} tokens, the context is {}: keeping the last {}",
+                                     config::keys::logging::probe, ids.size(), context, context));
     ids.erase(ids.begin(), ids.end() - static_cast<long>(context));
   }
   IndexArray probe = IndexArray::from_shape({ids.size()});
@@ -52,7 +54,7 @@ auto allocating(const std::string& what, double estimate, Make&& make) {
 
 }  // namespace
 
-int choose_threads(const config::RunConfig& cfg) {
+int choose_threads(const config::RunConfig& cfg, std::vector<std::string>& warnings) {
   const int cores = physical_cores();
   // auto: OMP_NUM_THREADS when set; else, under mpirun, the cores shared by the processes on this node (OpenMPI says
   // how many there are)
@@ -63,10 +65,10 @@ int choose_threads(const config::RunConfig& cfg) {
                       : from_environment   ? from_environment
                                            : std::max(1, cores / per_node);
   if (threads > cores && dist::is_root())
-    fmt::print(stderr,
-               "tinyformer: warning: {} {} is more than this machine's {} cores: the threads take turns, which is "
-               "slower (results are the same)\n",
-               cfg.training.threads ? config::keys::training::threads : "OMP_NUM_THREADS", threads, cores);
+    warnings.push_back(fmt::format("{} {} is more than this machine's {} cores: the threads take turns, which is "
+                                   "slower (results are the same)",
+                                   cfg.training.threads ? config::keys::training::threads : "OMP_NUM_THREADS", threads,
+                                   cores));
   return threads;
 }
 
@@ -85,7 +87,7 @@ config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::Data
 RunSetup make_run(const config::RunConfig& cfg) {
   RunSetup run;
   config::validate(cfg);
-  run.threads = choose_threads(cfg);
+  run.threads = choose_threads(cfg, run.warnings);
   // Before anything is allocated: what the config alone tells (all of it for the synthetic tasks), then, with the
   // data's T and V, the whole estimate before the model is built.
   const data::DataFootprint footprint = data::data_footprint(cfg);
@@ -106,7 +108,7 @@ RunSetup make_run(const config::RunConfig& cfg) {
   run.optimizer = allocating("allocating the optimizer state", run.memory_estimate,
                              [&] { return optim::make_optimizer(cfg.optimizer, run.model->named_parameters()); });
   run.schedule = optim::LrSchedule::from_config(cfg);
-  run.probe = make_probe(cfg, *run.data, run.model->context());
+  run.probe = make_probe(cfg, *run.data, run.model->context(), run.warnings);
   return run;
 }
 

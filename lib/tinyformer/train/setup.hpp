@@ -2,6 +2,8 @@
 // Turns a validated run config into the objects a run needs, all derived from training.seed:
 // Rng root(seed) -> the model's init seed, then the data generator (dropout has its own stream inside GPT).
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/data/data.hpp"
@@ -17,9 +19,10 @@ struct RunSetup {
   std::unique_ptr<optim::Optimizer<float>> optimizer;
   optim::LrSchedule schedule;
   Rng data_rng;
-  IndexArray probe;            // [T] the probe input for attention snapshots
-  double memory_estimate = 0;  // bytes the run is estimated to need at its peak (train/memory_estimate.hpp)
-  int threads = 1;             // kernel threads: training.threads, or the physical cores for auto
+  IndexArray probe;                   // [T] the probe input for attention snapshots
+  double memory_estimate = 0;         // bytes the run is estimated to need at its peak (train/memory_estimate.hpp)
+  int threads = 1;                    // kernel threads: training.threads, or the physical cores for auto
+  std::vector<std::string> warnings;  // rank 0: the probe cropped, threads above the cores (train() says them)
 };
 
 // The model section with vocab_size and context resolved against the data: model.context is the data's T
@@ -31,9 +34,9 @@ config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::Data
 RunSetup make_run(const config::RunConfig& cfg);
 
 // training.threads, or for auto OMP_NUM_THREADS when set (tf::threads_from_environment, which refuses a bad value),
-// else the machine's physical cores (under mpirun shared by the node's processes); warns (stderr, rank 0) above the
-// cores.
-int choose_threads(const config::RunConfig& cfg);
+// else the machine's physical cores (under mpirun shared by the node's processes); above the cores, adds a warning
+// (rank 0).
+int choose_threads(const config::RunConfig& cfg, std::vector<std::string>& warnings);
 
 // The sequences of one optimizer step over all processes: N x grad_accum x batch_size (N = dist::size()).
 std::size_t sequences_per_step(const config::RunConfig& cfg);

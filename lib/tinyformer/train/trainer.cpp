@@ -291,6 +291,17 @@ struct InSteps {
 
 namespace {
 
+// The warnings of the run's setup, each through options.on_warning, or printed to stderr as the CLI prints them.
+void say_warnings(const std::vector<std::string>& warnings, const TrainOptions& options) {
+  for (const std::string& w : warnings) {
+    if (options.on_warning)
+      options.on_warning(w);
+    else
+      fmt::print(stderr, "tinyformer: warning: {}\n", w);
+  }
+  std::fflush(stderr);
+}
+
 TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   const auto t0 = std::chrono::steady_clock::now();
   const config::RunConfig& cfg = run.cfg;
@@ -377,7 +388,10 @@ TrainResult train(const TrainOptions& options) {
   std::vector<std::string> notes;
   Run run = open_run(options, notes);
   try {
-    return train_open_run(run, options, notes);
+    say_warnings(run.parts.warnings, options);
+    TrainResult result = train_open_run(run, options, notes);
+    result.warnings = run.parts.warnings;
+    return result;
   } catch (const std::exception& e) {
     // A run that never wrote a checkpoint leaves no run dir behind (when this run made it).
     std::error_code ec;

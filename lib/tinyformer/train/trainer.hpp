@@ -40,6 +40,9 @@ struct TrainOptions {
   // Called after each step. When it throws, training stops as a stop request stops it (the checkpoint written, the
   // run dir's files and lock finished), then train() rethrows what it threw.
   std::function<void(const StepInfo&)> on_step;
+  // Called with each warning of the run (rank 0), as one line without the "tinyformer: warning: " the CLI puts
+  // before it: the probe cropped to the context, more threads than cores. Unset: printed to stderr with it.
+  std::function<void(const std::string&)> on_warning;
   // Set by train() while a stop request can wait for the end of a step (the loop over steps); false before (loading,
   // building) and after it (the report), where the signal handler ends the process at once.
   std::atomic<bool>* in_steps = nullptr;
@@ -58,7 +61,8 @@ struct TrainResult {
   std::optional<double> last_val_loss;
   std::optional<double> last_val_bpb;  // text: the last evaluation's bits per byte
   std::optional<double> last_accuracy;
-  std::vector<double> train_losses;  // every step's loss, in order (this process's steps only)
+  std::vector<double> train_losses;   // every step's loss, in order (this process's steps only)
+  std::vector<std::string> warnings;  // what options.on_warning was given, in order (rank 0)
   std::string out_dir;
 };
 
