@@ -95,7 +95,7 @@ std::pair<Tensor, Tensor> operands_of(const py::handle& a, const py::handle& b, 
   if (caster.load(a, false)) x = py::detail::cast_op<const Tensor&>(caster);
   std::optional<Tensor> y = x ? operand(b, *x) : std::nullopt;
   if (!x && (y = operand(b, Tensor()))) x = operand(a, *y);
-  if (!x || !y) throw py::type_error(fmt::format("{}: the operands must be tensors, numbers or NumPy values", name));
+  if (!x || !y) throw py::type_error(fmt::format("{}(): the operands must be tensors, numbers or NumPy values", name));
   return {*x, *y};
 }
 

@@ -171,7 +171,14 @@ Tensor make_tensor(const py::handle& data, const py::handle& dtype, bool require
     return make_tensor(to_numpy_copy(values), py::str(dtype_name(kind)), requires_grad);
   }
   const bool from_numpy = py::hasattr(data, "dtype");  // an ndarray or a NumPy scalar keeps float64
-  py::array arr = py::module_::import("numpy").attr("asarray")(data);
+  py::array arr;
+  try {
+    arr = py::module_::import("numpy").attr("asarray")(data);
+  } catch (py::error_already_set& e) {  // ragged lists: NumPy's message alone would not say whose data it was
+    if (!e.matches(PyExc_ValueError)) throw;
+    throw py::value_error(fmt::format("tf.tensor(): argument 'data' is not an array of numbers: {}",
+                                      py::str(e.value()).cast<std::string>()));
+  }
   const DType kind = dtype.is_none() ? kind_of_numpy(arr.dtype(), !from_numpy) : dtype_of(dtype);
   if (kind == DType::float32) {
     if (arr.dtype().kind() != 'f' && arr.dtype().kind() != 'i' && arr.dtype().kind() != 'u' &&

@@ -79,8 +79,8 @@ def run(spec):
         if op == "run_with_cache":
             return model.run_with_cache(a["prompt"])
         state = model.state_dict()
-        name = a.get("name") or next(iter(state))
-        state[name] = a["value"]
+        if a.get("value") != "keep":  # "keep" (fronts.py's "same"): the state dict as it was read
+            state[a.get("name") or next(iter(state))] = a["value"]
         return model.load_state_dict(state)
     if op == "reshape":
         return tf.tensor(a["data"]).reshape(a["shape"])

@@ -262,6 +262,10 @@ REGRESSIONS = [
                          "init_from": CK}, "value", ["data.length"], ["new"], None),
     ("cpp", "train", {"config": "cfg.yaml", "overrides": dict(SMALL, **{"model.d_model": 232}), "out": "new",
                       "init_from": CK}, "value", ["model.d_model"], ["new"], None),
+    # drawn with the seed of 4 December (found 30 Nov): 10^11 layers listed every layer's shapes before the first
+    # missing one, until the process was killed
+    ("cpp", "train", {"config": "cfg.yaml", "overrides": dict(SMALL, **{"model.n_layer": "99999999999"}),
+                      "out": "new", "init_from": CK}, "value", ["model.n_layer"], ["new"], None),
     # after the tensor bindings moved to C++ (issue 50): an int beyond 64 bits or a negative size in reshape or split
     # was pybind11's "Unable to cast Python instance to C++ type" as a RuntimeError naming nothing
     ("python", "reshape", {"data": [1.0, 2.0, 3.0, 4.0], "shape": [2**63, 54041, 100]}, "python", ["reshape"], [],
@@ -271,6 +275,10 @@ REGRESSIONS = [
      ["split", "dim", "sizes"], [], None),
     ("python", "split", {"data": [1.0, 2.0, 3.0, 4.0], "sizes": [2**63, 13512272534171538480, 2**64 + 4], "dim": 0},
      "python", ["split", "dim", "sizes"], [], None),
+    # drawn with the seed of 2 December (found 30 Nov): matmul's refusal said "matmul:", not "matmul()"; ragged
+    # lists gave NumPy's message alone
+    ("python", "function", {"name": "matmul", "args": ["abc", {"a": 1}]}, "python", ["matmul()"], [], None),
+    ("python", "tensor", {"data": [[1, 2], [3]]}, "python", ["tf.tensor", "data", "dtype"], [], None),
 ]
 
 

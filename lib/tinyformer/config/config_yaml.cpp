@@ -2,6 +2,7 @@
 // Every value remembers where it came from (file line or --set text) so that each error names the file,
 // the key path, the line and what would be valid. yaml-cpp stays private to this file.
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -10,7 +11,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
@@ -253,6 +256,30 @@ std::size_t whole_training_set(const DataConfig& data) {
                              to_string(data.task))};
 }
 
+// " (after model.n_head at line 5)": the path and line of the last `key:` line before line `before` (1-based), by
+// indentation, or "" when there is none. A YAML syntax error shows where the parser gave up, often a line or two past
+// the value that broke the file (a value with a raw line break, an unclosed quote).
+std::string last_key_before(const std::string& text, std::size_t before) {
+  std::istringstream in(text);
+  std::string line, found;
+  std::size_t number = 0, found_line = 0;
+  std::vector<std::pair<std::size_t, std::string>> open;  // (indent, key) of the mappings the line is inside
+  while (std::getline(in, line) && ++number < before) {
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos || line[indent] == '#') continue;
+    std::size_t end = indent;
+    while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_')) ++end;
+    if (end == indent || end == line.size() || line[end] != ':' || (end + 1 < line.size() && line[end + 1] != ' '))
+      continue;
+    while (!open.empty() && open.back().first >= indent) open.pop_back();
+    open.emplace_back(indent, line.substr(indent, end - indent));
+    found.clear();
+    for (const auto& entry : open) found += (found.empty() ? "" : ".") + entry.second;
+    found_line = number;
+  }
+  return found.empty() ? "" : fmt::format(" (after {} at line {})", found, found_line);
+}
+
 // Limits checked before the YAML parser sees the text (it recurses per level and would report "bad file"): a config
 // is at most 1 MiB (checked first), holds no NUL byte, and nests at most kMaxDepth levels of [ ] / { } or indents at
 // most 64 columns (a config needs two levels: sections and their keys). "" when the text is within them.
@@ -330,7 +357,8 @@ class Loader {
       root = YAML::Load(text);
       if (has_second_document(text)) fail_file("holds more than one YAML document (separated by ---); a config is one");
     } catch (const YAML::ParserException& e) {
-      fail_file(fmt::format("not valid YAML at line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+      fail_file(fmt::format("not valid YAML at line {}, column {}: {}{}", e.mark.line + 1, e.mark.column + 1, e.msg,
+                            last_key_before(text, static_cast<std::size_t>(e.mark.line) + 1)));
     } catch (const YAML::Exception& e) {
       fail_file(fmt::format("not valid YAML: {}", e.what()));
     }
