@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -262,14 +261,11 @@ void check_init_weights(const io::SafetensorsFile& file, const config::RunConfig
     model.vocab_size = file.shape("transformer.wte.weight")[0];
   if (!model.context) model.context = file.has("transformer.wpe.weight") ? file.shape("transformer.wpe.weight")[0] : 1;
   if (!model.vocab_size) return;  // no embedding to take it from: load_model_weights lists what is missing
-  // The shapes of at most one layer past the file's: a config of 10^11 layers would otherwise list 10^12 shapes
-  // before finding the first one missing (the first extra layer's tensors are missing all the same).
-  std::size_t file_layers = 0;
-  for (const std::string& name : file.names())
-    if (name.rfind("transformer.h.", 0) == 0)
-      file_layers = std::max<std::size_t>(file_layers, std::strtoull(name.c_str() + 14, nullptr, 10) + 1);
+  // Each block has at least 4 tensors of its own, so a file holds fewer blocks than tensors (as
+  // checkpoint::read_model_config bounds its metadata): listing one block past that many already finds tensors
+  // missing, where a config of 10^11 layers would list 10^12 shapes first.
   config::ModelConfig listed = model;
-  listed.n_layer = std::min<std::size_t>(model.n_layer, file_layers + 1);
+  listed.n_layer = std::min<std::size_t>(model.n_layer, file.names().size() + 1);
   const std::vector<std::string> problems = checkpoint::weight_problems(file, nn::parameter_shapes(listed));
   if (problems.empty()) return;
   std::vector<std::string> differ;
