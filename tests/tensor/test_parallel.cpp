@@ -105,7 +105,7 @@ TEST_CASE("threads: workers that cannot run leave their pieces to the others ins
   REQUIRE(sigaction(SIGUSR2, &action, &saved) == 0);
   std::mt19937 rng(24);
   // generated cases: thread counts 2-4, a random nonempty subset of the workers held, ranges of 1-300 items
-  for (int trial = 0; trial < 12; ++trial) {
+  for (int trial = 0; trial < 30; ++trial) {
     const int threads = 2 + trial % 3;
     set_num_threads(threads);
     const std::vector<pthread_t> workers = pool_workers(threads);
@@ -117,6 +117,8 @@ TEST_CASE("threads: workers that cannot run leave their pieces to the others ins
     INFO("threads " << threads << ", workers held " << held.size() << ", items " << n);
     g_held = 0;
     g_release = false;
+    // stopped a while after their last piece: still spinning (200 us), going to sleep, or asleep
+    std::this_thread::sleep_for(std::chrono::microseconds(rng() % 400));
     for (const pthread_t w : held) REQUIRE(pthread_kill(w, SIGUSR2) == 0);
     while (g_held < static_cast<int>(held.size())) std::this_thread::yield();
 

@@ -3,8 +3,9 @@
 // or, in a virtual machine, by the host) leaves its piece to whoever is free instead of holding up the step. Which
 // thread runs a piece never changes what the piece computes, so results keep their bits.
 // Idle workers spin for a short while (back-to-back kernels of a training step follow each other within
-// microseconds) and then sleep on a condition variable, so a busy machine is not burned by spinning
-// threads waiting for a time slice.
+// microseconds) and then sleep, so a busy machine is not burned by spinning threads waiting for a time slice.
+// No thread ever holds a lock another one waits for: threads sleep on a word until it changes (a futex on Linux), so a
+// worker stopped anywhere, even just as it goes to sleep, delays no one.
 #include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/tensor/files.hpp"
 
@@ -13,12 +14,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -29,6 +28,11 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#ifdef __linux__
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace tf {
 
@@ -57,21 +61,49 @@ struct RegionFlag {  // marks the current thread as inside a parallel body
   ~RegionFlag() { t_in_region = saved; }
 };
 
+// A 32-bit word a thread can sleep on until it changes. wait() may also return early: callers look again.
+class WaitWord {
+ public:
+  std::atomic<std::uint32_t> value{0};
+
+  // Sleeps while the word holds `expected`.
+  void wait(std::uint32_t expected) {
+#ifdef __linux__
+    syscall(SYS_futex, address(), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+#else
+    if (value.load(std::memory_order_acquire) == expected) std::this_thread::sleep_for(std::chrono::microseconds(50));
+#endif
+  }
+  void wake_all() {
+#ifdef __linux__
+    syscall(SYS_futex, address(), FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr, nullptr, 0);
+#endif
+  }
+
+ private:
+#ifdef __linux__
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t) &&
+                    std::atomic<std::uint32_t>::is_always_lock_free,
+                "a futex is a plain 32-bit word");
+  std::uint32_t* address() { return reinterpret_cast<std::uint32_t*>(&value); }
+#endif
+};
+
 // A run is published as one 64-bit ticket: the run's number (bits 32-63), its piece count (16-31) and the next
 // unclaimed piece (0-15). A piece is claimed by raising the last field with a compare-and-swap, so a thread that wakes
 // after its run has ended cannot claim a piece of the next one by mistake: the run number would differ.
+// Sleeping and waking pair up without a lock: a thread about to sleep says so (sleepers_, caller_asleep_) and then
+// looks once more; a thread that changes a word then looks whether anyone sleeps. Both are sequentially consistent, so
+// at least one of the two sees the other, and the futex sleeps only while its word still holds what the sleeper saw.
 class Pool {
  public:
   explicit Pool(int workers) {
     for (int k = 1; k <= workers; ++k) threads_.emplace_back([this] { work(); });
   }
   ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-      ticket_.store(next_run(0), std::memory_order_release);
-    }
-    wake_.notify_all();
+    stop_.store(true);
+    publish(0);
+    run_word_.wake_all();
     for (auto& t : threads_) t.join();
   }
   static constexpr std::size_t max_pieces = 0xffff;
@@ -79,22 +111,21 @@ class Pool {
   // Runs task(0..pieces-1) on this thread and the workers, each piece once. pieces <= max_pieces.
   void run(std::size_t pieces, FunctionRef<void(std::size_t)> task) {
     task_ = &task;
-    finished_.store(0, std::memory_order_relaxed);
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      ticket_.store(next_run(pieces), std::memory_order_release);
-    }
-    wake_.notify_all();
+    finished_.value.store(0, std::memory_order_relaxed);
+    publish(pieces);
     run_claimed();
     // a claimed piece may still run on a worker: wait for it, as it uses `task`
-    const auto all_done = [&] { return finished_.load(std::memory_order_acquire) == pieces; };
+    const auto all_done = [&] { return finished_.value.load() == pieces; };
     if (!spin_until(all_done)) {
-      std::unique_lock<std::mutex> lock(mutex_);
-      done_.wait(lock, all_done);
+      caller_asleep_.store(true);
+      for (std::uint32_t seen = finished_.value.load(); seen != pieces; seen = finished_.value.load())
+        finished_.wait(seen);
+      caller_asleep_.store(false);
     }
-    if (error_) {
+    if (failed_.load(std::memory_order_acquire)) {
       std::exception_ptr e = std::move(error_);
       error_ = nullptr;
+      failed_.store(false, std::memory_order_relaxed);
       std::rethrow_exception(e);
     }
   }
@@ -103,9 +134,13 @@ class Pool {
   static std::uint64_t run_of(std::uint64_t ticket) { return ticket >> 32; }
   static std::uint64_t pieces_of(std::uint64_t ticket) { return (ticket >> 16) & 0xffff; }
   static std::uint64_t claimed_of(std::uint64_t ticket) { return ticket & 0xffff; }
-  // the ticket of the run after the current one, with no piece claimed
-  std::uint64_t next_run(std::size_t pieces) const {
-    return ((run_of(ticket_.load(std::memory_order_relaxed)) + 1) << 32) | (static_cast<std::uint64_t>(pieces) << 16);
+
+  // Starts the next run with `pieces` unclaimed pieces and wakes the workers that sleep.
+  void publish(std::size_t pieces) {
+    const std::uint64_t run = run_of(ticket_.load(std::memory_order_relaxed)) + 1;
+    ticket_.store((run << 32) | (static_cast<std::uint64_t>(pieces) << 16));
+    run_word_.value.store(static_cast<std::uint32_t>(run));
+    if (sleepers_.load() > 0) run_word_.wake_all();
   }
 
   template <class Pred>
@@ -127,10 +162,7 @@ class Pool {
         continue;  // `ticket` now holds the current value: another thread claimed first, or a new run began
       // the run cannot end before this piece is counted, so task_ is still this run's task
       run_piece(*task_, piece);
-      if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == pieces_of(ticket)) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_.notify_one();
-      }
+      if (finished_.value.fetch_add(1) + 1 == pieces_of(ticket) && caller_asleep_.load()) finished_.wake_all();
       ticket = ticket_.load(std::memory_order_acquire);
     }
   }
@@ -141,34 +173,35 @@ class Pool {
     try {
       task(piece);
     } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_) error_ = std::current_exception();
+      if (!failed_.exchange(true, std::memory_order_acq_rel)) error_ = std::current_exception();
     }
   }
 
   void work() {
     std::uint64_t seen = 0;  // the last run this worker looked at
     for (;;) {
-      const auto new_run = [&] { return run_of(ticket_.load(std::memory_order_acquire)) != seen; };
+      const auto new_run = [&] { return run_of(ticket_.load()) != seen; };
       if (!spin_until(new_run)) {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, new_run);
-        if (stop_) return;
+        sleepers_.fetch_add(1);
+        while (!new_run()) run_word_.wait(static_cast<std::uint32_t>(seen));
+        sleepers_.fetch_sub(1);
       }
       seen = run_of(ticket_.load(std::memory_order_acquire));
-      if (stop_) return;
+      if (stop_.load()) return;
       run_claimed();
     }
   }
 
   std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
   std::atomic<std::uint64_t> ticket_{0};
-  std::atomic<std::size_t> finished_{0};  // pieces of the current run that have ended
+  WaitWord run_word_;                       // the low 32 bits of the current run's number
+  std::atomic<int> sleepers_{0};            // workers asleep on run_word_, or about to be
+  WaitWord finished_;                       // pieces of the current run that have ended
+  std::atomic<bool> caller_asleep_{false};  // the caller sleeps on finished_, or is about to
   const FunctionRef<void(std::size_t)>* task_ = nullptr;
   std::atomic<bool> stop_{false};
-  std::exception_ptr error_;  // guarded by mutex_
+  std::atomic<bool> failed_{false};  // set by the piece that keeps its exception in error_
+  std::exception_ptr error_;
 };
 
 int g_threads = 1;
