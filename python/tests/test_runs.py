@@ -4,7 +4,6 @@ has TransformerLens' names and agrees with the model, hooks replace activations,
 the CLI's lines as the fitting exception."""
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -83,6 +82,16 @@ def test_train_gives_the_runs_warnings_as_python_warnings(tmp_path):
     with pytest.warns(UserWarning, match=r"^logging\.probe has 30 tokens, the context is \d+: keeping the last") as w:
         r = tf.train(cfg, out=str(tmp_path / "warned"))
     assert r["warnings"] == [str(x.message) for x in w]
+
+
+def test_train_gives_each_skipped_step_as_a_python_warning(tmp_path, capfd):
+    cfg = {"model": {"d_model": 16, "n_head": 2, "n_layer": 1}, "data": {"task": "reverse", "length": 4},
+           "training": {"steps": 4, "batch_size": 8, "nonfinite": "skip"}, "schedule": {"warmup_steps": 0},
+           "optimizer": {"lr": 1e30}, "logging": {"attention_interval": 0}}
+    with pytest.warns(UserWarning, match=r"^step \d+: .*; step skipped \(training\.nonfinite: skip\)$") as w:
+        r = tf.train(cfg, out=str(tmp_path / "skipped"))
+    assert len(w) >= 1 and r["warnings"] == [str(x.message) for x in w]
+    assert "step skipped" not in capfd.readouterr().err  # a warning, not a raw line on stderr
 
 
 def test_load_gives_the_model_its_config_and_vocabulary(run):

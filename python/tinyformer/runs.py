@@ -128,7 +128,7 @@ def train(config, overrides=None, out=None, callback=None, resume=False, overwri
         if callback is not None and row is not None:
             callback(step, json.loads(row))
 
-    said = []  # the run's warnings (the probe cropped, more threads than cores): warnings.warn once it has ended
+    said = []  # the run's warnings (the probe cropped, more threads than cores, a step skipped): warnings.warn at the end
 
     try:
         return _core._train(name, text, _override_list(overrides), _path(out, "out"), bool(resume), bool(overwrite),

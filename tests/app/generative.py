@@ -404,7 +404,7 @@ def culprit_problems(case, text, code):
 def check(case, scratch, code, err, before, after, elapsed):
     problems = []
     if code is None:
-        return [f"did not end within 10 s"]
+        return ["did not end within 10 s"]
     if getattr(case, "klass", "") == "flags: conflicting" and code != 2:
         problems.append(f"conflicting flags ended with exit code {code}, not a usage error (2)")
     if code not in (0, 1, 2, 130):

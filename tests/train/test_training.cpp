@@ -198,6 +198,32 @@ TEST_CASE("train: the run's warnings go to on_warning in order, and into the res
   CHECK(r.warnings == said);
 }
 
+TEST_CASE("train: a step skipped for a non-finite loss is a warning of the run after those of its setup", "[train]") {
+  const int over = physical_cores() + 1;
+  train::TrainOptions opts;
+  opts.config_path = test::config_file("reverse");
+  opts.overrides = {"training.steps=4",
+                    "schedule.warmup_steps=0",
+                    "model.d_model=16",
+                    "optimizer.lr=1e30",
+                    "training.nonfinite=skip",
+                    "logging.attention_interval=0",
+                    "training.threads=" + std::to_string(over)};
+  opts.out_dir = fresh_dir("skipped");
+  opts.progress = false;
+  std::vector<std::string> said;
+  opts.on_warning = [&](const std::string& w) { said.push_back(w); };
+  const train::TrainResult r = train::train(opts);
+  REQUIRE(r.steps_skipped >= 1);
+  REQUIRE(said.size() == static_cast<std::size_t>(1 + r.steps_skipped));
+  CHECK_THAT(said[0], Catch::StartsWith("training.threads "));
+  for (std::size_t i = 1; i < said.size(); ++i) {
+    CHECK_THAT(said[i], Catch::StartsWith("step ") && Catch::EndsWith("; step skipped (training.nonfinite: skip)"));
+    CHECK_THAT(said[i], Catch::Contains("is nan") || Catch::Contains("is inf") || Catch::Contains("not finite"));
+  }
+  CHECK(r.warnings == said);
+}
+
 TEST_CASE("train: training.max_seconds stops after the step that passes it, evaluates, saves and says so", "[train]") {
   // Budgets below the time of one step (any positive value that small) stop after step 1, whatever the machine.
   for (const char* budget : {"1e-9", "1e-6", "0.0001"}) {

@@ -110,9 +110,21 @@ void report_circuits(Run& run) {
   io::write_file_atomic((fs::path(run.out_dir) / "circuits.json").string(), json.data(), json.size());
 }
 
-// training.nonfinite: `stop` throws naming the step and the last good checkpoint; `skip` warns and goes on. The
-// loss and the gradients were all-reduced, so every rank takes the same decision.
-void handle_nonfinite(Run& run, const StepResult& s, long done) {
+// Warnings of the run (its setup's, a skipped step), each through options.on_warning, or printed to stderr as the CLI
+// prints them.
+void say_warnings(const std::vector<std::string>& warnings, const TrainOptions& options) {
+  for (const std::string& w : warnings) {
+    if (options.on_warning)
+      options.on_warning(w);
+    else
+      fmt::print(stderr, "tinyformer: warning: {}\n", w);
+  }
+  std::fflush(stderr);
+}
+
+// training.nonfinite: `stop` throws naming the step and the last good checkpoint; `skip` warns (a warning of the run,
+// kept in the result) and goes on. The loss and the gradients were all-reduced, so every rank takes the same decision.
+void handle_nonfinite(Run& run, const StepResult& s, long done, const TrainOptions& options, TrainResult& result) {
   const std::string what = s.what_is_not_finite(run);
   if (run.cfg.training.nonfinite == config::NonFinitePolicy::stop) {
     run.parts.model->record_attention(false);
@@ -121,9 +133,11 @@ void handle_nonfinite(Run& run, const StepResult& s, long done) {
                     config::keys::training::nonfinite, run.checkpoint_path,
                     fs::exists(run.checkpoint_path) ? "" : " (none written yet)"));
   }
-  if (dist::is_root())
-    fmt::print(stderr, "tinyformer: step {}: {}; step skipped ({}: skip)\n", done, what,
-               config::keys::training::nonfinite);
+  if (!dist::is_root()) return;
+  const std::string warning =
+      fmt::format("step {}: {}; step skipped ({}: skip)", done, what, config::keys::training::nonfinite);
+  say_warnings({warning}, options);
+  result.warnings.push_back(warning);
 }
 
 void record(TrainResult& result, const StepResult& s, long done) {
@@ -291,17 +305,6 @@ struct InSteps {
 
 namespace {
 
-// The warnings of the run's setup, each through options.on_warning, or printed to stderr as the CLI prints them.
-void say_warnings(const std::vector<std::string>& warnings, const TrainOptions& options) {
-  for (const std::string& w : warnings) {
-    if (options.on_warning)
-      options.on_warning(w);
-    else
-      fmt::print(stderr, "tinyformer: warning: {}\n", w);
-  }
-  std::fflush(stderr);
-}
-
 TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<std::string>& notes) {
   const auto t0 = std::chrono::steady_clock::now();
   const config::RunConfig& cfg = run.cfg;
@@ -333,7 +336,7 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
     info.step = done, info.total = total, info.loss = s.loss, info.lr = s.lr, info.skipped = !s.finite();
     bool save_now = false;
     if (info.skipped) {
-      handle_nonfinite(run, s, done);
+      handle_nonfinite(run, s, done, options, result);
       result.steps_done = done;
       ++result.steps_skipped;
     } else {
@@ -390,7 +393,7 @@ TrainResult train(const TrainOptions& options) {
   try {
     say_warnings(run.parts.warnings, options);
     TrainResult result = train_open_run(run, options, notes);
-    result.warnings = run.parts.warnings;
+    result.warnings.insert(result.warnings.begin(), run.parts.warnings.begin(), run.parts.warnings.end());
     return result;
   } catch (const std::exception& e) {
     // A run that never wrote a checkpoint leaves no run dir behind (when this run made it).

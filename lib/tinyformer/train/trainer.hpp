@@ -41,7 +41,8 @@ struct TrainOptions {
   // run dir's files and lock finished), then train() rethrows what it threw.
   std::function<void(const StepInfo&)> on_step;
   // Called with each warning of the run (rank 0), as one line without the "tinyformer: warning: " the CLI puts
-  // before it: the probe cropped to the context, more threads than cores. Unset: printed to stderr with it.
+  // before it: the probe cropped to the context, more threads than cores, a step skipped for a non-finite loss or
+  // gradient (training.nonfinite: skip). Unset: printed to stderr with it.
   std::function<void(const std::string&)> on_warning;
   // Set by train() while a stop request can wait for the end of a step (the loop over steps); false before (loading,
   // building) and after it (the report), where the signal handler ends the process at once.
