@@ -4,9 +4,11 @@ has TransformerLens' names and agrees with the model, hooks replace activations,
 the CLI's lines as the fitting exception."""
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -82,6 +84,7 @@ def test_train_gives_the_runs_warnings_as_python_warnings(tmp_path):
     with pytest.warns(UserWarning, match=r"^logging\.probe has 30 tokens, the context is \d+: keeping the last") as w:
         r = tf.train(cfg, out=str(tmp_path / "warned"))
     assert r["warnings"] == [str(x.message) for x in w]
+    assert [x.filename for x in w] == [__file__] * len(w)  # the line that called tf.train, not the package's
 
 
 def test_train_gives_each_skipped_step_as_a_python_warning(tmp_path, capfd):
@@ -91,7 +94,22 @@ def test_train_gives_each_skipped_step_as_a_python_warning(tmp_path, capfd):
     with pytest.warns(UserWarning, match=r"^step \d+: .*; step skipped \(training\.nonfinite: skip\)$") as w:
         r = tf.train(cfg, out=str(tmp_path / "skipped"))
     assert len(w) >= 1 and r["warnings"] == [str(x.message) for x in w]
+    assert [x.filename for x in w] == [__file__] * len(w)
     assert "step skipped" not in capfd.readouterr().err  # a warning, not a raw line on stderr
+
+
+def test_a_warning_raised_as_an_error_stops_the_run_after_its_step(tmp_path):
+    cfg = {"model": {"d_model": 16, "n_head": 2, "n_layer": 1}, "data": {"task": "reverse", "length": 4},
+           "training": {"steps": 6, "batch_size": 8, "nonfinite": "skip"}, "schedule": {"warmup_steps": 0},
+           "optimizer": {"lr": 1e30}, "logging": {"attention_interval": 0}}
+    seen = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UserWarning, match=r"^step (\d+): .*; step skipped") as e:
+            tf.train(cfg, out=str(tmp_path / "strict"), callback=lambda step, row: seen.append(step))
+    step = int(re.match(r"step (\d+)", str(e.value)).group(1))
+    assert step < 6  # raised at the end of the skipped step, not when the run had ended
+    assert tf.load(tmp_path / "strict" / "checkpoint.safetensors").step == step  # stopped there, checkpoint written
 
 
 def test_load_gives_the_model_its_config_and_vocabulary(run):
@@ -103,6 +121,15 @@ def test_load_gives_the_model_its_config_and_vocabulary(run):
     assert m.step == 40
     assert [n for n, _ in m.named_parameters()][0] == "transformer.wte.weight"
     assert m(np.array([[1, 2, 3]])).shape == (1, 3, 11)
+
+
+def test_a_prompt_cropped_to_the_context_warns_at_the_callers_line(run):
+    m = tf.load(run["dir"] / "checkpoint.safetensors")
+    long = "0123456789" * 20
+    for call in (lambda: m.sample(long, tokens=1, temperature=0), lambda: m.encode_prompt(long)):
+        with pytest.warns(UserWarning, match="keeping the last") as w:
+            call()
+        assert [x.filename for x in w] == [__file__] * len(w)
 
 
 @pytest.mark.skipif(not APP, reason="needs the tinyformer app (TINYFORMER_APP)")

@@ -5,6 +5,7 @@ streaming sampling that stops at <s>, attention maps, head tables and ablation, 
 run_with_cache and forward hooks."""
 import json
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -115,20 +116,27 @@ def train(config, overrides=None, out=None, callback=None, resume=False, overwri
     training after the current step with its checkpoint written; the exception is then raised (a stop request
     returns, with "interrupted" True). Returns the run's summary as a dict (out_dir, steps_done, last_train_loss,
     last_val_loss, last_accuracy, warnings, ...). The run's warnings (logging.probe cropped to the context, more
-    threads than cores) are issued with warnings.warn when it ends, as the CLI prints them at its start."""
+    threads than cores, each step skipped under training.nonfinite: skip) are issued with warnings.warn at the end of
+    the step they belong to (the setup's with step 1), as the CLI prints them; a warning raised as an error (-W error)
+    stops the run as an exception of the callback does."""
     name, text = _config_source(config)
     if text and out is None and "out_dir" not in (config.get("logging") or {}):
         out = os.path.join("runs", "python")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be a function callback(step, metrics), got {type(callback).__name__}")
     last = {"step": None}
+    said = []  # the run's warnings, from the library, in order
+    issued = [0]  # how many of them have been given to warnings.warn
+
+    def issue():
+        new, issued[0] = said[issued[0]:], len(said)
+        _warn(new)
 
     def on_step(step, total, skipped, row):
         last["step"] = step
+        issue()
         if callback is not None and row is not None:
             callback(step, json.loads(row))
-
-    said = []  # the run's warnings (the probe cropped, more threads than cores, a step skipped): warnings.warn at the end
 
     try:
         return _core._train(name, text, _override_list(overrides), _path(out, "out"), bool(resume), bool(overwrite),
@@ -140,7 +148,7 @@ def train(config, overrides=None, out=None, callback=None, resume=False, overwri
         raise KeyboardInterrupt(f"training stopped after step {last['step']} with its checkpoint written; continue "
                                 "it with resume=True") from None
     finally:
-        _warn(said)
+        issue()  # what came after the last step (or with no step at all)
 
 
 def config_yaml(config, overrides=None):
@@ -166,9 +174,17 @@ def heads(checkpoint, ablate=False, prompt=None, batches=8, batch_size=64, ablat
     return out
 
 
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
 def _warn(messages):
+    """Each message through warnings.warn, attributed to the first caller outside this package (however many of the
+    package's functions and wrappers lie between)."""
+    frame, level = sys._getframe(1), 2  # level 1 is this function
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
     for m in messages:
-        warnings.warn(m, stacklevel=3)
+        warnings.warn(m, stacklevel=level)
 
 
 class Model(_nn.GPT):
