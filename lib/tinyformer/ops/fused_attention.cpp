@@ -15,6 +15,7 @@
 // B 2, H 8, T 1024) only the dropout mask is kept, one byte a weight, and the backward computes each head's P again
 // from Q and K, with the same loops in the same order, so the values are the same to the bit either way. The head
 // kernels then hold a block of P's rows at a time, never the whole T x T.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -76,6 +77,12 @@ void warm(const S* p, std::size_t n) {
   (void)sink;
 }
 
+// Heads a parallel piece takes at least: a head's products are about T T D multiply-adds (the causal half of two
+// T x T x D products; the backward has twice that), so heads of a few positions stay on one thread.
+std::size_t min_heads_per_piece(const AttentionShape& a) {
+  return std::max<std::size_t>(1, kMinPieceMacs / std::max<std::size_t>(1, a.T * a.T * a.D));
+}
+
 bool fits_half_l2(std::size_t bytes) {
   static const std::size_t half_l2 = [] {
     const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
@@ -103,7 +110,7 @@ Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, 
   }
   Array<S> y = Array<S>::from_shape({a.B, a.T, a.C});
   const bool warm_qkv = fits_half_l2(a.T * a.ld() * sizeof(S));
-  parallel_for(BH, 1, [&](std::size_t begin, std::size_t end) {
+  parallel_for(BH, min_heads_per_piece(a), [&](std::size_t begin, std::size_t end) {
     std::vector<S> scratch(head::scratch_size<S>(a.T, a.D));
     for (std::size_t bh = begin; bh < end; ++bh) {
       const std::size_t b = bh / a.H, h = bh % a.H;
@@ -129,7 +136,8 @@ Array<S> attention_backward(const S* x, const S* dy, const AttentionShape& a, co
   const S scale = S(1) / std::sqrt(static_cast<S>(a.D));
   Array<S> dqkv = Array<S>::from_shape({a.B, a.T, ld});
   const bool warm_rows = fits_half_l2((ld + a.C) * a.T * sizeof(S));
-  parallel_for(a.B * a.Hkv, 1, [&](std::size_t begin, std::size_t end) {
+  const std::size_t min_groups = std::max<std::size_t>(1, min_heads_per_piece(a) / (2 * G));  // G heads, twice the work
+  parallel_for(a.B * a.Hkv, min_groups, [&](std::size_t begin, std::size_t end) {
     std::vector<S> scratch(head::scratch_size<S>(a.T, a.D));
     std::vector<S> dkv(G > 1 ? a.T * ld : 0);  // [T,ld]: a later head's dK in columns 0..D-1, dV in D..2D-1
     for (std::size_t bg = begin; bg < end; ++bg) {

@@ -66,8 +66,9 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
         const S beta_x = nx.requires_grad ? prepare_grad(nx) : S(0);
         const S beta_w = nw.requires_grad ? prepare_grad(nw) : S(0);
         const S beta_b = nb ? prepare_grad(*nb) : S(0);
-        // dx and dW have the same cost: one thread each (whole products, so the bits do not depend on threads)
-        parallel_for(2, 1, [&](std::size_t first, std::size_t last) {
+        // dx and dW have the same cost: one thread each (whole products, so the bits do not depend on threads), when
+        // each is worth a thread
+        parallel_for(2, rows * in * out >= kMinPieceMacs ? 1 : 2, [&](std::size_t first, std::size_t last) {
           for (std::size_t task = first; task < last; ++task) {
             if (task == 0 && nx.requires_grad)  // dx [R,in] (+)= dy [R,out] W [out,in]
               gemm_whole<S>(false, false, {rows, in, out}, S(1), dy, nw.value.data(), beta_x, nx.grad.data());

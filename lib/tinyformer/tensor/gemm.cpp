@@ -190,8 +190,7 @@ void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, 
   // shared out over the threads. The cut depends on the shape only, never on the thread count: BLAS
   // picks its kernel (and so its rounding) by the size of each call, so one thread computes exactly the
   // same pieces in turn, and the result is bit-identical whatever the thread count.
-  constexpr std::size_t block = 16;            // rows or columns: pieces are multiples of this
-  constexpr std::size_t piece_macs = 1 << 20;  // a piece has at least this many multiply-adds
+  constexpr std::size_t block = 16;  // rows or columns: pieces are multiples of this
   // Each piece packs the shared operand again, so few pieces: enough for two cores, four for big products.
   const std::size_t max_pieces = s.m * s.n * s.k >= (std::size_t{1} << 30) ? 4 : 2;
   const std::size_t macs = s.m * s.n * s.k;
@@ -199,7 +198,7 @@ void gemm_strided(bool trans_a, bool trans_b, GemmShape s, S alpha, const S* a, 
   const std::size_t extent = by_rows ? s.m : s.n;
   const std::size_t blocks = (extent + block - 1) / block;
   std::size_t pieces = 1;
-  while (pieces * 2 <= max_pieces && pieces * 2 <= blocks && macs / (pieces * 2) >= piece_macs) pieces *= 2;
+  while (pieces * 2 <= max_pieces && pieces * 2 <= blocks && macs / (pieces * 2) >= kMinPieceMacs) pieces *= 2;
   if (pieces == 1) {
     call_blas(trans_a, trans_b, s, alpha, a, lda, b, ldb, beta, c, ldc);
     return;

@@ -48,6 +48,10 @@ int threads_from_environment();
 // The thread count `auto` stands for: threads_from_environment() when set, else physical_cores().
 int default_threads();
 
+// The multiply-adds (or as much other work) a parallel piece should hold at least: below it, handing the piece to
+// another thread costs about what it saves. Callers derive their min_per_piece from it.
+inline constexpr std::size_t kMinPieceMacs = std::size_t{1} << 20;
+
 // Calls body(begin, end) on contiguous pieces of [0, n), in parallel. Each piece holds at least
 // `min_per_piece` items (so small loops stay on one thread); pieces never overlap.
 void parallel_for(std::size_t n, std::size_t min_per_piece, FunctionRef<void(std::size_t begin, std::size_t end)> body);
