@@ -177,51 +177,52 @@ TEST_CASE("train: a run writes config, metrics, attention snapshots, checkpoint 
   CHECK(ckpt.metadata().at("tinyformer.step") == "10");
 }
 
-TEST_CASE("train: the run's warnings go to on_warning in order, and into the result", "[train]") {
-  const int over = physical_cores() + 1;  // more threads than cores: a warning on any machine
+namespace {
+
+// reverse at d_model 16 with `overrides` and more threads than cores (a warning on any machine): what on_warning was
+// given, and the result
+struct WarnedRun {
+  std::vector<std::string> said;
+  train::TrainResult result;
+};
+WarnedRun train_with_warnings(std::vector<std::string> overrides, const std::string& name) {
   train::TrainOptions opts;
   opts.config_path = test::config_file("reverse");
-  opts.overrides = {"training.steps=1",
-                    "schedule.warmup_steps=0",
-                    "model.d_model=16",
-                    "logging.attention_interval=0",
-                    "logging.probe=01234567890123456789012345678901234567890123456789",
-                    "training.threads=" + std::to_string(over)};
-  opts.out_dir = fresh_dir("warnings");
+  opts.overrides = {"schedule.warmup_steps=0", "model.d_model=16", "logging.attention_interval=0",
+                    "training.threads=" + std::to_string(physical_cores() + 1)};
+  opts.overrides.insert(opts.overrides.end(), overrides.begin(), overrides.end());
+  opts.out_dir = fresh_dir(name);
   opts.progress = false;
-  std::vector<std::string> said;
-  opts.on_warning = [&](const std::string& w) { said.push_back(w); };
-  const train::TrainResult r = train::train(opts);
-  REQUIRE(said.size() == 2);
-  CHECK_THAT(said[0], Catch::StartsWith("training.threads " + std::to_string(over) + " is more than this machine's"));
-  CHECK(said[1] == "logging.probe has 50 tokens, the context is 16: keeping the last 16");
-  CHECK(r.warnings == said);
+  WarnedRun run;
+  opts.on_warning = [&](const std::string& w) { run.said.push_back(w); };
+  run.result = train::train(opts);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("train: the run's warnings go to on_warning in order, and into the result", "[train]") {
+  const WarnedRun run = train_with_warnings(
+      {"training.steps=1", "logging.probe=01234567890123456789012345678901234567890123456789"}, "warnings");
+  REQUIRE(run.said.size() == 2);
+  CHECK_THAT(run.said[0], Catch::StartsWith("training.threads " + std::to_string(physical_cores() + 1) +
+                                            " is more than this machine's"));
+  CHECK(run.said[1] == "logging.probe has 50 tokens, the context is 16: keeping the last 16");
+  CHECK(run.result.warnings == run.said);
 }
 
 TEST_CASE("train: a step skipped for a non-finite loss is a warning of the run after those of its setup", "[train]") {
-  const int over = physical_cores() + 1;
-  train::TrainOptions opts;
-  opts.config_path = test::config_file("reverse");
-  opts.overrides = {"training.steps=4",
-                    "schedule.warmup_steps=0",
-                    "model.d_model=16",
-                    "optimizer.lr=1e30",
-                    "training.nonfinite=skip",
-                    "logging.attention_interval=0",
-                    "training.threads=" + std::to_string(over)};
-  opts.out_dir = fresh_dir("skipped");
-  opts.progress = false;
-  std::vector<std::string> said;
-  opts.on_warning = [&](const std::string& w) { said.push_back(w); };
-  const train::TrainResult r = train::train(opts);
-  REQUIRE(r.steps_skipped >= 1);
-  REQUIRE(said.size() == static_cast<std::size_t>(1 + r.steps_skipped));
+  const WarnedRun run =
+      train_with_warnings({"training.steps=4", "optimizer.lr=1e30", "training.nonfinite=skip"}, "skipped");
+  const auto& said = run.said;
+  REQUIRE(run.result.steps_skipped >= 1);
+  REQUIRE(said.size() == static_cast<std::size_t>(1 + run.result.steps_skipped));
   CHECK_THAT(said[0], Catch::StartsWith("training.threads "));
   for (std::size_t i = 1; i < said.size(); ++i) {
     CHECK_THAT(said[i], Catch::StartsWith("step ") && Catch::EndsWith("; step skipped (training.nonfinite: skip)"));
     CHECK_THAT(said[i], Catch::Contains("is nan") || Catch::Contains("is inf") || Catch::Contains("not finite"));
   }
-  CHECK(r.warnings == said);
+  CHECK(run.result.warnings == said);
 }
 
 TEST_CASE("train: training.max_seconds stops after the step that passes it, evaluates, saves and says so", "[train]") {
