@@ -102,8 +102,7 @@ class Pool {
   }
   ~Pool() {
     stop_.store(true);
-    publish(0);
-    run_word_.wake_all();
+    publish(0);  // wakes the sleeping workers, which then see stop_
     for (auto& t : threads_) t.join();
   }
   static constexpr std::size_t max_pieces = 0xffff;

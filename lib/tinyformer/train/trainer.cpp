@@ -110,21 +110,10 @@ void report_circuits(Run& run) {
   io::write_file_atomic((fs::path(run.out_dir) / "circuits.json").string(), json.data(), json.size());
 }
 
-// Warnings of the run (its setup's, a skipped step), each through options.on_warning, or printed to stderr as the CLI
-// prints them.
-void say_warnings(const std::vector<std::string>& warnings, const TrainOptions& options) {
-  for (const std::string& w : warnings) {
-    if (options.on_warning)
-      options.on_warning(w);
-    else
-      fmt::print(stderr, "tinyformer: warning: {}\n", w);
-  }
-  std::fflush(stderr);
-}
-
-// training.nonfinite: `stop` throws naming the step and the last good checkpoint; `skip` warns (a warning of the run,
-// kept in the result) and goes on. The loss and the gradients were all-reduced, so every rank takes the same decision.
-void handle_nonfinite(Run& run, const StepResult& s, long done, const TrainOptions& options, TrainResult& result) {
+// training.nonfinite: `stop` throws naming the step and the last good checkpoint; `skip` warns (options.on_warning,
+// which train() always sets) and goes on. The loss and the gradients were all-reduced, so every rank takes the same
+// decision.
+void handle_nonfinite(Run& run, const StepResult& s, long done, const TrainOptions& options) {
   const std::string what = s.what_is_not_finite(run);
   if (run.cfg.training.nonfinite == config::NonFinitePolicy::stop) {
     run.parts.model->record_attention(false);
@@ -133,11 +122,9 @@ void handle_nonfinite(Run& run, const StepResult& s, long done, const TrainOptio
                     config::keys::training::nonfinite, run.checkpoint_path,
                     fs::exists(run.checkpoint_path) ? "" : " (none written yet)"));
   }
-  if (!dist::is_root()) return;
-  const std::string warning =
-      fmt::format("step {}: {}; step skipped ({}: skip)", done, what, config::keys::training::nonfinite);
-  say_warnings({warning}, options);
-  result.warnings.push_back(warning);
+  if (dist::is_root())
+    options.on_warning(
+        fmt::format("step {}: {}; step skipped ({}: skip)", done, what, config::keys::training::nonfinite));
 }
 
 void record(TrainResult& result, const StepResult& s, long done) {
@@ -336,7 +323,7 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
     info.step = done, info.total = total, info.loss = s.loss, info.lr = s.lr, info.skipped = !s.finite();
     bool save_now = false;
     if (info.skipped) {
-      handle_nonfinite(run, s, done, options, result);
+      handle_nonfinite(run, s, done, options);
       result.steps_done = done;
       ++result.steps_skipped;
     } else {
@@ -390,10 +377,23 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
 TrainResult train(const TrainOptions& options) {
   std::vector<std::string> notes;
   Run run = open_run(options, notes);
+  // Every warning of the run (its setup's, a skipped step) goes through one function: kept for the result, then given
+  // to the caller's on_warning or printed as the CLI prints it.
+  std::vector<std::string> said;
+  TrainOptions with_warnings = options;
+  with_warnings.on_warning = [&said, &options](const std::string& w) {
+    said.push_back(w);
+    if (options.on_warning) {
+      options.on_warning(w);
+    } else {
+      fmt::print(stderr, "tinyformer: warning: {}\n", w);
+      std::fflush(stderr);
+    }
+  };
   try {
-    say_warnings(run.parts.warnings, options);
-    TrainResult result = train_open_run(run, options, notes);
-    result.warnings.insert(result.warnings.begin(), run.parts.warnings.begin(), run.parts.warnings.end());
+    for (const std::string& w : run.parts.warnings) with_warnings.on_warning(w);
+    TrainResult result = train_open_run(run, with_warnings, notes);
+    result.warnings = std::move(said);
     return result;
   } catch (const std::exception& e) {
     // A run that never wrote a checkpoint leaves no run dir behind (when this run made it).
