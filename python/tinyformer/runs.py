@@ -125,11 +125,11 @@ def train(config, overrides=None, out=None, callback=None, resume=False, overwri
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be a function callback(step, metrics), got {type(callback).__name__}")
     last = {"step": None}
-    said = []  # the run's warnings, from the library, in order
-    issued = [0]  # how many of them have been given to warnings.warn
+    said = []  # the run's warnings from the library not yet given to warnings.warn, in order
 
     def issue():
-        new, issued[0] = said[issued[0]:], len(said)
+        new = said[:]
+        said.clear()
         _warn(new)
 
     def on_step(step, total, skipped, row):
