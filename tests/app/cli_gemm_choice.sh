@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# app: under TINYFORMER_GEMM=auto (the rule of tensor/gemm_plan.hpp), with the machine's own kernels and with libxsmm
-# forced to its AVX2 code (LIBXSMM_TARGET=hsw) and OpenBLAS to its Haswell kernels, the library chosen for each
-# product shape of tiny's and medium's training step is, timed again in the same run (`bench --check-gemm`, both
-# libraries in alternating pairs): over the step's products, the chosen libraries take at most 1/0.9 of the time the
-# faster ones take. The same for the product shapes of GPT-2 124M's step at llm.c's B=4, T=64 (C=768, 4C=3072,
-# V=50304 padded; each piece as tensor/gemm.cpp cuts it), timed by the test tool gemm_choice: no bench shape has
-# products this large, and the rule's first form, from the bench shapes alone, ran them at 0.57x. A ratio within one run, not a timing; judged over the
+# app: under TINYFORMER_GEMM=auto (the rule of tensor/gemm_plan.hpp), the library chosen for each product shape of
+# tiny's and medium's training step is, timed again in the same run (`bench --check-gemm`, both libraries in
+# alternating pairs): over the step's products, the chosen libraries take at most 1/0.9 of the time the faster ones
+# take. The same for the product shapes of GPT-2 124M's step at llm.c's B=4, T=64 (C=768, 4C=3072, V=50304 padded;
+# each piece as tensor/gemm.cpp cuts it), timed by the test tool gemm_choice: no bench shape has products this large,
+# and the rule's first form, from the bench shapes alone, ran them at 0.57x. Each with both libraries at their best on
+# this CPU (OPENBLAS_CORETYPE and LIBXSMM_TARGET unset, whatever the caller's environment says), with both at AVX2
+# (LIBXSMM_TARGET=hsw, OPENBLAS_CORETYPE=Haswell), and on a CPU with AVX-512 with one of the two at AVX2 and the other
+# at its best, as a user's OPENBLAS_CORETYPE=Haswell makes it (seen on an AMD Zen 5 machine: the rule, which then
+# assumed OpenBLAS at its best, ran medium's step at 0.65x). A ratio within one run, not a timing; judged over the
 # step, since on a shape where the two are within 10% of each other one run's pick can time 0.9x in the next (seen
 # once: 0.898 on one of tiny's 8 shapes, with the step at 0.995). Choosing the slower library everywhere fails
-# (tiny: 0.85). About 15 s of CPU per target on a 2-core AVX2 machine (medium's step at 1 thread and the
-# measurements); skipped in a build without libxsmm, where there is nothing to choose.
+# (tiny: 0.85). About 15 s of CPU per setting on a 2-core machine (medium's step at 1 thread and the measurements);
+# skipped in a build without libxsmm, where there is nothing to choose.
 set -uo pipefail
 bin="$1" gemm_choice="$2"
 fail() { echo "FAIL: $*"; exit 1; }
@@ -20,15 +23,26 @@ fi
 gpt2=(NT 256 1152 768 NT 256 384 768 NT 256 1536 768 NT 256 384 3072 NT 256 12576 768
   NN 256 384 2304 NN 256 384 768 NN 256 384 3072 NN 256 1536 768 NN 256 192 50304
   TN 1152 768 256 TN 384 768 256 TN 1536 768 256 TN 768 1536 256 TN 12576 768 256)
-for target in native hsw; do
+targets=(native hsw)
+# the five AVX-512 features of OpenBLAS's SkylakeX kernels (tensor/blas_core.hpp)
+avx512=1
+for flag in avx512f avx512bw avx512vl avx512dq avx512cd; do grep -qw "$flag" /proc/cpuinfo || avx512=0; done
+[ "$avx512" = 1 ] && targets+=(openblas-hsw libxsmm-hsw)
+for target in "${targets[@]}"; do
 for shape in tiny medium gpt2; do
-  forced=()
-  [ "$target" = hsw ] && forced=(LIBXSMM_TARGET=hsw OPENBLAS_CORETYPE=Haswell)
+  case "$target" in
+    native) forced=() ;;
+    hsw) forced=(LIBXSMM_TARGET=hsw OPENBLAS_CORETYPE=Haswell) ;;
+    openblas-hsw) forced=(OPENBLAS_CORETYPE=Haswell) ;;
+    libxsmm-hsw) forced=(LIBXSMM_TARGET=hsw) ;;
+  esac
   if [ "$shape" = gpt2 ]; then
-    out=$(env "${forced[@]}" "$gemm_choice" "${gpt2[@]}") || fail "gemm_choice on GPT-2's products ($target)"
+    out=$(env -u OPENBLAS_CORETYPE -u LIBXSMM_TARGET "${forced[@]}" "$gemm_choice" "${gpt2[@]}") ||
+      fail "gemm_choice on GPT-2's products ($target)"
   else
-    out=$(env "${forced[@]}" TINYFORMER_GEMM=auto "$bin" bench --shape "$shape" --threads 1 --steps 1 --warmup 0 \
-      --check-gemm | grep '"gemm_check"') || fail "bench --shape $shape --check-gemm ($target)"
+    out=$(env -u OPENBLAS_CORETYPE -u LIBXSMM_TARGET "${forced[@]}" TINYFORMER_GEMM=auto "$bin" bench \
+      --shape "$shape" --threads 1 --steps 1 --warmup 0 --check-gemm | grep '"gemm_check"') ||
+      fail "bench --shape $shape --check-gemm ($target)"
   fi
   echo "$out"
   echo "$out" | /usr/bin/python3 -c '

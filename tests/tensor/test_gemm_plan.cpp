@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "support/openblas_product.hpp"
+#include "tinyformer/tensor/blas_core.hpp"
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
@@ -77,34 +78,68 @@ TEST_CASE("gemm plan: a forced library computes every product it can take, bit f
       }
 }
 
-TEST_CASE("gemm plan: auto takes each shape's library by its rule, from the shape and libxsmm's vector width",
-          "[tensor][gemm]") {
+TEST_CASE(
+    "gemm plan: auto takes each shape's library by its rule, from the shape and a vector width both libraries run at",
+    "[tensor][gemm]") {
   using S = gemm_plan::Shape;
   const std::size_t p26 = std::size_t{1} << 26, p27 = std::size_t{1} << 27;
   for (int bits : {512, 256}) {
     INFO(bits << " bits");
     // A B and A B^T: op(B) of at most 512 columns and 393216 elements
     for (bool tb : {false, true}) {
-      CHECK(gemm_plan::rule(S{false, tb, 1024, 512, 64}, bits) == Backend::libxsmm);
-      CHECK(gemm_plan::rule(S{false, tb, 1024, 513, 64}, bits) == Backend::openblas);
-      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1024}, bits) == Backend::libxsmm);  // 393216
-      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1025}, bits) == Backend::openblas);
-      CHECK(gemm_plan::rule(S{false, tb, 256, 192, 50304}, bits) == Backend::openblas);  // GPT-2's lm_head dX
+      CHECK(gemm_plan::rule(S{false, tb, 1024, 512, 64}, bits, bits) == Backend::libxsmm);
+      CHECK(gemm_plan::rule(S{false, tb, 1024, 513, 64}, bits, bits) == Backend::openblas);
+      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1024}, bits, bits) == Backend::libxsmm);  // 393216
+      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1025}, bits, bits) == Backend::openblas);
+      CHECK(gemm_plan::rule(S{false, tb, 256, 192, 50304}, bits, bits) == Backend::openblas);  // GPT-2's lm_head dX
     }
     // A^T B: up to 2^27 multiply-adds with 512 bits, 2^26 with 256
     const std::size_t most = bits == 512 ? p27 : p26;
-    CHECK(gemm_plan::rule(S{true, false, most / 4096, 64, 64}, bits) == Backend::libxsmm);
-    CHECK(gemm_plan::rule(S{true, false, most / 4096 + 1, 64, 64}, bits) == Backend::openblas);
+    CHECK(gemm_plan::rule(S{true, false, most / 4096, 64, 64}, bits, bits) == Backend::libxsmm);
+    CHECK(gemm_plan::rule(S{true, false, most / 4096 + 1, 64, 64}, bits, bits) == Backend::openblas);
   }
   // 512 bits: no limit of multiply-adds on A B and A B^T within op(B)'s; 256 bits: 2^27 for A B, 2^26 for A B^T
-  CHECK(gemm_plan::rule(S{false, false, 1 << 20, 256, 1024}, 512) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, true, 1 << 20, 256, 1024}, 512) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, false, p27 / 65536, 256, 256}, 256) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, false, p27 / 65536 + 1, 256, 256}, 256) == Backend::openblas);
-  CHECK(gemm_plan::rule(S{false, true, p26 / 65536, 256, 256}, 256) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, true, p26 / 65536 + 1, 256, 256}, 256) == Backend::openblas);
+  CHECK(gemm_plan::rule(S{false, false, 1 << 20, 256, 1024}, 512, 512) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, true, 1 << 20, 256, 1024}, 512, 512) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, false, p27 / 65536, 256, 256}, 256, 256) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, false, p27 / 65536 + 1, 256, 256}, 256, 256) == Backend::openblas);
+  CHECK(gemm_plan::rule(S{false, true, p26 / 65536, 256, 256}, 256, 256) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, true, p26 / 65536 + 1, 256, 256}, 256, 256) == Backend::openblas);
   // no libxsmm kernels (older x86 levels, other CPUs): OpenBLAS
-  for (int bits : {0, 128}) CHECK(gemm_plan::rule(S{false, false, 8, 8, 8}, bits) == Backend::openblas);
+  for (int bits : {0, 128}) CHECK(gemm_plan::rule(S{false, false, 8, 8, 8}, bits, bits) == Backend::openblas);
+  // an OpenBLAS core type that blas::vector_bits does not know (0): the rule of libxsmm's width alone
+  CHECK(gemm_plan::rule(S{false, false, 1024, 513, 64}, 512, 0) == Backend::openblas);
+  CHECK(gemm_plan::rule(S{false, false, 1024, 512, 64}, 512, 0) == Backend::libxsmm);
+}
+
+TEST_CASE("gemm plan: where OpenBLAS's kernels and libxsmm's differ in width, auto takes the wider for every product",
+          "[tensor][gemm]") {
+  using S = gemm_plan::Shape;
+  // each kind of product, from the smallest to past every limit of the width rule (GPT-2's lm_head dX among them)
+  const S shapes[] = {{false, false, 8, 8, 8},
+                      {false, true, 64, 48, 96},
+                      {true, false, 64, 64, 64},
+                      {false, false, 256, 192, 50304},
+                      {false, true, 256, 12576, 768},
+                      {true, false, 12576, 768, 256},
+                      {false, false, 1 << 20, 1024, 1024}};
+  for (const S& s : shapes) {
+    INFO(gemm_plan::shape_text(s));
+    CHECK(gemm_plan::rule(s, 512, 256) == Backend::libxsmm);  // OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU
+    CHECK(gemm_plan::rule(s, 512, 128) == Backend::libxsmm);  // OpenBLAS's SSE fallback
+    CHECK(gemm_plan::rule(s, 256, 128) == Backend::libxsmm);
+    CHECK(gemm_plan::rule(s, 256, 512) == Backend::openblas);  // LIBXSMM_TARGET=hsw on an AVX-512 CPU
+    CHECK(gemm_plan::rule(s, 0, 512) == Backend::openblas);    // no libxsmm kernels
+  }
+  // the widths of OpenBLAS's core types
+  CHECK(blas::vector_bits("SapphireRapids") == 512);
+  CHECK(blas::vector_bits("cooperlake") == 512);
+  CHECK(blas::vector_bits("SkylakeX") == 512);
+  CHECK(blas::vector_bits("Haswell") == 256);
+  CHECK(blas::vector_bits("Zen") == 256);
+  CHECK(blas::vector_bits("Sandybridge") == 128);
+  CHECK(blas::vector_bits("Prescott") == 128);
+  CHECK(blas::vector_bits("NEOVERSEN1") == 0);
 
   // Products under auto record the rule's choice, with no time, whatever ran before: the same in any process.
   PolicyGuard guard;
@@ -123,7 +158,9 @@ TEST_CASE("gemm plan: auto takes each shape's library by its rule, from the shap
   CHECK(plan.size() == 6);
   for (const gemm_plan::Choice& choice : plan) {
     INFO(gemm_plan::to_text({choice}));
-    CHECK(choice.backend == gemm_plan::rule(choice.shape, xsmm::vector_bits()));
+    CHECK(choice.backend == gemm_plan::rule(choice.shape));
+    CHECK(choice.backend ==
+          gemm_plan::rule(choice.shape, xsmm::vector_bits(), blas::vector_bits(blas::core_choice().running)));
     CHECK(choice.openblas_us == 0);
     CHECK(choice.libxsmm_us == 0);
   }

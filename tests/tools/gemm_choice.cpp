@@ -12,7 +12,6 @@
 
 #include "tinyformer/tensor/gemm.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
-#include "tinyformer/tensor/gemm_xsmm.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 #include "tools/test_tools.hpp"
 
@@ -29,7 +28,7 @@ int gemm_choice(int argc, char** argv) {
     for (int i = 1; i < argc; i += 4)
       lines += fmt::format("{} {} {} {} openblas\n", argv[i], argv[i + 1], argv[i + 2], argv[i + 3]);
     for (const gemm_plan::Choice& c : gemm_plan::from_text(lines, "gemm_choice's arguments")) {
-      const gemm_plan::Backend chosen = gemm_plan::rule(c.shape, xsmm::vector_bits());
+      const gemm_plan::Backend chosen = gemm_plan::rule(c.shape);
       const GemmCheck check = check_gemm_choice(c.shape, chosen);
       const nlohmann::json j = {{"product", gemm_plan::shape_text(c.shape)},
                                 {"chosen", gemm_plan::name(chosen)},

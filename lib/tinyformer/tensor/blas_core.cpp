@@ -78,6 +78,11 @@ int core_class(const std::string& core) {
   return 0;
 }
 
+int vector_bits(const std::string& core) {
+  const int c = core_class(core);
+  return c >= 5 ? 512 : c == 4 ? 256 : c >= 1 ? 128 : 0;
+}
+
 namespace {
 
 std::string running_core() {

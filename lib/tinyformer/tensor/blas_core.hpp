@@ -33,6 +33,10 @@ std::vector<std::string> core_types_for(const CpuFeatures& f);
 // (Nehalem), 3 AVX (Sandybridge, Bulldozer, ...), 4 AVX2 (Haswell, Zen, ...), 5 AVX-512 (SkylakeX), 6 AVX-512 BF16
 // (Cooperlake), 7 AMX (SapphireRapids); 0 for a name it does not know. Case does not matter.
 int core_class(const std::string& core);
+// The width of the multiply-adds a core type's SGEMM kernels use: 512 (classes 5-7), 256 (class 4, AVX2 with FMA),
+// 128 (classes 1-3: SSE, or AVX whose separate multiply and add give the throughput of 128-bit multiply-adds), 0 for a
+// name core_class does not know (other CPUs than x86-64). gemm_plan::rule compares it with libxsmm's.
+int vector_bits(const std::string& core);
 
 struct CoreChoice {
   std::string running;     // openblas_get_corename() now

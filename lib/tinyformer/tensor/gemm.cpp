@@ -126,7 +126,7 @@ gemm_plan::Backend choose(bool ta, bool tb, GemmShape s) {
   choice.shape = shape;
   switch (gemm_plan::policy()) {
     case gemm_plan::Policy::automatic:
-      choice.backend = gemm_plan::rule(shape, xsmm::vector_bits());
+      choice.backend = gemm_plan::rule(shape);
       return gemm_plan::record(choice);
     case gemm_plan::Policy::libxsmm:
       choice.backend = gemm_plan::Backend::libxsmm;

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "tinyformer/tensor/blas_core.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_xsmm.hpp"
 
@@ -49,14 +50,22 @@ Policy parse_policy(const std::string& text, const std::string& where) {
   throw std::invalid_argument(fmt::format("{}='{}': expected auto, measure, openblas or libxsmm", where, text));
 }
 
-Backend rule(const Shape& s, int vector_bits) {
-  if (vector_bits < 256) return Backend::openblas;
+Backend rule(const Shape& s, int xsmm_bits, int openblas_bits) {
+  if (xsmm_bits < 256) return Backend::openblas;
+  if (openblas_bits > 0 && openblas_bits != xsmm_bits)  // the wider kernels win every product
+    return xsmm_bits > openblas_bits ? Backend::libxsmm : Backend::openblas;
+  const int vector_bits = xsmm_bits;
   const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
   constexpr double k2p26 = 67108864.0, k2p27 = 134217728.0, op_b_most = 393216.0;  // 1.5 MiB of floats
   if (s.trans_a) return m * n * k <= (vector_bits >= 512 ? k2p27 : k2p26) ? Backend::libxsmm : Backend::openblas;
   if (n > 512 || n * k > op_b_most) return Backend::openblas;  // each block of C's rows reads all of op(B) again
   if (vector_bits >= 512) return Backend::libxsmm;
   return m * n * k <= (s.trans_b ? k2p26 : k2p27) ? Backend::libxsmm : Backend::openblas;
+}
+
+Backend rule(const Shape& s) {
+  static const int openblas_bits = blas::vector_bits(blas::core_choice().running);
+  return rule(s, xsmm::vector_bits(), openblas_bits);
 }
 
 namespace {

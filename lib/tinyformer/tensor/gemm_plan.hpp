@@ -72,8 +72,13 @@ std::vector<Choice> from_text(const std::string& text, const std::string& where)
 // The plan's choices counted per library: {"libxsmm": 12, "openblas": 7} as a short text "libxsmm 12, openblas 7".
 std::string summary(const std::vector<Choice>& choices);
 
-// The library auto takes for `s` when libxsmm's kernels are `vector_bits` wide (xsmm::vector_bits: 512, 256, or 0
-// for none). libxsmm wins the small products and OpenBLAS the large ones, and the line moves with the width. libxsmm
+// The library auto takes for `s` when libxsmm's kernels are `xsmm_bits` wide (xsmm::vector_bits: 512, 256, or 0 for
+// none) and OpenBLAS's running core type `openblas_bits` (blas::vector_bits: 512, 256, 128, or 0 for a core type it
+// does not know). Where the two widths differ, the wider library takes every product: that happens when the user sets
+// OPENBLAS_CORETYPE or LIBXSMM_TARGET below what the CPU runs. On an AMD Zen 5 (AVX-512) libxsmm at 512 bits took
+// 0.44-0.89 of the time of OpenBLAS's Haswell kernels on every product of tiny, medium and GPT-2, and OpenBLAS at 512
+// bits 0.20-0.64 of libxsmm's at 256 (docs/performance.md, "Round four on an AMD Zen 5"). At the same
+// width libxsmm wins the small products and OpenBLAS the large ones, and the line moves with the width. libxsmm
 // packs nothing: each 128-row block of C reads all of op(B) in place again, which pays while op(B) stays in cache,
 // and fell 1.2-2.9x behind OpenBLAS on GPT-2 124M's A B and A B^T where op(B) has more than 512 columns or more than
 // 1.5 MiB (tests/tools/gemm_choice). A^T B reads its operands in chunks of k and lost from 2^27 multiply-adds with
@@ -82,7 +87,9 @@ std::string summary(const std::vector<Choice>& choices);
 // kernels; A^T B on libxsmm up to 2^27 multiply-adds m n k (2^26 with 256 bits); A B and A B^T on libxsmm when
 // op(B) has at most 512 columns and 393216 elements, and with 256 bits at most 2^27 (A B) or 2^26 (A B^T)
 // multiply-adds.
-Backend rule(const Shape& s, int vector_bits);
+Backend rule(const Shape& s, int xsmm_bits, int openblas_bits);
+// rule() with this process's widths: libxsmm's target and OpenBLAS's running core type (blas::core_choice).
+Backend rule(const Shape& s);
 
 // For gemm.cpp: the recorded choice of `s`, if any, and recording a new one (the first record of a shape wins).
 bool find(const Shape& s, Backend& backend);
