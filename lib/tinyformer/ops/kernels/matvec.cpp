@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::size_t kRowsAtOnce = 4;  // independent row streams in flight (measured: 4 and 8 tie, 1-2 are slower)
 
-// Prefetches the line at p into the L1 cache (a hint: no effect on the result).
+// Prefetches the line at p into the L1 cache (a hint: no effect on the result); the int8 kernels' next rows.
 inline void prefetch(const void* p) { __builtin_prefetch(p, 0, 3); }
 
 // y[r] = acc (+ bias[r]) (+ y[r])
@@ -38,12 +38,11 @@ void matvec(std::size_t r0, std::size_t r1, std::size_t ld, const S* w, const S*
   std::size_t r = r0;
   for (; r + kRowsAtOnce <= r1; r += kRowsAtOnce) {
     const S* w0 = w + r * ld;
-    // the next block's rows: prefetched at the column being read now, so they arrive one block ahead
-    const S* next = r + 2 * kRowsAtOnce <= r1 ? w0 + kRowsAtOnce * ld : nullptr;
+    // No software prefetch: the hardware's keeps four float rows in flight. On an AMD Zen 5, prefetching the next
+    // block's rows made decoding 7-17% slower (docs/performance.md, "Round four on an AMD Zen 5"); the int8 rows below,
+    // with more work per byte, gain from it.
     B a0(S(0)), a1(S(0)), a2(S(0)), a3(S(0));
     for (std::size_t j = 0; j < ld; j += W) {
-      if (next && j * sizeof(S) % 64 == 0)  // once per 64-byte line
-        for (std::size_t i = 0; i < kRowsAtOnce; ++i) prefetch(next + i * ld + j);
       const B xv = B::load_aligned(x + j);
       a0 = xsimd::fma(B::load_aligned(w0 + j), xv, a0);
       a1 = xsimd::fma(B::load_aligned(w0 + ld + j), xv, a1);
