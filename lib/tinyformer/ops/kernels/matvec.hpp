@@ -1,7 +1,8 @@
 // (No #pragma once: kernels/dispatch.cpp includes this once per ISA level, see kernels/isa.hpp.)
 // Matrix-vector products for decoding one token (infer/decoder.hpp). Each weight is read once per token and the
 // vector stays in the L1 cache, so these are bound by how fast the weights stream in from memory: several rows are
-// read side by side (independent streams) and the next rows are prefetched while the current ones are summed.
+// read side by side (independent streams); the int8 kernels also prefetch the next rows while the current ones are
+// summed (the float kernel does not: on an AMD Zen 5 that made it slower, see matvec.cpp).
 //
 // float: w [rows, ld] row-major, ld a multiple of kMatvecAlign values; columns past the matrix's width hold zeros
 // and so does x past it, so no row has a tail.
