@@ -101,6 +101,7 @@ void print_sgemm_peaks() {
         j["openblas_core"] = core.running;
         j["openblas_own_core"] = core.own;
         j["openblas_core_decided_by"] = core.decided_by;
+        j["openblas_cpu_best"] = core.cpu_best;  // above openblas_core when a user's OPENBLAS_CORETYPE holds it back
       }
       if (p != gemm_plan::Policy::openblas) j["libxsmm_target"] = xsmm::target();
       fmt::print("{}\n", j.dump());

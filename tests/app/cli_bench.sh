@@ -33,6 +33,10 @@ for g in $libs $choices; do
     grep -q "\"gemm\":\"$g\".*\"threads\":$t}" <<< "$gemm" || fail "bench --gemm lacks $g at $t threads: $gemm"
   done
 done
+# OpenBLAS's lines name the core type it runs and the best one this CPU allows (a user's OPENBLAS_CORETYPE may hold it
+# below that)
+grep '"gemm":"openblas"' <<< "$gemm" | grep -q '"openblas_core":.*"openblas_cpu_best":' ||
+  fail "bench --gemm's OpenBLAS lines lack openblas_core or openblas_cpu_best: $gemm"
 # the same seed gives the same loss bits at 1 and 2 threads, in two processes (the JSON carries the last loss exactly),
 # under each forced library and under auto (the default, a rule), and under measure when the 2-thread run replays the
 # plan of the 1-thread run (TINYFORMER_GEMM_PLAN)
