@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/helpers.hpp"
 #include "tinyformer/optim/adam.hpp"
 #include "tinyformer/optim/clip.hpp"
 #include "tinyformer/optim/param_groups.hpp"
@@ -128,4 +129,29 @@ TEST_CASE("clip: first_nonfinite_grad and first_nonfinite_value name the first p
   CHECK(first_nonfinite_grad(params) == "b");
   c.mutable_value() = Array<float>{-std::numeric_limits<float>::infinity()};
   CHECK(first_nonfinite_value(params) == "c");
+}
+
+TEST_CASE(
+    "clip: the norms of arrays of many blocks are their float64 sums of squares, the same bits at 1 and 2 threads",
+    "[clip][threads]") {
+  test::ThreadsGuard guard;
+  // 150 blocks of 2^14 values and 13 more: the pool splits the blocks over threads (64 blocks a piece at least), and
+  // the last 13 values go through the lanes' remainder
+  const std::size_t n = 150 * (std::size_t{1} << 14) + 13;
+  Var<float> p(test::random_array_f({n}, 411, -2.0, 2.0), true);
+  p.mutable_grad() = test::random_array_f({n}, 412, -3.0, 3.0);
+  const auto reference = [n](const Array<float>& a) {
+    long double sum = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += static_cast<long double>(a.data()[i]) * a.data()[i];
+    return static_cast<double>(std::sqrt(sum));
+  };
+  const NamedVars<float> named{{"p", p}};
+  set_num_threads(1);
+  const double grad_one = grad_norm(named), weight_one = weight_norm(named);
+  set_num_threads(2);
+  const double grad_two = grad_norm(named), weight_two = weight_norm(named);
+  CHECK(grad_one == grad_two);
+  CHECK(weight_one == weight_two);
+  CHECK(std::abs(grad_one - reference(p.grad())) <= 1e-13 * reference(p.grad()));
+  CHECK(std::abs(weight_one - reference(p.value())) <= 1e-13 * reference(p.value()));
 }

@@ -1,11 +1,14 @@
 // Global gradient-norm clipping: torch.nn.utils.clip_grad_norm_ with the 2-norm.
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "tinyformer/optim/clip.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf::optim {
 
@@ -27,18 +30,49 @@ std::vector<Var<S>> with_gradient(const std::vector<Var<S>>& params) {
   return out;
 }
 
-// sqrt(sum_p sum_i g_p[i]^2) in float64, parameters in order, elements in order.
+// sum_i x[i]^2 over [0, n) in float64, in an order fixed by n alone (the same bits at any thread count): blocks of
+// kNormBlock values, each summed in kLanes interleaved lanes (lane k takes the i with i mod kLanes == k) that are then
+// added in lane order, and the blocks' sums added in block order. One chain of additions over all of a parameter
+// ran at about 4 cycles a value: GPT-2 124M's grad_norm and weight_norm took 0.2-0.3 s a step each, on one thread.
+template <class S>
+double block_sum_of_squares(const S* x, std::size_t n) {
+  constexpr std::size_t kLanes = 8;
+  double lane[kLanes] = {};
+  std::size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (std::size_t k = 0; k < kLanes; ++k) {
+      const double v = static_cast<double>(x[i + k]);
+      lane[k] += v * v;
+    }
+  for (std::size_t k = 0; i + k < n; ++k) {
+    const double v = static_cast<double>(x[i + k]);
+    lane[k] += v * v;
+  }
+  double sum = 0.0;
+  for (const double l : lane) sum += l;
+  return sum;
+}
+
+template <class S>
+double sum_of_squares(const S* x, std::size_t n) {
+  constexpr std::size_t kNormBlock = std::size_t{1} << 14;
+  const std::size_t blocks = (n + kNormBlock - 1) / kNormBlock;
+  if (blocks <= 1) return block_sum_of_squares(x, n);
+  std::vector<double> sums(blocks);
+  parallel_for(blocks, std::max<std::size_t>(1, kMinPieceMacs / kNormBlock), [&](std::size_t b0, std::size_t b1) {
+    for (std::size_t b = b0; b < b1; ++b)
+      sums[b] = block_sum_of_squares(x + b * kNormBlock, std::min(kNormBlock, n - b * kNormBlock));
+  });
+  double sum = 0.0;
+  for (const double s : sums) sum += s;
+  return sum;
+}
+
+// sqrt(sum_p sum_i g_p[i]^2) in float64, parameters in order, each as sum_of_squares adds it.
 template <class S>
 double norm_of(const std::vector<Var<S>>& with_grad) {
   double sum_sq = 0.0;
-  for (const Var<S>& p : with_grad) {
-    const S* g = p.grad().data();
-    const std::size_t n = p.grad().size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const double x = static_cast<double>(g[i]);
-      sum_sq += x * x;
-    }
-  }
+  for (const Var<S>& p : with_grad) sum_sq += sum_of_squares(p.grad().data(), p.grad().size());
   return std::sqrt(sum_sq);
 }
 
@@ -68,7 +102,7 @@ double weight_norm(const NamedVars<S>& params) {
   std::unordered_set<const Node<S>*> seen;
   for (const auto& [name, p] : params) {
     if (!seen.insert(&p.node()).second) continue;
-    for (const S v : p.value()) sum_sq += static_cast<double>(v) * static_cast<double>(v);
+    sum_sq += sum_of_squares(p.value().data(), p.value().size());
   }
   return std::sqrt(sum_sq);
 }

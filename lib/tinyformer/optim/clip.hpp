@@ -5,7 +5,8 @@
 namespace tf::optim {
 
 // torch.nn.utils.clip_grad_norm_ with the 2-norm:
-//   total = sqrt(sum of g^2 over every element of every gradient)   float64, parameters then elements in order
+//   total = sqrt(sum of g^2 over every element of every gradient)   float64, parameters in order, each in a fixed
+//                                                                    order of blocks and lanes (any thread count)
 //   coef  = max_norm / (total + 1e-6);  every gradient *= coef (rounded to S) when coef < 1
 // (torch multiplies by min(coef, 1): the same result). So gradients change once total > max_norm - 1e-6.
 // Parameters without a gradient are skipped and a Var listed twice counts once; with no gradient at all the
