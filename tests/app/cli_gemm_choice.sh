@@ -24,25 +24,24 @@ gpt2=(NT 256 1152 768 NT 256 384 768 NT 256 1536 768 NT 256 384 3072 NT 256 1257
   NN 256 384 2304 NN 256 384 768 NN 256 384 3072 NN 256 1536 768 NN 256 192 50304
   TN 1152 768 256 TN 384 768 256 TN 1536 768 256 TN 768 1536 256 TN 12576 768 256)
 targets=(native hsw)
-# the five AVX-512 features of OpenBLAS's SkylakeX kernels (tensor/blas_core.hpp)
-avx512=1
-for flag in avx512f avx512bw avx512vl avx512dq avx512cd; do grep -qw "$flag" /proc/cpuinfo || avx512=0; done
-[ "$avx512" = 1 ] && targets+=(openblas-hsw libxsmm-hsw)
+# a CPU with the AVX-512 of OpenBLAS's SkylakeX kernels, as the library reads its features (tensor/blas_core.hpp)
+cores=$("$(dirname "$gemm_choice")/blas_core") || fail "the blas_core tool beside gemm_choice"
+grep -q '"SkylakeX"' <<< "$cores" && targets+=(openblas-hsw libxsmm-hsw)
 for target in "${targets[@]}"; do
 for shape in tiny medium gpt2; do
+  # the caller's environment does not pick the setting
   case "$target" in
     native) forced=() ;;
     hsw) forced=(LIBXSMM_TARGET=hsw OPENBLAS_CORETYPE=Haswell) ;;
     openblas-hsw) forced=(OPENBLAS_CORETYPE=Haswell) ;;
     libxsmm-hsw) forced=(LIBXSMM_TARGET=hsw) ;;
   esac
+  setting=(env -u OPENBLAS_CORETYPE -u LIBXSMM_TARGET "${forced[@]}")
   if [ "$shape" = gpt2 ]; then
-    out=$(env -u OPENBLAS_CORETYPE -u LIBXSMM_TARGET "${forced[@]}" "$gemm_choice" "${gpt2[@]}") ||
-      fail "gemm_choice on GPT-2's products ($target)"
+    out=$("${setting[@]}" "$gemm_choice" "${gpt2[@]}") || fail "gemm_choice on GPT-2's products ($target)"
   else
-    out=$(env -u OPENBLAS_CORETYPE -u LIBXSMM_TARGET "${forced[@]}" TINYFORMER_GEMM=auto "$bin" bench \
-      --shape "$shape" --threads 1 --steps 1 --warmup 0 --check-gemm | grep '"gemm_check"') ||
-      fail "bench --shape $shape --check-gemm ($target)"
+    out=$("${setting[@]}" TINYFORMER_GEMM=auto "$bin" bench --shape "$shape" --threads 1 --steps 1 --warmup 0 \
+      --check-gemm | grep '"gemm_check"') || fail "bench --shape $shape --check-gemm ($target)"
   fi
   echo "$out"
   echo "$out" | /usr/bin/python3 -c '

@@ -110,6 +110,30 @@ TEST_CASE(
   // an OpenBLAS core type that blas::vector_bits does not know (0): the rule of libxsmm's width alone
   CHECK(gemm_plan::rule(S{false, false, 1024, 513, 64}, 512, 0) == Backend::openblas);
   CHECK(gemm_plan::rule(S{false, false, 1024, 512, 64}, 512, 0) == Backend::libxsmm);
+
+  // Products under auto record the rule's choice, with no time, whatever ran before: the same in any process.
+  PolicyGuard guard;
+  gemm_plan::set_policy(Policy::automatic);
+  const GemmShape small{64, 48, 96}, large{512, 512, 1024};
+  const auto a = float_values(large.m * large.k, 4), b = float_values(large.k * large.n, 5);
+  std::vector<float> c(large.m * large.n);
+  for (GemmShape s : {small, large})
+    for (auto [ta, tb] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}})
+      gemm_whole<float>(ta, tb, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
+  const auto plan = gemm_plan::plan();
+  if (!xsmm::built_in()) {  // one library: nothing to choose, nothing recorded
+    CHECK(plan.empty());
+    return;
+  }
+  CHECK(plan.size() == 6);
+  for (const gemm_plan::Choice& choice : plan) {
+    INFO(gemm_plan::to_text({choice}));
+    CHECK(choice.backend == gemm_plan::rule(choice.shape));
+    CHECK(choice.backend ==
+          gemm_plan::rule(choice.shape, xsmm::vector_bits(), blas::vector_bits(blas::core_choice().running)));
+    CHECK(choice.openblas_us == 0);
+    CHECK(choice.libxsmm_us == 0);
+  }
 }
 
 TEST_CASE("gemm plan: where OpenBLAS's kernels and libxsmm's differ in width, auto takes the wider for every product",
@@ -140,30 +164,6 @@ TEST_CASE("gemm plan: where OpenBLAS's kernels and libxsmm's differ in width, au
   CHECK(blas::vector_bits("Sandybridge") == 128);
   CHECK(blas::vector_bits("Prescott") == 128);
   CHECK(blas::vector_bits("NEOVERSEN1") == 0);
-
-  // Products under auto record the rule's choice, with no time, whatever ran before: the same in any process.
-  PolicyGuard guard;
-  gemm_plan::set_policy(Policy::automatic);
-  const GemmShape small{64, 48, 96}, large{512, 512, 1024};
-  const auto a = float_values(large.m * large.k, 4), b = float_values(large.k * large.n, 5);
-  std::vector<float> c(large.m * large.n);
-  for (GemmShape s : {small, large})
-    for (auto [ta, tb] : {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}})
-      gemm_whole<float>(ta, tb, s, 1.0f, a.data(), b.data(), 0.0f, c.data());
-  const auto plan = gemm_plan::plan();
-  if (!xsmm::built_in()) {  // one library: nothing to choose, nothing recorded
-    CHECK(plan.empty());
-    return;
-  }
-  CHECK(plan.size() == 6);
-  for (const gemm_plan::Choice& choice : plan) {
-    INFO(gemm_plan::to_text({choice}));
-    CHECK(choice.backend == gemm_plan::rule(choice.shape));
-    CHECK(choice.backend ==
-          gemm_plan::rule(choice.shape, xsmm::vector_bits(), blas::vector_bits(blas::core_choice().running)));
-    CHECK(choice.openblas_us == 0);
-    CHECK(choice.libxsmm_us == 0);
-  }
 }
 
 TEST_CASE("gemm plan: measure measures a shape once, records both libraries' times and keeps the faster",
