@@ -1,9 +1,10 @@
-// The portable build's kernels at the ISA level this process runs (ops/kernels/dispatch.hpp), on fixed inputs: GELU,
-// SiLU and SwiGLU, layer norm and RMSNorm, softmax, log_softmax and cross-entropy's rows, and one attention head, each
-// forward and backward, and the whole-array loops (bias rows, column sums, add, Adam), in float and double. Prints
-// the level, then one line per output array: its name and its values as hex floats (exact), so that
-// scripts/qemu_portable.sh can compare a run under qemu with a native run bit for bit, and levels with each other
-// within a tolerance. Built by the portable preset only (lib/CMakeLists.txt), from the kernels and what they call.
+// The portable build's kernels at the ISA level this process runs (ops/kernels/dispatch.hpp), on fixed inputs: GELU
+// (also keeping its slope), SiLU and SwiGLU, layer norm and RMSNorm, softmax, log_softmax and cross-entropy's rows,
+// and one attention head, each forward and backward, and the whole-array loops (bias rows, column sums, add, Adam),
+// in float and double. Prints the level, then one line per output array: its name and its values as hex floats
+// (exact), so that scripts/qemu_portable.sh can compare a run under qemu with a native run bit for bit, and levels
+// with each other within a tolerance. Built by the portable preset only (lib/CMakeLists.txt), from the kernels and
+// what they call.
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -44,6 +45,12 @@ void check(const char* type) {
   print(t + " gelu", out);
   k::gelu_backward<S>(n, x.data(), g.data(), out.data(), false);
   print(t + " gelu'", out);
+  std::vector<S> slope = x;
+  k::gelu_forward_slope<S>(n, slope.data(), out.data());
+  print(t + " gelu with slope", out);
+  print(t + " gelu slope", slope);
+  k::gelu_backward_slope<S>(n, slope.data(), g.data(), out.data());
+  print(t + " gelu' from slope", out);
   k::silu_forward<S>(n, x.data(), out.data());
   print(t + " silu", out);
   k::silu_backward<S>(n, x.data(), g.data(), out.data(), false);

@@ -37,18 +37,18 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
   gemm<S>(false, true, {rows, out, in}, S(1), x.value().data(), weight.value().data(), has_bias ? S(1) : S(0),
           y.data());
 
-  Array<S> pre;  // with GELU: the pre-activation, kept for the backward
+  Array<S> slope;  // with GELU: gelu' at the pre-activation, in its place, for the backward
   if (with_gelu) {
-    pre = std::move(y);
+    slope = std::move(y);
     y = Array<S>::from_shape(ys);
-    kernels::gelu_forward<S>(y.size(), pre.data(), y.data());
+    kernels::gelu_forward_slope<S>(y.size(), slope.data(), y.data());
   }
 
   std::vector<Var<S>> inputs{x, weight};
   if (has_bias) inputs.push_back(bias);
   return make_result<S>(
       std::move(y), inputs,
-      [rows, in, out, has_bias, with_gelu, pre = std::move(pre)](Node<S>& self) {
+      [rows, in, out, has_bias, with_gelu, slope = std::move(slope)](Node<S>& self) {
         Node<S>& nx = *self.inputs[0];
         Node<S>& nw = *self.inputs[1];
         const S* dy = self.grad.data();
@@ -56,10 +56,10 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
         if (with_gelu) {  // dpre = dy * gelu'(pre): in place over dy, unless the caller keeps that gradient
           S* target = self.grad.data();
           if (self.retain_grad) {
-            dpre = Array<S>::from_shape(pre.shape());
+            dpre = Array<S>::from_shape(slope.shape());
             target = dpre.data();
           }
-          kernels::gelu_backward<S>(pre.size(), pre.data(), dy, target, false);
+          kernels::gelu_backward_slope<S>(slope.size(), slope.data(), dy, target);
           dy = target;
         }
         Node<S>* nb = has_bias && self.inputs[2]->requires_grad ? self.inputs[2].get() : nullptr;
