@@ -101,6 +101,29 @@ TEST_CASE("ops: cross-entropy agrees with the composed log_softmax + one-hot NLL
   for (std::size_t k = 0; k < x.size(); ++k) CHECK(a.grad().data()[k] == Approx(b.grad().data()[k]).margin(1e-14));
 }
 
+TEST_CASE("ops: cross-entropy's loss and gradient are bit-identical at 1 and 2 threads, and near float64's",
+          "[ops][threads]") {
+  // 1031 rows of 67 logits: many chunks of rows over the pool, rows that do not start on a SIMD boundary, ignored rows
+  test::ThreadsGuard guard;
+  const std::size_t N = 1031, V = 67;
+  const Array<float> logits = test::random_array_f({N, V}, 403);
+  IndexArray targets = IndexArray::from_shape({N});
+  for (std::size_t r = 0; r < N; ++r) targets(r) = r % 7 == 3 ? -1 : static_cast<Index>((r * 31) % V);
+  auto run = [&](int threads) {
+    set_num_threads(threads);
+    Var<float> x(logits, true);
+    Var<float> loss = cross_entropy(x, targets);
+    loss.backward();
+    return std::vector<Array<float>>{loss.value(), x.grad()};
+  };
+  const auto one = run(1), two = run(2);
+  CHECK(one[0] == two[0]);
+  CHECK(one[1] == two[1]);
+  Var<double> x64(xt::cast<double>(logits), true);
+  Var<double> loss64 = cross_entropy(x64, targets);
+  CHECK(static_cast<double>(one[0]()) == Approx(loss64.item()).epsilon(1e-6));
+}
+
 TEST_CASE("ops: cross-entropy rejects bad targets and shapes, naming the value", "[ops]") {
   Var<double> logits(random_array({2, 3, 5}, 403));
   CHECK_THROWS_WITH(cross_entropy(logits, IndexArray{{0, 1, 2}, {3, 7, 4}}),

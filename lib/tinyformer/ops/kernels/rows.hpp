@@ -76,12 +76,29 @@ S row_squared_deviation(const S* a, S mu, std::size_t n) {
 // out[j] = x[j] - max_k x[k], the first step of a stable softmax: -inf entries stay -inf (exp gives 0).
 // A row with a NaN, or with nothing above -inf, has no softmax (0/0): the whole row becomes NaN, as PyTorch
 // gives, so that the loss and the trainer's non-finite check see it. Returns false for such a row.
+// The maximum is taken in SIMD lanes (exact in any order) and NaN looked for in them alongside.
 template <class S>
 bool shift_by_row_max(const S* x, S* out, std::size_t n) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
   constexpr S kNegInf = -std::numeric_limits<S>::infinity();
   S m = kNegInf;
   bool nan = false;
-  for (std::size_t j = 0; j < n; ++j) {
+  std::size_t j = 0;
+  if (n >= W) {
+    B lanes_max(kNegInf);
+    xsimd::batch_bool<S> lanes_nan(false);
+    for (; j + W <= n; j += W) {
+      const B v = B::load_unaligned(x + j);
+      lanes_max = xsimd::max(lanes_max, v);  // a NaN lane is caught below, whatever max made of it
+      lanes_nan = lanes_nan || xsimd::isnan(v);
+    }
+    alignas(64) S lanes[W];
+    lanes_max.store_aligned(lanes);
+    m = *std::max_element(lanes, lanes + W);
+    nan = xsimd::any(lanes_nan);
+  }
+  for (; j < n; ++j) {
     m = std::max(m, x[j]);
     nan = nan || std::isnan(x[j]);
   }

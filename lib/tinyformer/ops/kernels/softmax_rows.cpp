@@ -108,26 +108,39 @@ void log_softmax_backward(std::size_t R, std::size_t C, const S* y, const S* dy,
   }
 }
 
-// x [N, V], targets [N] -> probs [N, V], the loss summed over kept rows
+// x [N, V], targets [N] -> probs [N, V], the loss summed over kept rows. The rows go in chunks of about kScratchElems
+// values, whose bounds depend on the shape alone (so does where exp_with_floor_into's SIMD batches fall), the chunks
+// over the thread pool; each row's loss is kept and the kept rows' losses are added in row order at the end: the same
+// bits at any thread count.
 template <class S>
 double cross_entropy_forward(std::size_t N, std::size_t V, const S* x, const std::int32_t* targets,
                              std::int32_t ignore_index, S* probs) {
-  subtract_row_max(x, probs, N, V);
-  // Loss of each kept row from the shifted logits s = x - m: loss_row = log(sum_k exp(s_k)) - s_t.
-  std::vector<S> target_shifted(N);
+  std::vector<double> row_loss(N, 0.0);
+  const std::size_t chunk = std::max<std::size_t>(1, kScratchElems / std::max<std::size_t>(V, 1));  // rows
+  const std::size_t chunks = (N + chunk - 1) / chunk;
+  const std::size_t min_chunks =
+      std::max<std::size_t>(1, (std::size_t{1} << 15) / (chunk * std::max<std::size_t>(V, 1)));
+  parallel_for(chunks, min_chunks, [&](std::size_t c0, std::size_t c1) {
+    for (std::size_t c = c0; c < c1; ++c) {
+      const std::size_t r0 = c * chunk, r1 = std::min(N, r0 + chunk);
+      subtract_row_max(x + r0 * V, probs + r0 * V, r1 - r0, V);
+      // loss of a kept row from the shifted logits s = x - m: log(sum_k exp(s_k)) - s_t
+      for (std::size_t r = r0; r < r1; ++r)
+        if (targets[r] != ignore_index)
+          row_loss[r] = -static_cast<double>(probs[r * V + static_cast<std::size_t>(targets[r])]);
+      exp_with_floor_into(probs + r0 * V, probs + r0 * V, (r1 - r0) * V);  // masked (-inf) logits give 0
+      for (std::size_t r = r0; r < r1; ++r) {
+        S* pr = probs + r * V;
+        const S sum = row_sum(pr, V);
+        const S inv = S(1) / sum;  // sum >= 1: the max entry contributes exp(0)
+        for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
+        if (targets[r] != ignore_index) row_loss[r] += static_cast<double>(std::log(sum));
+      }
+    }
+  });
+  double total = 0;  // accumulated in double: N can be large
   for (std::size_t r = 0; r < N; ++r)
-    if (targets[r] != ignore_index) target_shifted[r] = probs[r * V + static_cast<std::size_t>(targets[r])];
-  exp_with_floor_into(probs, probs, N * V);  // masked (-inf) logits give 0
-  double total = 0;                          // accumulated in double: N can be large
-  for (std::size_t r = 0; r < N; ++r) {
-    S* pr = probs + r * V;
-    S sum = 0;
-    for (std::size_t j = 0; j < V; ++j) sum += pr[j];
-    const S inv = S(1) / sum;  // sum >= 1: the max entry contributes exp(0)
-    for (std::size_t j = 0; j < V; ++j) pr[j] *= inv;
-    if (targets[r] != ignore_index)
-      total += static_cast<double>(std::log(sum)) - static_cast<double>(target_shifted[r]);
-  }
+    if (targets[r] != ignore_index) total += row_loss[r];
   return total;
 }
 

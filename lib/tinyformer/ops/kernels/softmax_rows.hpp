@@ -3,7 +3,7 @@
 // files hold the formulas of both directions. x, y, dy and dx are R (or N) contiguous rows of C (or V); each row is
 // shifted by its maximum (kernels::shift_by_row_max: -inf stays -inf, a row with a NaN or nothing above -inf becomes
 // NaN), and the exponentials run as one vectorised pass (kernels::exp_with_floor). The rows run in order on the
-// calling thread.
+// calling thread, except cross-entropy's forward: chunks of rows fixed by the shape, over the thread pool.
 #include <cstddef>
 #include <cstdint>
 
