@@ -45,6 +45,18 @@ extern "C" void stop_after_grace(int) {
   ::_exit(130);
 }
 
+// The handler without SA_RESTART (std::signal sets it): a write to stdout that blocks when the signal comes returns,
+// so that the step loop gets to its stop. Under mpirun, Ctrl-C stops mpirun reading the ranks' output, and rank 0,
+// printing a progress line a few hundredths of a second apart at tiny shapes, blocked on the full pipe and never
+// reached the step's end: no checkpoint (seen on an AMD Zen 5 host; the run log drops its lines after a failed write).
+void on_signal(int signal, void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  sigaction(signal, &action, nullptr);
+}
+
 extern "C" void request_stop(int) {
   if (!g_in_steps.load()) {
     io::remove_temporaries_in_progress();
@@ -95,10 +107,10 @@ void add_train_command(CLI::App& app) {
       struct Silence {  // train() has returned or thrown: what it printed, or the error line, tells what happened
         ~Silence() { g_speaks = false; }
       } silence;
-      std::signal(SIGINT, request_stop);  // finish the step, checkpoint, exit 130
-      std::signal(SIGTERM, request_stop);
-      std::signal(SIGUSR1, request_stop);
-      std::signal(SIGALRM, stop_after_grace);
+      on_signal(SIGINT, request_stop);  // finish the step, checkpoint, exit 130
+      on_signal(SIGTERM, request_stop);
+      on_signal(SIGUSR1, request_stop);
+      on_signal(SIGALRM, stop_after_grace);
       const runs::TrainResult r = runs::train(*opts);
       return r.interrupted ? 130 : 0;
     });

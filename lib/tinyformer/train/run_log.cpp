@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -71,14 +73,22 @@ void RunLog::count(long done, const StepResult& s) {
 
 // On a terminal the line is redrawn in place (kept, with its newline, when it holds an evaluation); otherwise each
 // line is printed on its own.
+// A write that fails (a signal interrupted it while stdout was full, a closed pipe) ends the progress lines, not the
+// run.
 void RunLog::draw(const Progress& p, bool keep) {
-  if (tty_) {
-    fmt::print("\r{:<120}{}", progress_line(p), keep ? "\n" : "");
-    line_open_ = !keep;
-  } else {
-    fmt::print("{}\n", progress_line(p));
+  if (!progress_) return;
+  try {
+    if (tty_) {
+      fmt::print("\r{:<120}{}", progress_line(p), keep ? "\n" : "");
+      line_open_ = !keep;
+    } else {
+      fmt::print("{}\n", progress_line(p));
+    }
+    if (std::fflush(stdout) != 0) throw std::system_error(errno, std::generic_category(), "stdout");
+  } catch (const std::system_error&) {
+    std::clearerr(stdout);
+    progress_ = tty_ = line_open_ = false;
   }
-  std::fflush(stdout);
   t_drawn_ = Clock::now();
   tokens_since_drawn_ = 0;
 }
