@@ -67,3 +67,23 @@ TEST_CASE("blas: the core type chosen at load is one of this CPU's and never bel
     CHECK(c.running == c.own);
   }
 }
+
+TEST_CASE("blas: a run's header names a user's OPENBLAS_CORETYPE below the CPU's best, and nothing else", "[blas]") {
+  blas::CoreChoice c;
+  c.running = c.own = "Haswell", c.cpu_best = "Cooperlake", c.decided_by = "OPENBLAS_CORETYPE";
+  const std::string note = blas::held_back_note(c);
+  CHECK_THAT(note, Catch::StartsWith("OPENBLAS_CORETYPE holds OpenBLAS at its Haswell kernels (256-bit)"));
+  CHECK_THAT(note, Catch::Contains("Cooperlake (512-bit)") && Catch::Contains("tinyformer bench --gemm"));
+  c.running = "Zen", c.cpu_best = "Haswell";  // another name of the same class
+  CHECK(blas::held_back_note(c).empty());
+  c.running = "SkylakeX", c.cpu_best = "Cooperlake";  // the same width, a lower class
+  CHECK_THAT(blas::held_back_note(c), Catch::Contains("SkylakeX kernels (512-bit)"));
+  c.running = "Cooperlake";  // the user's choice is the best
+  CHECK(blas::held_back_note(c).empty());
+  c.running = "Haswell", c.decided_by = "tinyformer";  // not the user's choice
+  CHECK(blas::held_back_note(c).empty());
+  c.decided_by = "OPENBLAS_CORETYPE", c.cpu_best = "";  // a CPU with nothing beyond the baseline
+  CHECK(blas::held_back_note(c).empty());
+  c.cpu_best = "Cooperlake", c.running = "ARMV8";  // a name the classes do not know
+  CHECK(blas::held_back_note(c).empty());
+}

@@ -153,4 +153,14 @@ const CoreChoice& core_choice() {
   return choice;
 }
 
+std::string held_back_note(const CoreChoice& c) {
+  if (c.decided_by != "OPENBLAS_CORETYPE" || c.cpu_best.empty() || core_class(c.running) == 0 ||
+      core_class(c.running) >= core_class(c.cpu_best))
+    return "";
+  return "OPENBLAS_CORETYPE holds OpenBLAS at its " + c.running + " kernels (" +
+         std::to_string(vector_bits(c.running)) + "-bit) where this CPU can run " + c.cpu_best + " (" +
+         std::to_string(vector_bits(c.cpu_best)) +
+         "-bit): unset it for those (`tinyformer bench --gemm` measures both)";
+}
+
 }  // namespace tf::blas

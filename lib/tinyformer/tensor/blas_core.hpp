@@ -47,5 +47,9 @@ struct CoreChoice {
 };
 // The choice made when the library was loaded (the first call makes it, if a static initialiser has not yet).
 const CoreChoice& core_choice();
+// For a run's header: one line when the user's OPENBLAS_CORETYPE holds OpenBLAS at a lower class of core type than this
+// CPU runs (an AVX-512 CPU held at Haswell's AVX2 kernels: half the SGEMM speed on an AMD Zen 5), else "". The
+// variable is kept all the same: the user may want those kernels.
+std::string held_back_note(const CoreChoice& c);
 
 }  // namespace tf::blas

@@ -22,6 +22,7 @@
 #include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/io/run_report.hpp"
 #include "tinyformer/ops/kernels/dispatch.hpp"
+#include "tinyformer/tensor/blas_core.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/train/memory_estimate.hpp"
@@ -298,6 +299,7 @@ TrainResult train_open_run(Run& run, const TrainOptions& options, std::vector<st
   const bool progress = options.progress && dist::is_root();
   if (run.nothing_to_do) return nothing_to_do(run, notes, progress);
   if (options.resume) replay_gemm_plan(run, notes);
+  if (const std::string held = blas::held_back_note(blas::core_choice()); !held.empty()) notes.push_back(held);
   announce(run, notes, progress);
   RunLog log(run, progress);
   TrainResult result;
