@@ -164,4 +164,14 @@ TEST_CASE("ops: cross_entropy of logits with a NaN or a row of only -inf is NaN,
     loss.backward();
     CHECK(std::isnan(logits.grad()(1, 0)));
   }
+  // a NaN inside a row of whole SIMD batches (any width up to 16): that row NaN, the other finite
+  Array<float> wide = Array<float>::from_shape({2, 37});
+  for (std::size_t j = 0; j < 37; ++j) wide(0, j) = wide(1, j) = 0.01f * static_cast<float>(j);
+  wide(1, 5) = nan;
+  Var<float> logits(wide, true);
+  const Var<float> loss = cross_entropy(logits, IndexArray{0, 2}, -1);
+  CHECK(std::isnan(loss.item()));
+  loss.backward();
+  CHECK(std::isnan(logits.grad()(1, 0)));
+  CHECK(std::isfinite(logits.grad()(0, 0)));
 }

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <system_error>
@@ -76,7 +75,7 @@ void RunLog::count(long done, const StepResult& s) {
 // A write that fails (a signal interrupted it while stdout was full, a closed pipe) ends the progress lines, not the
 // run.
 void RunLog::draw(const Progress& p, bool keep) {
-  if (!progress_) return;
+  bool written = true;
   try {
     if (tty_) {
       fmt::print("\r{:<120}{}", progress_line(p), keep ? "\n" : "");
@@ -84,8 +83,10 @@ void RunLog::draw(const Progress& p, bool keep) {
     } else {
       fmt::print("{}\n", progress_line(p));
     }
-    if (std::fflush(stdout) != 0) throw std::system_error(errno, std::generic_category(), "stdout");
-  } catch (const std::system_error&) {
+  } catch (const std::system_error&) {  // fmt::print on a short write
+    written = false;
+  }
+  if (!written || std::fflush(stdout) != 0) {  // no second write after a failed one
     std::clearerr(stdout);
     progress_ = tty_ = line_open_ = false;
   }

@@ -73,40 +73,6 @@ S row_squared_deviation(const S* a, S mu, std::size_t n) {
   return total;
 }
 
-// out[j] = x[j] - max_k x[k], the first step of a stable softmax: -inf entries stay -inf (exp gives 0).
-// A row with a NaN, or with nothing above -inf, has no softmax (0/0): the whole row becomes NaN, as PyTorch
-// gives, so that the loss and the trainer's non-finite check see it. Returns false for such a row.
-// The maximum is taken in SIMD lanes (exact in any order) and NaN looked for in them alongside.
-template <class S>
-bool shift_by_row_max(const S* x, S* out, std::size_t n) {
-  using B = xsimd::batch<S>;
-  constexpr std::size_t W = B::size;
-  constexpr S kNegInf = -std::numeric_limits<S>::infinity();
-  S m = kNegInf;
-  bool nan = false;
-  std::size_t j = 0;
-  if (n >= W) {
-    B lanes_max(kNegInf);
-    xsimd::batch_bool<S> lanes_nan(false);
-    for (; j + W <= n; j += W) {
-      const B v = B::load_unaligned(x + j);
-      lanes_max = xsimd::max(lanes_max, v);  // a NaN lane is caught below, whatever max made of it
-      lanes_nan = lanes_nan || xsimd::isnan(v);
-    }
-    alignas(64) S lanes[W];
-    lanes_max.store_aligned(lanes);
-    m = *std::max_element(lanes, lanes + W);
-    nan = xsimd::any(lanes_nan);
-  }
-  for (; j < n; ++j) {
-    m = std::max(m, x[j]);
-    nan = nan || std::isnan(x[j]);
-  }
-  const bool defined = !nan && m != kNegInf;
-  for (std::size_t j = 0; j < n; ++j) out[j] = defined ? x[j] - m : std::numeric_limits<S>::quiet_NaN();
-  return defined;
-}
-
 // The largest of a[0..n), n >= 1 (exact in any order, so SIMD lanes may take it).
 template <class S>
 S row_max(const S* a, std::size_t n) {
@@ -123,6 +89,31 @@ S row_max(const S* a, std::size_t n) {
   }
   for (; j < n; ++j) mx = std::max(mx, a[j]);
   return mx;
+}
+
+// Whether a[0..n) holds a NaN (SIMD lanes, then the scalar tail)
+template <class S>
+bool row_has_nan(const S* a, std::size_t n) {
+  using B = xsimd::batch<S>;
+  constexpr std::size_t W = B::size;
+  xsimd::batch_bool<S> lanes(false);
+  std::size_t j = 0;
+  for (; j + W <= n; j += W) lanes = lanes || xsimd::isnan(B::load_unaligned(a + j));
+  bool nan = xsimd::any(lanes);
+  for (; j < n; ++j) nan = nan || std::isnan(a[j]);
+  return nan;
+}
+
+// out[j] = x[j] - max_k x[k], the first step of a stable softmax: -inf entries stay -inf (exp gives 0).
+// A row with a NaN, or with nothing above -inf, has no softmax (0/0): the whole row becomes NaN, as PyTorch
+// gives, so that the loss and the trainer's non-finite check see it. Returns false for such a row.
+template <class S>
+bool shift_by_row_max(const S* x, S* out, std::size_t n) {
+  constexpr S kNegInf = -std::numeric_limits<S>::infinity();
+  const S m = n == 0 ? kNegInf : row_max(x, n);  // with a NaN in the row, whatever it is: the row is undefined
+  const bool defined = !row_has_nan(x, n) && m != kNegInf;
+  for (std::size_t j = 0; j < n; ++j) out[j] = defined ? x[j] - m : std::numeric_limits<S>::quiet_NaN();
+  return defined;
 }
 
 // Walks R rows in parallel and sums K row-shaped terms over them: the parameter gradients of a row-wise op
