@@ -142,9 +142,9 @@ double max_relative_error(const Array<S>& a, const std::vector<double>& b) {
 
 template <class S>
 void check_against_reference(double tolerance) {
-  // head sizes for every SIMD kernel path (one, two and four vectors a row, and plain loops) and sequence lengths
-  // with partial row tiles and partial column blocks
-  for (std::size_t D : {4, 8, 12, 16, 32, 64})
+  // head sizes for every SIMD kernel path (one, two, four and eight vectors a row, in groups of columns, and plain
+  // loops) and sequence lengths with partial row tiles and partial column blocks
+  for (std::size_t D : {4, 8, 12, 16, 32, 64, 128})
     for (std::size_t T : {1, 7, 8, 31, 33, 70}) {
       const std::size_t H = 2, C = H * D;
       Array<S> qkv = Array<S>::from_shape({std::size_t{2}, T, 3 * C}),

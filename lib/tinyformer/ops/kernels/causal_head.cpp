@@ -30,12 +30,19 @@ constexpr std::size_t block() {
   return NC * xsimd::batch<S>::size;
 }
 
-// Rows (or keys) of the tiles of lower_rows and rank_rows for a head of V vectors: Rows x V accumulators, V vectors
-// of m (or loads folded into the multiply-adds) and one broadcast value fit the registers. Each divides kBlock, so
-// lower_rows' tiles fall where they would over the whole head.
+// lower_rows and rank_rows take a head of V vectors in groups of G of its columns (G = V when it is at most 4 with 32
+// registers, 2 with 16), each tile Rows (or keys) by G vectors: the Rows x G accumulators, the G vectors of m and one
+// broadcast value fit the registers, so that m's vectors are loaded once a step rather than once a row (a 3 x 4 tile
+// with 16 registers loaded two of its four again for every row, and ran 15% slower than two 6 x 2 tiles, medium's
+// head with AVX2 kernels). Rows divides kBlock, so lower_rows' tiles fall where they would over the whole head; the
+// groups only split the columns, and every sum keeps its order.
 template <std::size_t V>
+constexpr std::size_t group_vectors() {
+  return std::min<std::size_t>(V, kRegisters == 32 ? 4 : 2);
+}
+template <std::size_t G>
 constexpr std::size_t tile_rows() {
-  return kRegisters == 32 ? (V >= 4 ? 4 : 8) : (V >= 4 ? 3 : V == 2 ? 6 : 8);
+  return kRegisters == 32 ? (G >= 4 ? 4 : 8) : (G == 2 ? 6 : 8);
 }
 static_assert(kBlock % tile_rows<1>() == 0 && kBlock % tile_rows<2>() == 0 && kBlock % tile_rows<4>() == 0);
 
@@ -151,7 +158,7 @@ void rank_tile(const S* w, const S* m, std::size_t ldm, std::size_t T, std::size
     for (std::size_t c = 0; c < V; ++c) acc[k][c].store_unaligned(out + (j0 + k) * ldo + c * W);
 }
 
-// f(V) for a head of V = 1, 2 or 4 SIMD vectors, else f(0): plain loops
+// f(V) for a head of V = 1, 2, 4 or 8 SIMD vectors, else f(0): plain loops
 template <class S, class F>
 void by_vectors(std::size_t D, F&& f) {
   constexpr std::size_t W = xsimd::batch<S>::size;
@@ -162,6 +169,8 @@ void by_vectors(std::size_t D, F&& f) {
       return f(std::integral_constant<std::size_t, 2>{});
     case 4:
       return f(std::integral_constant<std::size_t, 4>{});
+    case 8:
+      return f(std::integral_constant<std::size_t, 8>{});
     default:
       return f(std::integral_constant<std::size_t, 0>{});
   }
@@ -184,11 +193,14 @@ void lower_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std::siz
         for (std::size_t d = 0; d < D; ++d) oi[d] *= alpha;
       }
     } else {
-      constexpr std::size_t Rows = tile_rows<V>();
+      constexpr std::size_t G = group_vectors<V>(), Rows = tile_rows<G>(), W = xsimd::batch<S>::size;
       std::size_t i = i0;
       for (; i + Rows <= i1; i += Rows)
-        lower_tile<S, V, Rows>(w + (i - i0) * T, m, ldm, T, alpha, i, out + (i - i0) * ldo, ldo);
-      for (; i < i1; ++i) lower_tile<S, V, 1>(w + (i - i0) * T, m, ldm, T, alpha, i, out + (i - i0) * ldo, ldo);
+        for (std::size_t g = 0; g < V; g += G)
+          lower_tile<S, G, Rows>(w + (i - i0) * T, m + g * W, ldm, T, alpha, i, out + (i - i0) * ldo + g * W, ldo);
+      for (; i < i1; ++i)
+        for (std::size_t g = 0; g < V; g += G)
+          lower_tile<S, G, 1>(w + (i - i0) * T, m + g * W, ldm, T, alpha, i, out + (i - i0) * ldo + g * W, ldo);
     }
   });
 }
@@ -207,10 +219,14 @@ void rank_rows(const S* w, const S* m, std::size_t ldm, std::size_t T, std::size
           for (std::size_t d = 0; d < D; ++d) out[j * ldo + d] = std::fma(wi[j], mi[d], out[j * ldo + d]);
       }
     } else {
-      constexpr std::size_t Keys = tile_rows<V>();
+      constexpr std::size_t G = group_vectors<V>(), Keys = tile_rows<G>(), W = xsimd::batch<S>::size;
       std::size_t j = 0;
-      for (; j + Keys <= i1; j += Keys) rank_tile<S, V, Keys>(w, m, ldm, T, i0, std::max(i0, j), i1, j, out, ldo);
-      for (; j < i1; ++j) rank_tile<S, V, 1>(w, m, ldm, T, i0, std::max(i0, j), i1, j, out, ldo);
+      for (; j + Keys <= i1; j += Keys)
+        for (std::size_t g = 0; g < V; g += G)
+          rank_tile<S, G, Keys>(w, m + g * W, ldm, T, i0, std::max(i0, j), i1, j, out + g * W, ldo);
+      for (; j < i1; ++j)
+        for (std::size_t g = 0; g < V; g += G)
+          rank_tile<S, G, 1>(w, m + g * W, ldm, T, i0, std::max(i0, j), i1, j, out + g * W, ldo);
     }
   });
 }
@@ -426,12 +442,14 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
       dropped_rows(pr, keep + i0 * T, keep_scale, T, i0, i1, i1, buf.pd);
       pdr = buf.pd;
     }
-    rank_rows(pdr, dyc + i0 * D, D, T, D, i0, i1, buf.dv, D);  // dv += pd^T dy (these queries)
     S* ds = buf.ds;
     product_rows(dyc, D, buf.vt, T, D, S(1), i0, i1, ds);  // dpd = dy v^T (lower triangle)
     for (std::size_t i = i0; i < i1; ++i)  // ds = p * (dp - sum_j dp_j p_j), zeros as far as this block reads
       softmax_backward_prefix(ds + (i - i0) * T, pr + (i - i0) * T, pdr + (i - i0) * T, dropout, keep_scale, i + 1, T,
                               i1);
+    // dv += pd^T dy (these queries), after the loop above has read the block's rows of P in order: a kept P comes
+    // from memory, and the column walk would wait on it a line at a time
+    rank_rows(pdr, dyc + i0 * D, D, T, D, i0, i1, buf.dv, D);
     lower_rows(ds, kc, D, T, D, scale, i0, i1, dq + i0 * ld, ld);  // dq = scale ds k
     rank_rows(ds, qc + i0 * D, D, T, D, i0, i1, buf.dk, D);        // dk += ds^T q (these queries), scaled below
   }

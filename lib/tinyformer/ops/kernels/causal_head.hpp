@@ -1,13 +1,13 @@
 // (No #pragma once: kernels/dispatch.cpp includes this once per ISA level, see kernels/isa.hpp.)
-// One head of causal self-attention, forward and backward, with register-tiled SIMD loops (8 rows by two
-// vectors of columns or of the head) that skip the masked upper triangle (key j > query i): about half the
+// One head of causal self-attention, forward and backward, with register-tiled SIMD loops (4 to 8 rows by two to
+// four vectors of columns or of the head) that skip the masked upper triangle (key j > query i): about half the
 // multiply-adds of full T x T products, and none of the per-call overhead BLAS has on these small matrices.
 // Both passes go through the queries a block of rows at a time (kBlock in causal_head.cpp): a block's scores,
 // weights and gradients stay in the cache while every product that needs them runs, and only the caller's choice
 // (keep P for the backward, or not) decides whether all of P is ever written. dK and dV gather over the blocks, in
 // query order. Every sum runs in a fixed order, the same as over the whole head at once: results do not depend on
-// the block, nor on whether P was kept. Head sizes that are not a multiple of the SIMD width take plain loops
-// (same maths, same order).
+// the block, nor on whether P was kept. In the products with P and dS, heads of other than 1, 2, 4 or 8 SIMD
+// vectors take plain loops (same maths, same order).
 //
 // Shapes: q, k, v, dq, dk, dv are [T,D] with row stride `ld`; y and dy are [T,D] with row stride `ldy`;
 // p (weights before dropout) and pd (after) are [T,T] row-major and exactly zero above the diagonal;
