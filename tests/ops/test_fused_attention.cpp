@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support/helpers.hpp"
+#include "tinyformer/ops/kernels/causal_head.hpp"
 #include "tinyformer/ops/ops.hpp"
 
 using namespace tf;
@@ -62,6 +63,43 @@ TEST_CASE("ops: fused attention that recomputes its weights in the backward give
     const auto kept = run(kDefaultAttentionKeepBytes, p), recomputed = run(0, p);
     CHECK(kept.first == recomputed.first);    // y
     CHECK(kept.second == recomputed.second);  // dqkv
+  }
+}
+
+TEST_CASE("ops: a head's backward reads no weight its forward left unwritten, kept or with dropout", "[ops]") {
+  namespace head = kernels::attention_head;
+  const std::size_t T = 70;  // three blocks of rows, the last one partial
+  for (std::size_t D : {12, 32}) {
+    const std::size_t ld = 3 * D;
+    const Array<float> qkv = test::random_array_f({T, ld}, 31, -2.0, 2.0), dy = test::random_array_f({T, D}, 32);
+    std::vector<std::uint8_t> keep(T * T);
+    for (std::size_t i = 0; i < keep.size(); ++i) keep[i] = i % 5 != 2 ? 1 : 0;
+    for (bool dropout : {false, true}) {
+      INFO("D " << D << ", dropout " << dropout);
+      // the head's gradients, with P and Pd kept in buffers that hold `before` where the forward does not write
+      auto gradients = [&](float before, std::vector<float>& p) {
+        std::vector<float> scratch(head::scratch_size<float>(T, D)), pd(T * T, before), y(T * D), dq(T * ld),
+            dk(T * ld), dv(T * ld);
+        p.assign(T * T, before);
+        const float* x = qkv.data();
+        const std::uint8_t* mask = dropout ? keep.data() : nullptr;
+        float* kept_pd = dropout ? pd.data() : nullptr;
+        head::forward<float>(x, x + D, x + 2 * D, ld, T, D, 0.3f, mask, 1.25f, p.data(), kept_pd, y.data(), D,
+                             scratch.data());
+        head::backward<float>(x, x + D, x + 2 * D, ld, p.data(), kept_pd, nullptr, 1.25f, dy.data(), D, T, D, 0.3f,
+                              dq.data(), dk.data(), dv.data(), scratch.data());
+        dq.insert(dq.end(), dk.begin(), dk.end());
+        dq.insert(dq.end(), dv.begin(), dv.end());
+        return dq;
+      };
+      std::vector<float> p_nan, p_zero;
+      const std::vector<float> from_nan = gradients(std::nanf(""), p_nan), from_zero = gradients(0.0f, p_zero);
+      CHECK(std::all_of(from_nan.begin(), from_nan.end(), [](float g) { return std::isfinite(g); }));
+      CHECK(from_nan == from_zero);
+      head::zero_above_diagonal<float>(p_nan.data(), T);  // as the op shows P: the same as over zeros
+      head::zero_above_diagonal<float>(p_zero.data(), T);
+      CHECK(p_nan == p_zero);
+    }
   }
 }
 

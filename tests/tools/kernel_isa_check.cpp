@@ -105,7 +105,9 @@ void check(const char* type) {
   const S scale = S(0.25);
   k::attention_head::forward<S>(qkv.data(), qkv.data() + D, qkv.data() + 2 * D, ld, T, D, scale, nullptr, S(1),
                                 p.data(), nullptr, y.data(), D, scratch.data());
-  print(t + " attention p", p);
+  std::vector<S> shown(p);
+  k::attention_head::zero_above_diagonal<S>(shown.data(), T);
+  print(t + " attention p", shown);
   print(t + " attention y", y);
   k::attention_head::backward<S>(qkv.data(), qkv.data() + D, qkv.data() + 2 * D, ld, p.data(), nullptr, nullptr, S(1),
                                  dy.data(), D, T, D, scale, dq.data(), dk.data(), dv.data(), scratch.data());

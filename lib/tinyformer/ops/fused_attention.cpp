@@ -121,6 +121,7 @@ Array<S> attention_forward(const S* base, const AttentionShape& a, S dropout_p, 
                     use_dropout ? saved.keep.data() + bh * TT : nullptr, saved.keep_scale, p,
                     p && use_dropout ? saved.dropped.data() + bh * TT : nullptr, y.data() + b * a.T * a.C + h * a.D,
                     a.C, scratch.data());
+      if (weights) head::zero_above_diagonal(p, a.T);  // shown: the head wrote what its backward reads
     }
   });
   if (!saved.recompute) saved.keep = {};  // the backward reads Pd

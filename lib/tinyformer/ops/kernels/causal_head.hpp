@@ -10,7 +10,9 @@
 // vectors take plain loops (same maths, same order).
 //
 // Shapes: q, k, v, dq, dk, dv are [T,D] with row stride `ld`; y and dy are [T,D] with row stride `ldy`;
-// p (weights before dropout) and pd (after) are [T,T] row-major and exactly zero above the diagonal;
+// p (weights before dropout) and pd (after) are [T,T] row-major: row i holds its weights in columns 0..i and zeros
+// after them to the last row of its block (kBlock rows), which is as far as the backward reads; forward leaves the
+// rest of the row as it was (a caller that shows P calls zero_above_diagonal);
 // keep is dropout's mask, [T,T] bytes (1: kept), and keep_scale 1/(1-p).
 #include <cstddef>
 #include <cstdint>
@@ -28,6 +30,7 @@
 //               ds = p * (dp - rowsum(dp * p)); dq = scale ds k; dk = scale ds^T q. dq, dk and dv are overwritten.
 //               P and Pd as forward kept them (pd null without dropout), or p null: computed again as forward does,
 //               with keep (null without dropout).
+// zero_above_diagonal: p[i, j] = 0 for j > i, [T,T]: P as a caller shows it
 // NOLINTBEGIN(bugprone-macro-parentheses): S is a type, KERNEL a macro's name
 #define TF_CAUSAL_HEAD_KERNELS(KERNEL, S)                                                                         \
   KERNEL(std::size_t, scratch_size, (std::size_t T, std::size_t D), (T, D))                                       \
@@ -40,7 +43,8 @@
          (const S* q, const S* k, const S* v, std::size_t ld, const S* p, const S* pd, const std::uint8_t* keep,  \
           S keep_scale, const S* dy, std::size_t ldy, std::size_t T, std::size_t D, S scale, S* dq, S* dk, S* dv, \
           S* scratch),                                                                                            \
-         (q, k, v, ld, p, pd, keep, keep_scale, dy, ldy, T, D, scale, dq, dk, dv, scratch))
+         (q, k, v, ld, p, pd, keep, keep_scale, dy, ldy, T, D, scale, dq, dk, dv, scratch))                       \
+  KERNEL(void, zero_above_diagonal, (S * p, std::size_t T), (p, T))
 // NOLINTEND(bugprone-macro-parentheses)
 
 namespace TF_KERNEL_NAMESPACE::attention_head {
