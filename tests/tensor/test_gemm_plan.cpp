@@ -136,17 +136,16 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("gemm plan: where OpenBLAS's kernels and libxsmm's differ in width, auto takes the wider for every product",
+TEST_CASE("gemm plan: where OpenBLAS's kernels and libxsmm's differ in width, auto takes the wider for every product "
+          "but A B over a large op(B) at twice the width",
           "[tensor][gemm]") {
   using S = gemm_plan::Shape;
-  // each kind of product, from the smallest to past every limit of the width rule (GPT-2's lm_head dX among them)
-  const S shapes[] = {{false, false, 8, 8, 8},
-                      {false, true, 64, 48, 96},
-                      {true, false, 64, 64, 64},
-                      {false, false, 256, 192, 50304},
-                      {false, true, 256, 12576, 768},
-                      {true, false, 12576, 768, 256},
-                      {false, false, 1 << 20, 1024, 1024}};
+  // each kind of product, from the smallest to past every limit of the same-width rule
+  const S shapes[] = {{false, false, 8, 8, 8},         {false, true, 64, 48, 96},
+                      {true, false, 64, 64, 64},       {false, false, 256, 192, 16384},
+                      {false, false, 256, 4096, 1024},  // op(B) 2^22 values
+                      {false, true, 256, 12576, 768},  {true, false, 12576, 768, 256},
+                      {true, false, 256, 192, 50304},  {false, false, 1 << 20, 1024, 1024}};
   for (const S& s : shapes) {
     INFO(gemm_plan::shape_text(s));
     CHECK(gemm_plan::rule(s, 512, 256) == Backend::libxsmm);  // OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU
@@ -154,6 +153,14 @@ TEST_CASE("gemm plan: where OpenBLAS's kernels and libxsmm's differ in width, au
     CHECK(gemm_plan::rule(s, 256, 128) == Backend::libxsmm);
     CHECK(gemm_plan::rule(s, 256, 512) == Backend::openblas);  // LIBXSMM_TARGET=hsw on an AVX-512 CPU
     CHECK(gemm_plan::rule(s, 0, 512) == Backend::openblas);    // no libxsmm kernels
+  }
+  // A B whose op(B) is past 2^22 values: GPT-2's lm_head dX, and one value past the line
+  for (const S& s : {S{false, false, 256, 192, 50304}, S{false, false, 256, 4096, 1025}}) {
+    INFO(gemm_plan::shape_text(s));
+    CHECK(gemm_plan::rule(s, 512, 256) == Backend::openblas);
+    CHECK(gemm_plan::rule(s, 256, 128) == Backend::openblas);
+    CHECK(gemm_plan::rule(s, 512, 128) == Backend::libxsmm);  // four times as wide
+    CHECK(gemm_plan::rule(s, 256, 512) == Backend::openblas);
   }
   // the widths of OpenBLAS's core types
   CHECK(blas::vector_bits("SapphireRapids") == 512);

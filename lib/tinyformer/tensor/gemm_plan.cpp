@@ -52,11 +52,15 @@ Policy parse_policy(const std::string& text, const std::string& where) {
 
 Backend rule(const Shape& s, int xsmm_bits, int openblas_bits) {
   if (xsmm_bits < 256) return Backend::openblas;
-  if (openblas_bits > 0 && openblas_bits != xsmm_bits)  // the wider kernels win every product
-    return xsmm_bits > openblas_bits ? Backend::libxsmm : Backend::openblas;
-  const int vector_bits = xsmm_bits;
   const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
-  constexpr double k2p26 = 67108864.0, k2p27 = 134217728.0, op_b_most = 393216.0;  // 1.5 MiB of floats
+  constexpr double k2p22 = 4194304.0, k2p26 = 67108864.0, k2p27 = 134217728.0, op_b_most = 393216.0;  // 1.5 MiB
+  // where the widths differ, the wider kernels win every product but one kind
+  if (openblas_bits > 0 && openblas_bits != xsmm_bits) {
+    const bool op_b_from_memory = !s.trans_a && !s.trans_b && n * k > k2p22;
+    if (xsmm_bits == 2 * openblas_bits && op_b_from_memory) return Backend::openblas;
+    return xsmm_bits > openblas_bits ? Backend::libxsmm : Backend::openblas;
+  }
+  const int vector_bits = xsmm_bits;
   if (s.trans_a) return m * n * k <= (vector_bits >= 512 ? k2p27 : k2p26) ? Backend::libxsmm : Backend::openblas;
   if (n > 512 || n * k > op_b_most) return Backend::openblas;  // each block of C's rows reads all of op(B) again
   if (vector_bits >= 512) return Backend::libxsmm;

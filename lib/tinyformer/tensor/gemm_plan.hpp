@@ -77,7 +77,11 @@ std::string summary(const std::vector<Choice>& choices);
 // does not know). Where the two widths differ, the wider library takes every product: that happens when the user sets
 // OPENBLAS_CORETYPE or LIBXSMM_TARGET below what the CPU runs. On an AMD Zen 5 (AVX-512) libxsmm at 512 bits took
 // 0.44-0.89 of the time of OpenBLAS's Haswell kernels on every product of tiny, medium and GPT-2, and OpenBLAS at 512
-// bits 0.20-0.64 of libxsmm's at 256 (docs/performance.md, "Round four on an AMD Zen 5"). At the same
+// bits 0.20-0.64 of libxsmm's at 256 (docs/performance.md, "Round four on an AMD Zen 5"). The one exception: A B
+// with op(B) past 2^22 values (16 MiB) goes to OpenBLAS when libxsmm is only twice as wide, as libxsmm reads op(B)
+// from memory again for each block of C's rows. On that Zen 5 (32 MiB L3), A B of 256 x 192 with k 16384 (12 MiB)
+// took libxsmm 0.54 of OpenBLAS's Haswell time, k 32768 0.83, and GPT-2's lm_head dX (k 50304, 37 MiB) 41.6-62.6 ms
+// in four runs against OpenBLAS's 44.5-44.8 (tests/tools/gemm_choice). At the same
 // width libxsmm wins the small products and OpenBLAS the large ones, and the line moves with the width. libxsmm
 // packs nothing: each 128-row block of C reads all of op(B) in place again, which pays while op(B) stays in cache,
 // and fell 1.2-2.9x behind OpenBLAS on GPT-2 124M's A B and A B^T where op(B) has more than 512 columns or more than
