@@ -47,3 +47,23 @@ def test_a_core_type_the_user_sets_is_kept():
     r = run(own)
     assert r["decided_by"] == "OPENBLAS_CORETYPE"
     assert r["running"] == r["after"] == own
+
+
+THREADS = textwrap.dedent("""
+    import ctypes, json
+    import numpy as np
+    import tinyformer as tf
+    openblas = ctypes.CDLL("libopenblas.so.0")
+    before = openblas.openblas_get_num_threads()
+    tf.set_num_threads(2)
+    print(json.dumps({"before": before, "after": openblas.openblas_get_num_threads(), "tf": tf.get_num_threads()}))
+""")
+
+
+def test_set_num_threads_leaves_numpys_openblas_on_one_thread():
+    # tinyformer splits its products over its own threads and calls OpenBLAS on one; NumPy shares that OpenBLAS
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", THREADS], env=env, capture_output=True, text=True, check=True).stdout
+    r = json.loads(out.strip().splitlines()[-1])
+    assert r["before"] >= 1  # OpenBLAS's default, every core (up to its build's limit), for NumPy until then
+    assert r["after"] == 1 and r["tf"] == 2
