@@ -103,3 +103,21 @@ TEST_CASE("autograd: inputs that do not require grad get no gradient", "[autogra
   CHECK_FALSE(c.has_grad());
   CHECK_THROWS_AS(c.grad(), std::logic_error);
 }
+
+TEST_CASE("autograd: a large value used three times gets every gradient, copied and added whole at 1 and 2 threads",
+          "[autograd][threads]") {
+  // 100,003 values: past the size where copies and sums of gradients split over the threads, in pieces whose last
+  // one ends off a round number. out = (x + x) + x: the outer add copies the seed into x's gradient (x's first
+  // gradient, kept by the caller), the inner add adds it twice more.
+  test::ThreadsGuard guard;
+  const Array<float> value = test::random_array_f({100003}, 41);
+  const Array<float> seed = test::random_array_f({100003}, 42);
+  const Array<float> expected = (seed + seed) + seed;
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    Var<float> x(value, true);
+    add(add(x, x), x).backward(seed);
+    INFO("threads " << threads);
+    CHECK(x.grad() == expected);
+  }
+}

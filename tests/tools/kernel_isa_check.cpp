@@ -68,15 +68,15 @@ void check(const char* type) {
   k::layer_norm_forward<S>(rows, C, x.data(), w.data(), b.data(), S(1e-5), y.data(), mean.data(), rstd.data());
   print(t + " layer_norm", y);
   print(t + " layer_norm rstd", rstd);
-  k::layer_norm_backward<S>(rows, C, x.data(), w.data(), g.data(), mean.data(), rstd.data(), dx.data(), dw.data(),
-                            db.data());
+  k::layer_norm_backward<S>(rows, C, x.data(), w.data(), g.data(), mean.data(), rstd.data(), dx.data(), false,
+                            dw.data(), db.data());
   print(t + " layer_norm dx", dx);
   print(t + " layer_norm dweight", dw);
   print(t + " layer_norm dbias", db);
   k::rms_norm_forward<S>(rows, C, x.data(), w.data(), S(1e-5), y.data(), rstd.data());
   print(t + " rms_norm", y);
-  k::rms_norm_backward<S>(rows, C, x.data(), w.data(), g.data(), rstd.data(), dx.data(), dw.data());
-  print(t + " rms_norm dx", dx);
+  k::rms_norm_backward<S>(rows, C, x.data(), w.data(), g.data(), rstd.data(), dx.data(), true, dw.data());
+  print(t + " rms_norm dx added to layer_norm's", dx);
   print(t + " rms_norm dweight", dw);
   std::vector<S> logits(x.begin(), x.begin() + rows * C);  // scaled up to [-8, 8)
   for (auto& e : logits) e *= S(4);

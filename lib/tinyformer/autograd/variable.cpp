@@ -1,5 +1,6 @@
 #include "tinyformer/autograd/variable.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <unordered_set>
@@ -8,11 +9,25 @@
 #include <fmt/format.h>
 
 #include "tinyformer/autograd/profile.hpp"
+#include "tinyformer/tensor/parallel.hpp"
 
 namespace tf {
 
 namespace {
 thread_local bool g_grad_enabled = true;
+constexpr std::size_t kMinValuesPerPiece = std::size_t{1} << 14;  // as kernels::add_arrays: 64 KiB of floats
+}  // namespace
+
+template <class S>
+void add_values(std::size_t n, const S* g, S* out) {
+  parallel_for(n, kMinValuesPerPiece, [=](std::size_t i0, std::size_t i1) {
+    for (std::size_t i = i0; i < i1; ++i) out[i] += g[i];
+  });
+}
+
+template <class S>
+void copy_values(std::size_t n, const S* g, S* out) {
+  parallel_for(n, kMinValuesPerPiece, [=](std::size_t i0, std::size_t i1) { std::copy(g + i0, g + i1, out + i0); });
 }
 
 bool grad_enabled() { return g_grad_enabled; }
@@ -203,6 +218,10 @@ Var<S> make_result(Array<S> value, const std::vector<Var<S>>& inputs, std::funct
   return Var<S>(std::move(node));
 }
 
+template void add_values(std::size_t, const float*, float*);
+template void add_values(std::size_t, const double*, double*);
+template void copy_values(std::size_t, const float*, float*);
+template void copy_values(std::size_t, const double*, double*);
 template struct Node<float>;
 template struct Node<double>;
 template class Var<float>;

@@ -44,6 +44,13 @@ struct Node {
   ~Node();  // iterative release of the input chain: a 100,000-op graph must not overflow the stack
 };
 
+// out[i] += g[i] and out[i] = g[i] for i < n, split over the thread pool when n is large (elementwise: the same bits
+// at any thread count). A residual connection's backward copies and adds arrays of the whole activation's size.
+template <class S>
+void add_values(std::size_t n, const S* g, S* out);
+template <class S>
+void copy_values(std::size_t n, const S* g, S* out);
+
 // Adds `g` (same shape as n.value) to n.grad. A temporary array is taken over on first use (no copy).
 template <class S>
 void accumulate_grad(Node<S>& n, Array<S>&& g) {
@@ -51,6 +58,23 @@ void accumulate_grad(Node<S>& n, Array<S>&& g) {
   if (!n.has_grad) {
     n.grad = std::move(g);
     n.has_grad = true;
+  } else if (n.grad.shape() == g.shape()) {
+    add_values(g.size(), g.data(), n.grad.data());
+  } else {
+    xt::noalias(n.grad) += g;
+  }
+}
+
+// The same for an array the caller keeps: copied on first use.
+template <class S>
+void accumulate_grad(Node<S>& n, const Array<S>& g) {
+  if (!n.requires_grad) return;
+  if (!n.has_grad) {
+    n.grad = Array<S>::from_shape(g.shape());
+    n.has_grad = true;
+    copy_values(g.size(), g.data(), n.grad.data());
+  } else if (n.grad.shape() == g.shape()) {
+    add_values(g.size(), g.data(), n.grad.data());
   } else {
     xt::noalias(n.grad) += g;
   }

@@ -27,16 +27,15 @@ void layer_norm_backward(Node<S>& self, std::size_t R, std::size_t C, const S* m
   Node<S>& nw = *self.inputs[1];
   Node<S>& nb = *self.inputs[2];
   const bool need_params = nw.requires_grad || nb.requires_grad;
-  Array<S> dx, dw, db;
-  if (nx.requires_grad) dx = Array<S>::from_shape(nx.value.shape());
+  Array<S> dw, db;
+  const bool accumulate_dx = nx.requires_grad && prepare_grad(nx) != S(0);  // dx goes straight into x's gradient
   if (need_params) {
     dw = Array<S>::from_shape({C});
     db = Array<S>::from_shape({C});
   }
   kernels::layer_norm_backward<S>(R, C, nx.value.data(), nw.value.data(), self.grad.data(), mean, rstd,
-                                  nx.requires_grad ? dx.data() : nullptr, need_params ? dw.data() : nullptr,
-                                  need_params ? db.data() : nullptr);
-  if (nx.requires_grad) accumulate_grad(nx, std::move(dx));
+                                  nx.requires_grad ? nx.grad.data() : nullptr, accumulate_dx,
+                                  need_params ? dw.data() : nullptr, need_params ? db.data() : nullptr);
   if (need_params) {
     accumulate_grad(nw, std::move(dw));
     accumulate_grad(nb, std::move(db));

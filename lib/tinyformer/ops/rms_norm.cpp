@@ -24,12 +24,12 @@ template <class S>
 void rms_norm_backward(Node<S>& self, std::size_t R, std::size_t C, const S* rstd) {
   Node<S>& nx = *self.inputs[0];
   Node<S>& nw = *self.inputs[1];
-  Array<S> dx, dw;
-  if (nx.requires_grad) dx = Array<S>::from_shape(nx.value.shape());
+  Array<S> dw;
+  const bool accumulate_dx = nx.requires_grad && prepare_grad(nx) != S(0);  // dx goes straight into x's gradient
   if (nw.requires_grad) dw = Array<S>::from_shape({C});
   kernels::rms_norm_backward<S>(R, C, nx.value.data(), nw.value.data(), self.grad.data(), rstd,
-                                nx.requires_grad ? dx.data() : nullptr, nw.requires_grad ? dw.data() : nullptr);
-  if (nx.requires_grad) accumulate_grad(nx, std::move(dx));
+                                nx.requires_grad ? nx.grad.data() : nullptr, accumulate_dx,
+                                nw.requires_grad ? dw.data() : nullptr);
   if (nw.requires_grad) accumulate_grad(nw, std::move(dw));
 }
 

@@ -56,10 +56,10 @@ void layer_norm_forward(std::size_t R, std::size_t C, const S* x, const S* weigh
   });
 }
 
-// x, dy [R, C] -> dx [R, C], dweight [C], dbias [C]
+// x, dy [R, C] -> dx [R, C] (written, or added to), dweight [C], dbias [C]
 template <class S>
 void layer_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* mean,
-                         const S* rstd, S* dx, S* dweight, S* dbias) {
+                         const S* rstd, S* dx, bool accumulate_dx, S* dweight, S* dbias) {
   const S inv_c = S(1) / static_cast<S>(C);
   const std::array<S*, 2> sums{dweight, dweight ? dbias : nullptr};
   rows_with_column_sums<S, 2>(R, C, sums, [&](std::size_t r, const std::array<S*, 2>& part) {
@@ -78,7 +78,10 @@ void layer_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weig
       mean_g *= inv_c;
       mean_gh *= inv_c;
       S* dxr = dx + r * C;
-      for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * weight[j] - mean_g - (xr[j] - mu) * rs * mean_gh);
+      for (std::size_t j = 0; j < C; ++j) {
+        const S d = rs * (dyr[j] * weight[j] - mean_g - (xr[j] - mu) * rs * mean_gh);
+        dxr[j] = accumulate_dx ? dxr[j] + d : d;
+      }
     }
   });
 }
@@ -98,10 +101,10 @@ void rms_norm_forward(std::size_t R, std::size_t C, const S* x, const S* weight,
   });
 }
 
-// x, dy [R, C] -> dx [R, C], dweight [C]
+// x, dy [R, C] -> dx [R, C] (written, or added to), dweight [C]
 template <class S>
 void rms_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight, const S* dy, const S* rstd, S* dx,
-                       S* dweight) {
+                       bool accumulate_dx, S* dweight) {
   const S inv_c = S(1) / static_cast<S>(C);
   const std::array<S*, 1> sums{dweight};
   rows_with_column_sums<S, 1>(R, C, sums, [&](std::size_t r, const std::array<S*, 1>& part) {
@@ -114,7 +117,10 @@ void rms_norm_backward(std::size_t R, std::size_t C, const S* x, const S* weight
       // mean_k(g_k xhat_k) = rstd (1/C) sum_k dy_k w_k x_k
       const S mean_gh = rs * row_dot(dyr, weight, xr, C) * inv_c;
       S* dxr = dx + r * C;
-      for (std::size_t j = 0; j < C; ++j) dxr[j] = rs * (dyr[j] * weight[j] - xr[j] * rs * mean_gh);
+      for (std::size_t j = 0; j < C; ++j) {
+        const S d = rs * (dyr[j] * weight[j] - xr[j] * rs * mean_gh);
+        dxr[j] = accumulate_dx ? dxr[j] + d : d;
+      }
     }
   });
 }
