@@ -96,3 +96,54 @@ TEST_CASE("ops: linear_gelu's gradients in float are those of gelu of linear, bi
     CHECK(fused[i] == apart[i]);
   }
 }
+
+TEST_CASE("ops: a linear whose backward runs in halves gives a float64 reference's gradients, the same at 1 and 2 "
+          "threads",
+          "[ops][threads]") {
+  // 520 x 200 x 168 multiply-adds: past the size where dx is cut into halves of rows and dW into halves of its sum
+  // over rows (the cut, 256, leaves halves of 256 and 264 rows). Each of x and W alone may require grad, and a second
+  // backward through the kept graph adds to the gradients the first one left (beta 1 in both halves).
+  test::ThreadsGuard guard;
+  const std::size_t R = 520, in = 200, out = 168;
+  const auto xv = test::random_array_f({R, in}, 51), wv = test::random_array_f({out, in}, 52);
+  const auto bv = test::random_array_f({out}, 53), gv = test::random_array_f({R, out}, 54);
+  Array<double> dx_ref = xt::zeros<double>({R, in}), dw_ref = xt::zeros<double>({out, in});
+  Array<double> db_ref = xt::zeros<double>({out});
+  for (std::size_t r = 0; r < R; ++r)
+    for (std::size_t o = 0; o < out; ++o) {
+      const double g = gv(r, o);
+      db_ref(o) += g;
+      for (std::size_t i = 0; i < in; ++i) {
+        dx_ref(r, i) += g * wv(o, i);
+        dw_ref(o, i) += g * xv(r, i);
+      }
+    }
+  auto close = [](const Array<float>& got, const Array<double>& want, int times) {
+    const Array<double> scaled = want * static_cast<double>(times);
+    return xt::allclose(xt::cast<double>(got), scaled, 1e-4, 1e-4);
+  };
+  for (const bool x_grad : {true, false})
+    for (const bool w_grad : {true, false}) {
+      if (!x_grad && !w_grad) continue;
+      for (const int backwards : {1, 2}) {
+        std::vector<std::vector<Array<float>>> by_threads;
+        for (const int threads : {1, 2}) {
+          set_num_threads(threads);
+          Var<float> x(xv, x_grad), w(wv, w_grad), b(bv, true);
+          Var<float> y = linear(x, w, b);
+          for (int k = 0; k < backwards; ++k) y.backward(gv, BackwardOptions{k + 1 < backwards});
+          INFO("x grad " << x_grad << ", W grad " << w_grad << ", backwards " << backwards << ", threads " << threads);
+          CHECK(close(b.grad(), db_ref, backwards));
+          if (x_grad) CHECK(close(x.grad(), dx_ref, backwards));
+          if (w_grad) CHECK(close(w.grad(), dw_ref, backwards));
+          CHECK(x.has_grad() == x_grad);
+          CHECK(w.has_grad() == w_grad);
+          by_threads.push_back({b.grad(), x_grad ? x.grad() : Array<float>(), w_grad ? w.grad() : Array<float>()});
+        }
+        for (std::size_t i = 0; i < by_threads[0].size(); ++i) {
+          const bool same = by_threads[0][i] == by_threads[1][i];
+          CHECK(same);
+        }
+      }
+    }
+}
