@@ -100,11 +100,11 @@ TEST_CASE("ops: linear_gelu's gradients in float are those of gelu of linear, bi
 TEST_CASE("ops: a linear whose backward runs in halves gives a float64 reference's gradients, the same at 1 and 2 "
           "threads",
           "[ops][threads]") {
-  // 520 x 200 x 168 multiply-adds: past the size where dx is cut into halves of rows and dW into halves of its sum
-  // over rows (the cut, 256, leaves halves of 256 and 264 rows). Each of x and W alone may require grad, and a second
-  // backward through the kept graph adds to the gradients the first one left (beta 1 in both halves).
+  // 1040 x 136 x 120 multiply-adds: past the size (and the rows) where dx is cut into halves of rows and dW into
+  // halves of its sum over rows (the cut, 512, leaves halves of 512 and 528 rows). Each of x and W alone may require
+  // grad, and a second backward through the kept graph adds to the gradients the first one left (beta 1 in both).
   test::ThreadsGuard guard;
-  const std::size_t R = 520, in = 200, out = 168;
+  const std::size_t R = 1040, in = 136, out = 120;
   const auto xv = test::random_array_f({R, in}, 51), wv = test::random_array_f({out, in}, 52);
   const auto bv = test::random_array_f({out}, 53), gv = test::random_array_f({R, out}, 54);
   Array<double> dx_ref = xt::zeros<double>({R, in}), dw_ref = xt::zeros<double>({out, in});

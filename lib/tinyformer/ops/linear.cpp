@@ -70,10 +70,13 @@ Var<S> linear_impl(const Var<S>& x, const Var<S>& weight, const Var<S>& bias, bo
         const S beta_w = nw.requires_grad ? prepare_grad(nw) : S(0);
         const S beta_b = nb ? prepare_grad(*nb) : S(0);
         // dx by halves of its rows, dW by halves of its sum over rows (the second half into a scratch array, added
-        // after): four pieces of about equal cost, claimed by whichever thread is free, when each is worth a thread;
-        // whole products (dx and dW side by side) when only those are. The cut depends on the shape alone.
+        // after): four pieces of about equal cost, claimed by whichever thread is free, when each is worth a thread
+        // and there are rows enough that packing W once more (for dx's second half) and the scratch, both [out,in],
+        // cost little next to the work, rows x out x in (GPT-2's lm_head at 256 rows made the step slower); whole
+        // products (dx and dW side by side) otherwise. The cut depends on the shape alone. The longer pieces (dW's)
+        // come first: in the other order the thread that takes the last dW half ends 10% of a product later.
         const std::size_t macs = rows * in * out;
-        const bool halves = macs >= 16 * kMinPieceMacs && rows >= 32;
+        const bool halves = macs >= 16 * kMinPieceMacs && rows >= 1024;
         const std::size_t cut = halves ? rows / 2 / 16 * 16 : rows;
         Array<S> dw_rest;
         if (halves && nw.requires_grad) dw_rest = Array<S>::from_shape({out, in});
