@@ -442,20 +442,29 @@ double measure_sgemm_gflops(int threads, gemm_plan::Policy policy) {
     bool trans_a;
     std::size_t m, n, k;
   };
-  std::vector<double> rates;
+  const auto n_threads = static_cast<std::size_t>(threads);
+  double best = 0;
   // x [4096,256] W [256,768] (A B), dW [768,256] = dY^T [768,4096] X [4096,256] (A^T B), and 1024^3 (A B)
   for (P p : {P{false, 4096, 768, 256}, P{true, 768, 256, 4096}, P{false, 1024, 1024, 1024}}) {
-    std::vector<float> a(p.m * p.k, 0.5f), b(p.k * p.n, 0.25f), c(p.m * p.n);
-    gemm<float>(p.trans_a, false, {p.m, p.n, p.k}, 1.f, a.data(), b.data(), 0.f, c.data());  // untimed: the choice
+    std::vector<std::vector<float>> a(n_threads, std::vector<float>(p.m * p.k, 0.5f)),
+        b(n_threads, std::vector<float>(p.k * p.n, 0.25f)), c(n_threads, std::vector<float>(p.m * p.n));
+    // every thread one whole product (one library call) on its own arrays, all at once
+    const auto products = [&] {
+      parallel_for(n_threads, 1, [&](std::size_t t0, std::size_t t1) {
+        for (std::size_t t = t0; t < t1; ++t)
+          gemm_whole<float>(p.trans_a, false, {p.m, p.n, p.k}, 1.f, a[t].data(), b[t].data(), 0.f, c[t].data());
+      });
+    };
+    products();  // untimed: the choice of library
     std::vector<double> secs;
     for (int rep = 0; rep < 9; ++rep) {
       const auto t0 = Clock::now();
-      gemm<float>(p.trans_a, false, {p.m, p.n, p.k}, 1.f, a.data(), b.data(), 0.f, c.data());
+      products();
       secs.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     }
-    rates.push_back(2.0 * static_cast<double>(p.m * p.n * p.k) / median(secs) / 1e9);
+    best = std::max(best, 2.0 * static_cast<double>(p.m * p.n * p.k * n_threads) / median(secs) / 1e9);
   }
-  return median(rates);
+  return best;
 }
 
 std::vector<std::string> check_gemm_plan(const std::string& shape) {

@@ -111,8 +111,10 @@ std::string to_json_line(const BandwidthResult& r);
 // The read kernel alone over a buffer of `bytes` (huge pages advised, as the decoder's weights), the median GB/s.
 double read_bandwidth_gbps(std::size_t bytes, int threads, int repeats);
 
-// Median SGEMM GFLOP/s on transformer-shaped products (x [4096,256] W [256,768], its dW = dY^T X over 4096 rows, and
-// 1024^3) with `threads` threads, every product on the library(ies) of `policy` (it replaces the plan so far).
+// The machine's SGEMM peak at `threads` threads: the best GFLOP/s of three transformer-shaped products (x [4096,256]
+// W [256,768], its dW = dY^T X over 4096 rows, and 1024^3), each thread running whole products (one library call, as
+// the library alone would, not cut into gemm()'s pieces) on its own arrays at the same time, every product on the
+// library(ies) of `policy` (it replaces the plan so far). Each shape's time is the median of 9 runs.
 double measure_sgemm_gflops(int threads, gemm_plan::Policy policy);
 
 // bench --check-gemm: each product shape of the plan so far timed again on both libraries (9 pairs at most), one
