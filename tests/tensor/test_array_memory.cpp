@@ -1,10 +1,11 @@
-// Array memory (tensor/tensor.hpp): aligned blocks, freed small blocks kept per thread and handed out again.
+// Array memory (tensor/memory.hpp): aligned blocks, freed small blocks kept per thread and handed out again.
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <thread>
 #include <vector>
 
+#include "tinyformer/tensor/memory.hpp"
 #include "tinyformer/tensor/tensor.hpp"
 
 using namespace tf;

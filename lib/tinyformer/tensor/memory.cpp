@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
+#include <new>
 #include <sstream>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "tinyformer/tensor/files.hpp"
+#include "tinyformer/tensor/tensor.hpp"
 
 namespace tf {
 
@@ -24,7 +28,77 @@ double read_number_file(const char* path) {
   return std::strtod(text.c_str(), nullptr);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCacheBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kCacheBlocks = false;
+#else
+constexpr bool kCacheBlocks = true;
+#endif
+#else
+constexpr bool kCacheBlocks = true;
+#endif
+
+// One thread's freed blocks by size, made at the thread's first Array. t_cache stays readable after the cache is
+// destroyed (it has no destructor), so that a block freed later in the thread's exit, or by a static Array after
+// main's thread-locals are gone, goes straight back to the system.
+enum class CacheState : unsigned char { unborn, alive, gone };
+thread_local CacheState t_cache = CacheState::unborn;
+struct BlockCache {
+  std::unordered_map<std::size_t, std::vector<void*>> by_size;
+  std::size_t bytes = 0;
+  BlockCache() = default;
+  BlockCache(const BlockCache&) = delete;
+  BlockCache& operator=(const BlockCache&) = delete;
+  ~BlockCache() {
+    t_cache = CacheState::gone;
+    for (auto& [size, blocks] : by_size)
+      for (void* p : blocks) xsimd::aligned_free(p);
+  }
+};
+BlockCache* block_cache() {
+  if (!kCacheBlocks || t_cache == CacheState::gone) return nullptr;
+  thread_local BlockCache cache;
+  t_cache = CacheState::alive;
+  return &cache;
+}
+
 }  // namespace
+
+void* allocate_array_memory(std::size_t bytes) {
+  if (bytes > 0 && bytes <= kCachedBlockBytes)
+    if (BlockCache* cache = block_cache()) {
+      auto it = cache->by_size.find(bytes);
+      if (it != cache->by_size.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        cache->bytes -= bytes;
+        return p;
+      }
+    }
+  void* p = xsimd::aligned_malloc(bytes, kArrayAlignment);  // posix_memalign, as xsimd's own allocator
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+void free_array_memory(void* p, std::size_t bytes) noexcept {
+  if (p == nullptr) return;
+  if (bytes > 0 && bytes <= kCachedBlockBytes && t_cache == CacheState::alive)
+    if (BlockCache* cache = block_cache(); cache && cache->bytes + bytes <= kCachedBytes) {
+      try {
+        cache->by_size[bytes].push_back(p);
+        cache->bytes += bytes;
+        return;
+      } catch (...) {  // no memory for the list: release the block instead
+      }
+    }
+  xsimd::aligned_free(p);
+}
+
+bool array_blocks_cached() noexcept { return kCacheBlocks; }
+
+std::size_t cached_array_bytes() noexcept { return t_cache == CacheState::alive ? block_cache()->bytes : 0; }
 
 double available_memory() {
   double available = 0;

@@ -1,5 +1,6 @@
 #pragma once
 // The process's memory: how freed blocks are kept, what the machine has available, and sizes in words.
+#include <cstddef>
 #include <string>
 
 namespace tf {
@@ -9,6 +10,19 @@ namespace tf {
 // training step spent half its time in the kernel faulting fresh pages in (glibc unmaps every block of
 // 128 KiB or more on free and trims the heap top). Call once at program start; idempotent.
 void keep_freed_memory_in_process();
+
+// Array memory (tensor.hpp's ArrayAllocator): `bytes` on a kArrayAlignment (64-byte) boundary (std::bad_alloc when
+// there is none), and its release with the same byte count. Freed blocks of up to kCachedBlockBytes are kept by the
+// thread that frees them, at most kCachedBytes a thread, and handed out again for the same size: a training step
+// allocates the same shapes every step, and glibc's aligned allocation (posix_memalign never takes its per-thread
+// cache) was half of the per-step floor. Not under AddressSanitizer, which should see every block freed and reused.
+inline constexpr std::size_t kCachedBlockBytes = std::size_t{64} << 10;
+inline constexpr std::size_t kCachedBytes = std::size_t{16} << 20;
+void* allocate_array_memory(std::size_t bytes);
+void free_array_memory(void* p, std::size_t bytes) noexcept;
+// Whether freed blocks are kept (false in a build with AddressSanitizer), and the bytes the calling thread keeps now.
+bool array_blocks_cached() noexcept;
+std::size_t cached_array_bytes() noexcept;
 
 // The bytes this machine can give a new process: /proc/meminfo's MemAvailable, at most what a cgroup v2 memory
 // limit leaves (memory.max - memory.current); 0 when neither can be read (a check against it is then skipped).

@@ -12,6 +12,8 @@
 #include <xsimd/memory/xsimd_alignment.hpp>
 #include <xtensor/xarray.hpp>
 
+#include "tinyformer/tensor/memory.hpp"
+
 namespace tf {
 
 // Every Array's data starts on a 64-byte boundary (a cache line, and the widest SIMD register, AVX-512),
@@ -21,19 +23,6 @@ namespace tf {
 // without -march flags, and the two would not link. With this allocator the type, and therefore every public
 // signature, is the same for any -march.
 inline constexpr std::size_t kArrayAlignment = 64;
-
-// Array memory: `bytes` on a 64-byte boundary (std::bad_alloc when there is none), and its release with the same
-// byte count. Freed blocks of up to kCachedBlockBytes are kept by the thread that frees them, at most kCachedBytes a
-// thread, and handed out again for the same size: a training step allocates the same shapes every step, and glibc's
-// aligned allocation (posix_memalign never takes its per-thread cache) was half of the per-step floor. Not under
-// AddressSanitizer, which should see every block freed and every reuse.
-inline constexpr std::size_t kCachedBlockBytes = std::size_t{64} << 10;
-inline constexpr std::size_t kCachedBytes = std::size_t{16} << 20;
-void* allocate_array_memory(std::size_t bytes);
-void free_array_memory(void* p, std::size_t bytes) noexcept;
-// Whether freed blocks are kept (false in a build with AddressSanitizer), and the bytes the calling thread keeps now.
-bool array_blocks_cached() noexcept;
-std::size_t cached_array_bytes() noexcept;
 
 template <class T>
 class ArrayAllocator {
@@ -45,6 +34,7 @@ class ArrayAllocator {
   template <class U>
   ArrayAllocator(const ArrayAllocator<U>&) noexcept {}
 
+  // memory.hpp's allocate_array_memory: aligned to kArrayAlignment, freed blocks kept per thread
   T* allocate(std::size_t n) {
     if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_alloc();
     return static_cast<T*>(allocate_array_memory(n * sizeof(T)));

@@ -452,9 +452,10 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
   for (std::size_t i0 = 0; i0 < T; i0 += kBlock) {
     const std::size_t i1 = std::min(T, i0 + kBlock);
     const S* pr = p ? p + i0 * T : buf.p;
+    const std::size_t next_end = std::min(T, i1 + kBlock);
     for (const S* kept : {p, pd})  // the next block's rows of a kept P and Pd, as far as that block reads them
       if (kept)
-        for (std::size_t i = i1; i < std::min(T, i1 + kBlock); ++i) prefetch(kept + i * T, std::min(T, i1 + kBlock));
+        for (std::size_t i = i1; i < next_end; ++i) prefetch(kept + i * T, next_end);
     if (!p) weights_rows(q, ld, buf.kt, T, D, scale, i0, i1, buf.p);
     const S* pdr = pd ? pd + i0 * T : pr;
     if (!pd && keep) {
