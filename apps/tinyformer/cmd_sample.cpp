@@ -1,9 +1,11 @@
 // tinyformer sample CHECKPOINT --prompt TEXT [--tokens N] [--temperature T] [--top-k K] [--seed S]
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -15,7 +17,8 @@
 namespace tf::app {
 
 namespace {
-// Ctrl-C (or SIGTERM) ends the sample after the token being made: its text is printed whole, then exit 130.
+// Ctrl-C (or SIGTERM) ends the sample after the token being made: its text is printed whole, then exit 130. When
+// stdout is a full pipe that nobody reads, the interrupted write fails and nothing more is written.
 std::atomic<bool> g_cancel{false};
 extern "C" void cancel_sample(int) { g_cancel.store(true); }
 }  // namespace
@@ -53,23 +56,32 @@ void add_sample_command(CLI::App& app) {
       LoadedGPT model = runs::open_checkpoint(o->checkpoint);
       const runs::Prompt prompt = runs::encode_prompt(model, o->prompt, "--prompt");
       if (!prompt.warning.empty()) warn(prompt.warning);
-      bool printed = false;
+      bool printed = false, cut = false;  // cut: a write failed after Ctrl-C, and nothing more is written
       const auto print = [&](const std::string& text) {  // the text appears as the tokens are made
-        fmt::print("{}", text);
-        std::fflush(stdout);
+        if (cut) return;
+        try {
+          fmt::print("{}", text);
+          if (std::fflush(stdout) != 0)
+            throw std::system_error(errno, std::generic_category(), "cannot write to stdout");
+        } catch (const std::system_error&) {
+          if (!g_cancel.load()) throw;
+          std::clearerr(stdout);
+          cut = true;
+          return;
+        }
         printed = true;
       };
-      std::signal(SIGINT, cancel_sample);
-      std::signal(SIGTERM, cancel_sample);
+      on_signal(SIGINT, cancel_sample);
+      on_signal(SIGTERM, cancel_sample);
       runs::Sample s;
       try {
         s = runs::sample(model, prompt, request, print, &g_cancel, "--");
         for (const auto& w : s.warnings) warn(w);
       } catch (...) {
-        if (printed) fmt::print("\n");  // the error line starts a line of its own
+        if (printed && !cut) fmt::print("\n");  // the error line starts a line of its own
         throw;
       }
-      fmt::print("\n");
+      if (!cut) fmt::print("\n");
       return s.cancelled ? 130 : 0;
     });
   });

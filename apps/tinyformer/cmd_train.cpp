@@ -45,18 +45,6 @@ extern "C" void stop_after_grace(int) {
   ::_exit(130);
 }
 
-// The handler without SA_RESTART (std::signal sets it): a write to stdout that blocks when the signal comes returns,
-// so that the step loop gets to its stop. Under mpirun, Ctrl-C stops mpirun reading the ranks' output, and rank 0,
-// printing a progress line a few hundredths of a second apart at tiny shapes, blocked on the full pipe and never
-// reached the step's end: no checkpoint (seen on an AMD Zen 5 host; the run log drops its lines after a failed write).
-void on_signal(int signal, void (*handler)(int)) {
-  struct sigaction action {};
-  action.sa_handler = handler;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = 0;
-  sigaction(signal, &action, nullptr);
-}
-
 extern "C" void request_stop(int) {
   if (!g_in_steps.load()) {
     io::remove_temporaries_in_progress();

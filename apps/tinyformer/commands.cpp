@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 
 #include <unistd.h>
@@ -80,6 +81,14 @@ CLI::Validator non_negative_number() {
 
 void warn(const std::string& text) { fmt::print(stderr, "tinyformer: warning: {}\n", printable_message(text, 990)); }
 void note(const std::string& text) { fmt::print(stderr, "tinyformer: note: {}\n", printable_message(text, 990)); }
+
+void on_signal(int signal, void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0;
+  sigaction(signal, &action, nullptr);
+}
 
 void select_action(std::function<int()> action) { selected() = std::move(action); }
 

@@ -54,6 +54,13 @@ CLI::Validator non_negative_number();
 void warn(const std::string& text);
 void note(const std::string& text);
 
+// Installs handler for signal without SA_RESTART (std::signal sets it): a write to stdout that blocks when the
+// signal comes fails with EINTR, so that the command gets to its stop. Under mpirun, Ctrl-C stops mpirun reading the
+// ranks' output, and train's rank 0, printing a progress line a few hundredths of a second apart at tiny shapes,
+// blocked on the full pipe and never reached the step's end: no checkpoint (seen on an AMD Zen 5 host). sample, its
+// stdout a pipe nobody read, went on waiting after Ctrl-C. Each command drops its output after a failed write.
+void on_signal(int signal, void (*handler)(int));
+
 // Called by a subcommand's callback with what it should do; run_selected() runs it and returns its exit code.
 void select_action(std::function<int()> action);  // an empty function clears the choice
 int run_selected(CLI::App& app);
