@@ -46,15 +46,11 @@ constexpr std::size_t tile_rows() {
 }
 static_assert(kBlock % tile_rows<1>() == 0 && kBlock % tile_rows<2>() == 0 && kBlock % tile_rows<4>() == 0);
 
-// Software prefetch of n values from p, one per cache line. A head's q, k, v and dy are D values of rows
-// (H+2Hkv)D or C values apart, a few lines a row, and the loops that copy them go down the rows: the hardware's
-// prefetchers do not follow that walk, so each row's lines were waited for. Those loops ask for the row kAheadRows
-// ahead (16: medium's backward with AVX2 kernels took 21.5 ms a step against 23.9 ms without, 8 and 32 within 0.5 ms).
+// A head's q, k, v and dy are D values of rows (H+2Hkv)D or C values apart, a few lines a row, and the loops that copy
+// them go down the rows: the hardware's prefetchers do not follow that walk, so each row's lines were waited for.
+// Those loops ask for the row kAheadRows ahead (16: medium's backward with AVX2 kernels took 21.5 ms a step against
+// 23.9 ms without, 8 and 32 within 0.5 ms).
 constexpr std::size_t kAheadRows = 16;
-template <class S>
-void prefetch(const S* p, std::size_t n) {
-  for (std::size_t i = 0; i < n; i += 64 / sizeof(S)) __builtin_prefetch(p + i, 0, 3);
-}
 
 // Columns of the transposed copy below: T rounded up to whole column blocks.
 template <class S>
@@ -71,7 +67,7 @@ void transpose_into(const S* src, std::size_t ld, std::size_t T, std::size_t D, 
   constexpr std::size_t BW = block<S>();
   std::fill(dst + (T / BW) * BW * D, dst + padded<S>(T) * D, S(0));
   for (std::size_t j = 0; j < T; ++j) {
-    if (j + kAheadRows < T) prefetch(src + (j + kAheadRows) * ld, D);
+    if (j + kAheadRows < T) prefetch(src + (j + kAheadRows) * ld, D * sizeof(S));
     for (std::size_t d = 0; d < D; ++d) dst[j / BW * BW * D + d * BW + j % BW] = src[j * ld + d];
   }
 }
@@ -381,7 +377,7 @@ template <class S>
 const S* contiguous(const S* m, std::size_t ld, std::size_t T, std::size_t D, S* buf) {
   if (ld == D) return m;
   for (std::size_t j = 0; j < T; ++j) {
-    if (j + kAheadRows < T) prefetch(m + (j + kAheadRows) * ld, D);
+    if (j + kAheadRows < T) prefetch(m + (j + kAheadRows) * ld, D * sizeof(S));
     copy_scaled(m + j * ld, D, S(1), buf + j * D);
   }
   return buf;
@@ -455,7 +451,7 @@ void backward(const S* q, const S* k, const S* v, std::size_t ld, const S* p, co
     const std::size_t next_end = std::min(T, i1 + kBlock);
     for (const S* kept : {p, pd})  // the next block's rows of a kept P and Pd, as far as that block reads them
       if (kept)
-        for (std::size_t i = i1; i < next_end; ++i) prefetch(kept + i * T, next_end);
+        for (std::size_t i = i1; i < next_end; ++i) prefetch(kept + i * T, next_end * sizeof(S));
     if (!p) weights_rows(q, ld, buf.kt, T, D, scale, i0, i1, buf.p);
     const S* pdr = pd ? pd + i0 * T : pr;
     if (!pd && keep) {

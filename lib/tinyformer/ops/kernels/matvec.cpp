@@ -17,9 +17,6 @@ namespace {
 
 constexpr std::size_t kRowsAtOnce = 4;  // independent row streams in flight (measured: 4 and 8 tie, 1-2 are slower)
 
-// Prefetches the line at p into the L1 cache (a hint: no effect on the result); the int8 kernels' next rows.
-inline void prefetch(const void* p) { __builtin_prefetch(p, 0, 3); }
-
 // y[r] = acc (+ bias[r]) (+ y[r])
 template <class S>
 inline void finish_row(S acc, std::size_t r, const S* bias, S* y, bool accumulate) {
