@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "tinyformer/io/atomic_file.hpp"
 #include "tinyformer/tensor/files.hpp"
 
 namespace tf::app {
@@ -88,6 +89,19 @@ void on_signal(int signal, void (*handler)(int)) {
   sigemptyset(&action.sa_mask);
   action.sa_flags = 0;
   sigaction(signal, &action, nullptr);
+}
+
+namespace {
+extern "C" void stop_now(int) {  // async-signal-safe calls only
+  io::remove_temporaries_in_progress();
+  static const char msg[] = "\ntinyformer: interrupted: stopped now (no file is left half-written)\n";
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, msg, sizeof msg - 1);
+  ::_exit(130);
+}
+}  // namespace
+
+void stop_on_interrupt() {
+  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) on_signal(signal, stop_now);
 }
 
 void select_action(std::function<int()> action) { selected() = std::move(action); }

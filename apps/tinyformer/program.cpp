@@ -96,6 +96,7 @@ int run(int argc, char** argv) {
 int tf::app::run_program(int argc, char** argv) noexcept {
   tf::reopen_closed_standard_streams();
   tf::keep_freed_memory_in_process();
+  tf::app::stop_on_interrupt();
   try {
     tf::dist::init(&argc, &argv);
   } catch (const std::exception& e) {
