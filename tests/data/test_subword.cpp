@@ -167,6 +167,26 @@ TEST_CASE("data: a data.vocab_size the text cannot support is refused at the key
   CHECK_THAT(message, Contains("data.vocab_size") && Contains("need at least"));
 }
 
+TEST_CASE("data: bpe and unigram learn from lines too long for SentencePiece in one piece, given in parts",
+          "[data][subword]") {
+  // One line of 40000 repeats of a character crashed SentencePiece 0.1.97's BPE trainer (SIGSEGV); a line of words
+  // over 65536 bytes was skipped, and with it every piece it held.
+  test::TempDir dir;
+  const std::string text = fortunes_like(60, 4);
+  std::string one_line;
+  for (const char c : text) one_line += c == '\n' ? ' ' : c;
+  while (one_line.size() < 70000) one_line += one_line;
+  const std::string path = dir.write("long.txt", std::string(40000, 'a') + "\n" + one_line + "\n");
+  for (auto tokenizer : {config::Tokenizer::bpe, config::Tokenizer::unigram}) {
+    CAPTURE(config::to_string(tokenizer));
+    config::RunConfig spec = subword_spec(path, tokenizer, 300);
+    spec.data.documents = "";
+    const auto source = make_data_source(spec);
+    CHECK(source->vocab().size() == 300);
+    CHECK(source->vocab().encode("the cat sat").size() < 11);  // pieces of words: learned from the line of words
+  }
+}
+
 TEST_CASE("data: a tokenizer other than char needs text, and model.vocab_size must be data.vocab_size or auto",
           "[data][subword]") {
   config::RunConfig spec;

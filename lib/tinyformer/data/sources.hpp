@@ -21,9 +21,10 @@ std::unique_ptr<DataSource> make_text_source(const config::RunConfig& cfg);     
 std::unique_ptr<DataSource> make_tokens_source(const config::RunConfig& cfg);   // tokens
 
 // A SentencePiece model (ModelProto bytes) of cfg.data.tokenizer (bpe or unigram) with cfg.data.vocab_size pieces,
-// trained on `sentences` (data/subword.cpp). Throws config::ConfigError at data.vocab_size when the text cannot
-// make that many pieces, naming the largest (or smallest) that works.
-std::string train_sentencepiece(const std::vector<std::string>& sentences, const config::RunConfig& cfg);
+// trained on the text's `lines` (data/subword.cpp; a line of over 4096 bytes is given in parts). Throws
+// config::ConfigError at data.vocab_size when the text cannot make that many pieces, naming the largest (or smallest)
+// that works.
+std::string train_sentencepiece(const std::vector<std::string>& lines, const config::RunConfig& cfg);
 
 // rows: N sequences of length T+1, row-major [N, T+1]; scored(n, q) tells whether y[n][q] is scored.
 // Returns batches of `B` rows (the last one may be smaller), x = row[:-1], y = row[1:] or -1.

@@ -30,13 +30,38 @@ class Sentences final : public sentencepiece::SentenceIterator {
   std::size_t i_ = 0;
 };
 
+// The longest sentence SentencePiece's trainer is given. Its BPE trainer (Debian's 0.1.97) crashed with SIGSEGV in
+// ComputeFreq on one line of 37000 repeats of a character, or of 20000 of "abc" (36000 of one character and
+// 30000 of "ab" passed), and it skips lines over its max_sentence_length: a longer line is fed in parts
+// (lines_in_parts). 4096 is near SentencePiece's own default (4192).
+constexpr std::size_t kSentenceBytes = 4096;
+
+// `lines` with every line over kSentenceBytes cut into parts of at most that many bytes: before the last space in
+// the part's second half (the space is dropped: the dummy-prefix space SentencePiece adds before each sentence takes
+// its place, so the words are the same), else before a character's first byte (the text is valid UTF-8).
+std::vector<std::string> lines_in_parts(const std::vector<std::string>& lines) {
+  std::vector<std::string> parts;
+  for (const std::string& line : lines) {
+    std::size_t start = 0;
+    while (line.size() - start > kSentenceBytes) {
+      std::size_t cut = start + kSentenceBytes;
+      while (cut > start + 1 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+      const std::size_t space = line.rfind(' ', cut);
+      const bool at_space = space != std::string::npos && space > start + kSentenceBytes / 2;
+      if (at_space) cut = space;
+      parts.emplace_back(line, start, cut - start);
+      start = at_space ? cut + 1 : cut;
+    }
+    if (start < line.size()) parts.emplace_back(line, start);
+  }
+  return parts;
+}
+
 }  // namespace
 
-// The longest line SentencePiece's trainer reads; longer ones are skipped.
-constexpr std::size_t kMaxSentenceBytes = 65536;
-
-std::string train_sentencepiece(const std::vector<std::string>& sentences, const config::RunConfig& cfg) {
+std::string train_sentencepiece(const std::vector<std::string>& lines, const config::RunConfig& cfg) {
   const config::DataConfig& d = cfg.data;
+  const std::vector<std::string> sentences = lines_in_parts(lines);
   const std::unordered_map<std::string, std::string> args{
       {"model_type", config::to_string(d.tokenizer)},
       {"vocab_size", std::to_string(d.vocab_size)},
@@ -46,7 +71,7 @@ std::string train_sentencepiece(const std::vector<std::string>& sentences, const
       {"remove_extra_whitespaces", "false"},
       {"add_dummy_prefix", "true"},
       {"split_digits", "true"},
-      {"max_sentence_length", std::to_string(kMaxSentenceBytes)},
+      {"max_sentence_length", std::to_string(kSentenceBytes)},
       {"unk_id", "0"},
       {"bos_id", "1"},
       {"eos_id", "2"},
@@ -64,27 +89,27 @@ std::string train_sentencepiece(const std::vector<std::string>& sentences, const
   const std::string tokenizer = config::to_string(d.tokenizer);
   if (std::regex_search(why, m, std::regex("value <= ([0-9]+)")))
     throw config::error_at(cfg, config::keys::data::vocab_size,
-                           fmt::format("{} is more pieces than {} finds in the training text; the largest that works "
-                                       "is {}",
-                                       d.vocab_size, tokenizer, m[1].str()));
+                           fmt::format("{} is more pieces than {} finds in the training text of '{}'; the largest "
+                                       "that works is {}",
+                                       d.vocab_size, tokenizer, d.path, m[1].str()));
   if (std::regex_search(why, m, std::regex("smaller than required_chars\\. [0-9]+ vs ([0-9]+)")))
     throw config::error_at(cfg, config::keys::data::vocab_size,
-                           fmt::format("{} is too few: the 3 special pieces, 256 bytes and the training text's "
-                                       "characters need at least {}",
-                                       d.vocab_size, m[1].str()));
-  if (why.find("sentences_.empty()") != std::string::npos)  // every line skipped
-    throw config::error_at(cfg, config::keys::data::path,
-                           fmt::format("{} finds no line to learn its pieces from: each line of the training text is "
-                                       "empty or longer than {} bytes (lines end at a newline)",
-                                       tokenizer, kMaxSentenceBytes));
+                           fmt::format("{} is too few: the 3 special pieces, 256 bytes and the characters of '{}' "
+                                       "need at least {}",
+                                       d.vocab_size, d.path, m[1].str()));
+  if (why.find("sentences_.empty()") != std::string::npos)  // no line with a character
+    throw config::error_at(
+        cfg, config::keys::data::path,
+        fmt::format("'{}': {} finds no line to learn its pieces from in the training part", d.path, tokenizer));
   // SentencePiece's status reads "Internal: <source>.cc(428) [<condition>] <text>": its source location and the
   // condition it checked are not for a user
   const std::string reason =
       std::regex_replace(why, std::regex(R"(^[A-Za-z ]+: ([^ ]*\.cc\([0-9]+\) )?(\[[^\]]*\] ?)?)"), "");
   throw config::error_at(cfg, config::keys::data::path,
-                         fmt::format("SentencePiece ({} {}, {} {}) cannot learn pieces from the training text{}",
+                         fmt::format("SentencePiece ({} {}, {} {}) cannot learn pieces from the training text of "
+                                     "'{}'{}",
                                      config::keys::data::tokenizer, tokenizer, config::keys::data::vocab_size,
-                                     d.vocab_size, reason.empty() ? "" : ": " + reason));
+                                     d.vocab_size, d.path, reason.empty() ? "" : ": " + reason));
 }
 
 }  // namespace tf::data
