@@ -2,8 +2,9 @@
 # app: under TINYFORMER_GEMM=auto (the rule of tensor/gemm_plan.hpp), the library chosen for each product shape of
 # tiny's and medium's training step is, timed again in the same run (`bench --check-gemm`, both libraries in
 # alternating pairs): over the step's products, the chosen libraries take at most 1/0.9 of the time the faster ones
-# take. The same for the product shapes of GPT-2 124M's step at llm.c's B=4, T=64 (C=768, 4C=3072, V=50304 padded;
-# each piece as tensor/gemm.cpp cuts it), timed by the test tool gemm_choice: no bench shape has products this large,
+# take. The same for the product shapes of GPT-2 124M's step at llm.c's B=4, T=64 (bench/llmc_gpt2.yaml: C=768,
+# 4C=3072, V=50257), at 2 threads as bench/bench_vs_llmc.py runs it, each piece as tensor/gemm.cpp cuts it: the test
+# tool gemm_choice runs one step of that model, lists the products it ran, and times them. No bench shape has products this large,
 # and the rule's first form, from the bench shapes alone, ran them at 0.57x. Each with both libraries at their best on
 # this CPU (OPENBLAS_CORETYPE and LIBXSMM_TARGET unset, whatever the caller's environment says), with both at AVX2
 # (LIBXSMM_TARGET=hsw, OPENBLAS_CORETYPE=Haswell), and on a CPU with AVX-512 with one of the two at AVX2 and the other
@@ -14,15 +15,16 @@
 # (tiny: 0.85). About 15 s of CPU per setting on a 2-core machine (medium's step at 1 thread and the measurements);
 # skipped in a build without libxsmm, where there is nothing to choose.
 set -uo pipefail
-bin="$1" gemm_choice="$2"
+bin="$1" gemm_choice="$2" src="$3"
 fail() { echo "FAIL: $*"; exit 1; }
 if ! TINYFORMER_GEMM=libxsmm "$bin" bench --shape floor --steps 1 --warmup 0 > /dev/null 2>&1; then
   echo "this build has no libxsmm: every product runs on OpenBLAS, nothing to choose"
   exit 0
 fi
-gpt2=(NT 256 1152 768 NT 256 384 768 NT 256 1536 768 NT 256 384 3072 NT 256 12576 768
-  NN 256 384 2304 NN 256 384 768 NN 256 384 3072 NN 256 1536 768 NN 256 192 50304
-  TN 1152 768 256 TN 384 768 256 TN 1536 768 256 TN 768 1536 256 TN 12576 768 256)
+# the data is not read: the shapes are the model's
+gpt2=($("$gemm_choice" --config "$src/bench/llmc_gpt2.yaml" --threads 2 --set data.path=unused.bin)) \
+  || fail "gemm_choice listing GPT-2's product shapes"
+[ "${#gpt2[@]}" -ge 40 ] || fail "gemm_choice listed ${#gpt2[@]} words for GPT-2's product shapes"
 targets=(native hsw)
 # a CPU with the AVX-512 of OpenBLAS's SkylakeX kernels, as the library reads its features (tensor/blas_core.hpp)
 cores=$("$(dirname "$gemm_choice")/blas_core") || fail "the blas_core tool beside gemm_choice"
