@@ -208,6 +208,8 @@ def main():
             out, p = export(args, ckpt, name + "_llama2c_q8", expect_ok=False, fmt="llama2c-q8")
             lines = p.stderr.strip().split("\n")
             assert len(lines) == 1 and key in lines[0], (name, p.stderr)
+            # the flag's value and the program as given: it said "--format llama2c" and run.c for runq.c's format
+            assert "--format llama2c-q8:" in lines[0] and "runq.c" in lines[0], (name, p.stderr)
             assert not os.path.exists(os.path.join(out, "model_q80.bin")), name
     return 0
 

@@ -21,9 +21,17 @@ namespace {
 
 constexpr std::uint32_t kRunqMagic = 0x616b3432;  // "ak42", llama2.c's version-2 files
 
-// The refusal of an option run.c does not compute, in one line.
-void need(bool ok, const std::string& file, const char* key, const std::string& value, const char* wanted) {
-  need_option(ok, "llama2c", "llama2.c's run.c", file, key, value, wanted);
+// An export's --format and the program that reads its files, as the refusals name them.
+struct Target {
+  const char* format;
+  const char* program;
+};
+constexpr Target kRunc{"llama2c", "llama2.c's run.c"}, kRunq{"llama2c-q8", "llama2.c's runq.c"};
+
+// The refusal of an option the target's program does not compute, in one line.
+void need(bool ok, const Target& target, const std::string& file, const char* key, const std::string& value,
+          const char* wanted) {
+  need_option(ok, target.format, target.program, file, key, value, wanted);
 }
 
 // w [rows, C] whose H * D rows from first_row are H heads of D rows each in tinyformer's RoPE order: each head's
@@ -82,27 +90,28 @@ struct Llama2cModel {
   std::vector<Array<float>> rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3;
 };
 
-Llama2cModel llama2c_model(const io::SafetensorsFile& file) {
+Llama2cModel llama2c_model(const io::SafetensorsFile& file, const Target& target) {
   namespace mk = config::keys::model;
   const config::ModelConfig m = read_model_config(file);
   const std::string& path = file.path();
-  need(m.norm == config::Norm::rmsnorm, path, mk::norm, config::to_string(m.norm), "rmsnorm");
-  need(m.mlp == config::Mlp::swiglu, path, mk::mlp, config::to_string(m.mlp), "swiglu");
-  need(m.position == config::Position::rope, path, mk::position, config::to_string(m.position), "rope");
-  need(!m.bias, path, mk::bias, "true", "false");
+  need(m.norm == config::Norm::rmsnorm, target, path, mk::norm, config::to_string(m.norm), "rmsnorm");
+  need(m.mlp == config::Mlp::swiglu, target, path, mk::mlp, config::to_string(m.mlp), "swiglu");
+  need(m.position == config::Position::rope, target, path, mk::position, config::to_string(m.position), "rope");
+  need(!m.bias, target, path, mk::bias, "true", "false");
   const TrainingState state = read_training_state(file);
   Llama2cModel out;
   out.vocab = read_vocabulary(state.vocab, path);
   const config::RunConfig run = config::load_config_text(state.config_yaml, path + " (its config)");
   need(out.vocab.layout() == data::Vocabulary::Layout::sentencepiece && run.data.tokenizer == config::Tokenizer::bpe,
-       path, config::keys::data::tokenizer, config::to_string(run.data.tokenizer),
+       target, path, config::keys::data::tokenizer, config::to_string(run.data.tokenizer),
        "bpe (its encoder merges pieces by score, which reproduces SentencePiece's BPE)");
 
   // run.c reads one tokenizer entry per id of the model's vocabulary: fewer pieces would read past tokenizer.bin
   if (out.vocab.size() != *m.vocab_size)
-    throw std::invalid_argument(fmt::format("export --format llama2c: {}: its tokenizer has {} pieces but its model "
-                                            "{} ({}); llama2.c's run.c needs one piece per id (a corrupt checkpoint)",
-                                            path, out.vocab.size(), *m.vocab_size, mk::vocab_size));
+    throw std::invalid_argument(fmt::format("export --format {}: {}: its tokenizer has {} pieces but its model {} "
+                                            "({}); {} needs one piece per id (a corrupt checkpoint)",
+                                            target.format, path, out.vocab.size(), *m.vocab_size, mk::vocab_size,
+                                            target.program));
   out.C = m.d_model, out.H = m.n_head, out.L = m.n_layer, out.F = nn::mlp_hidden(m);
   const std::size_t C = out.C, H = out.H, D = C / H, F = out.F;
   // grouped-query attention: run.c's n_kv_heads, query head h reading key/value head h / (H / Hkv) as tinyformer's
@@ -161,7 +170,7 @@ void append_q8(std::string& out, const Array<float>& w, std::size_t group) {
 }  // namespace
 
 void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir) {
-  const Llama2cModel m = llama2c_model(file);
+  const Llama2cModel m = llama2c_model(file, kRunc);
   const std::size_t C = m.C, H = m.H, D = C / H, V = m.V, T = m.T;
   std::string bin;
   for (std::size_t v : {m.C, m.F, m.L, m.H, m.Hkv}) append_i32(bin, static_cast<std::int32_t>(v));
@@ -184,7 +193,7 @@ void export_llama2c(const io::SafetensorsFile& file, const std::string& out_dir)
 }
 
 void export_llama2c_q8(const io::SafetensorsFile& file, const std::string& out_dir) {
-  const Llama2cModel m = llama2c_model(file);
+  const Llama2cModel m = llama2c_model(file, kRunq);
   const std::int32_t group = runq_group_size(m.C, m.F);
   std::string bin;
   append_raw(bin, &kRunqMagic, sizeof kRunqMagic);
