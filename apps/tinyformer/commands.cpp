@@ -101,7 +101,11 @@ extern "C" void stop_now(int) {  // async-signal-safe calls only
 }  // namespace
 
 void stop_on_interrupt() {
-  for (const int signal : {SIGINT, SIGTERM, SIGHUP}) on_signal(signal, stop_now);
+  on_signal(SIGINT, stop_now);
+  on_signal(SIGTERM, stop_now);
+  struct sigaction hangup {};
+  sigaction(SIGHUP, nullptr, &hangup);
+  if (hangup.sa_handler != SIG_IGN) on_signal(SIGHUP, stop_now);  // under nohup it stays ignored
 }
 
 void select_action(std::function<int()> action) { selected() = std::move(action); }

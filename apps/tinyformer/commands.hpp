@@ -63,7 +63,7 @@ void on_signal(int signal, void (*handler)(int));
 // The handlers every command starts with (run_program; train and sample then install their own for the signals they
 // finish work on): SIGINT, SIGTERM and SIGHUP remove the temporary files of the writes in progress (their targets keep
 // what they held), say so in one line on stderr, and exit 130. Without them a Ctrl-C in the middle of `export` left
-// its 100 MB "model.bin.tmp.<pid>" behind.
+// its 100 MB "model.bin.tmp.<pid>" behind. A SIGHUP ignored when the process starts (nohup) stays ignored.
 void stop_on_interrupt();
 
 // Called by a subcommand's callback with what it should do; run_selected() runs it and returns its exit code.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # app: SIGINT, SIGTERM and SIGHUP stop any command at once with exit 130 and one line, and a write in progress
-# leaves no temporary file (export's model.bin caught while being written); a file written before stays whole.
+# leaves no temporary file (export's model.bin caught while being written); a file written before stays whole. Under
+# nohup, SIGHUP stays ignored.
 # (train and sample finish their step or token first: cli_sigint.sh, cli_faults.sh, cli_sample_interrupt.sh.)
 set -uo pipefail
 bin="$1"; src="$2"; work="$3"
@@ -34,6 +35,24 @@ for sig in INT TERM HUP; do
   no_temporaries "$work/exp"
   [ "$(sha256sum < "$work/exp/model.bin")" = "$whole" ] || fail "SIG$sig: the model.bin written before changed"
 done
+
+# Under nohup (SIGHUP ignored when the process starts) a SIGHUP changes nothing: export writes its file
+caught=""
+for attempt in $(seq 1 10); do
+  rm -rf "$work/exp"
+  (trap '' HUP; exec "$bin" export "$work/run/checkpoint.safetensors" --format llmc --out "$work/exp" > /dev/null \
+    2> "$work/err.txt") &
+  pid=$!
+  for _ in $(seq 1 100000); do
+    if compgen -G "$work/exp/model.bin.tmp.*" > /dev/null; then kill -HUP "$pid"; caught=yes; break; fi
+    kill -0 "$pid" 2> /dev/null || break
+  done
+  wait "$pid"; code=$?
+  [ -n "$caught" ] && break
+done
+[ -n "$caught" ] || fail "SIGHUP under nohup: could not signal export during its write in 10 attempts"
+[ "$code" -eq 0 ] || { cat "$work/err.txt"; fail "SIGHUP under nohup: exit code $code, expected 0 (the export written)"; }
+[ "$(sha256sum < "$work/exp/model.bin")" = "$whole" ] || fail "SIGHUP under nohup: model.bin is not the whole export"
 
 # A command that writes nothing: bench, stopped in its steps
 "$bin" bench --shape medium --steps 100 > /dev/null 2> "$work/err.txt" &
