@@ -27,7 +27,7 @@ void say(const char* msg, std::size_t n) {
   if (!g_speaks.load()) return;
   [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, msg, n);
 }
-// The first SIGINT/SIGTERM/SIGUSR1 asks the loop to finish the step, save and stop; a second one stops at once
+// The first SIGINT/SIGTERM/SIGUSR1/SIGHUP asks the loop to finish the step, save and stop; a second one stops at once
 // (checkpoints are written atomically, so the last one stays whole). Outside the steps (loading the config and the
 // data, building the model, writing the report) there is nothing to save: the first one stops at once. Stopping at
 // once removes the temporary files being written. A step, evaluation or save that has not ended 10 s after the
@@ -98,6 +98,7 @@ void add_train_command(CLI::App& app) {
       on_signal(SIGINT, request_stop);  // finish the step, checkpoint, exit 130
       on_signal(SIGTERM, request_stop);
       on_signal(SIGUSR1, request_stop);
+      on_hangup(request_stop);  // the terminal closed: as Ctrl-C (nohup's ignored SIGHUP stays ignored)
       on_signal(SIGALRM, stop_after_grace);
       const runs::TrainResult r = runs::train(*opts);
       return r.interrupted ? 130 : 0;

@@ -91,6 +91,15 @@ void on_signal(int signal, void (*handler)(int)) {
   sigaction(signal, &action, nullptr);
 }
 
+void on_hangup(void (*handler)(int)) {
+  static const bool ignored_at_start = [] {
+    struct sigaction at_start {};
+    sigaction(SIGHUP, nullptr, &at_start);
+    return at_start.sa_handler == SIG_IGN;
+  }();
+  if (!ignored_at_start) on_signal(SIGHUP, handler);
+}
+
 namespace {
 extern "C" void stop_now(int) {  // async-signal-safe calls only
   io::remove_temporaries_in_progress();
@@ -103,9 +112,7 @@ extern "C" void stop_now(int) {  // async-signal-safe calls only
 void stop_on_interrupt() {
   on_signal(SIGINT, stop_now);
   on_signal(SIGTERM, stop_now);
-  struct sigaction hangup {};
-  sigaction(SIGHUP, nullptr, &hangup);
-  if (hangup.sa_handler != SIG_IGN) on_signal(SIGHUP, stop_now);  // under nohup it stays ignored
+  on_hangup(stop_now);
 }
 
 void select_action(std::function<int()> action) { selected() = std::move(action); }

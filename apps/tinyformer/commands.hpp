@@ -60,10 +60,12 @@ void note(const std::string& text);
 // blocked on the full pipe and never reached the step's end: no checkpoint (seen on an AMD Zen 5 host). sample, its
 // stdout a pipe nobody read, went on waiting after Ctrl-C. Each command drops its output after a failed write.
 void on_signal(int signal, void (*handler)(int));
+// on_signal for SIGHUP, unless the process started with it ignored (nohup): then it stays ignored.
+void on_hangup(void (*handler)(int));
 // The handlers every command starts with (run_program; train and sample then install their own for the signals they
 // finish work on): SIGINT, SIGTERM and SIGHUP remove the temporary files of the writes in progress (their targets keep
 // what they held), say so in one line on stderr, and exit 130. Without them a Ctrl-C in the middle of `export` left
-// its 100 MB "model.bin.tmp.<pid>" behind. A SIGHUP ignored when the process starts (nohup) stays ignored.
+// its 100 MB "model.bin.tmp.<pid>" behind. SIGHUP through on_hangup.
 void stop_on_interrupt();
 
 // Called by a subcommand's callback with what it should do; run_selected() runs it and returns its exit code.
