@@ -69,6 +69,7 @@ void bind_report(py::module_& m) {
           snapshots.append(snap);
         }
         d["snapshots"] = snapshots;
+        d["note"] = r.attention_note;
         return d;
       },
       py::arg("out"),

@@ -131,7 +131,8 @@ class AttentionMap(tuple, _HtmlView):
 class RunReport(_HtmlView):
     """A run dir's report (what `tinyformer train` writes to report.html: curves, heads, maps over the steps, head
     view), read again from the run's files; inline in a notebook, saved as HTML, and its attention snapshots as
-    AttentionMaps.
+    AttentionMaps: those the page holds, at most 2^24 weights together (evenly spaced, the last always; `note` says
+    what was left out; every snapshot is in the run's attention/step_NNNNNN.npy).
 
         r = tf.report("runs/reverse")
         r                                   # in a notebook: the whole report
@@ -146,6 +147,7 @@ class RunReport(_HtmlView):
         self.expected_pattern: str = data["expected_pattern"]
         self.roles: List[List[str]] = data["roles"]
         self.snapshots: List[Dict[str, Any]] = data["snapshots"]
+        self.note: str = data["note"]
 
     def html(self) -> str:
         return self._page

@@ -336,9 +336,10 @@ std::string maps_html(const ReportData& data) {
       "<input type=\"range\" id=\"snapshot\" min=\"0\" max=\"{}\" step=\"1\" value=\"{}\">"
       "<span id=\"step-label\">step {}</span></div>\n"
       "<p class=\"summary\">Rows are queries, columns are keys; white = 0, dark blue = 1.{} Hover a cell for its "
-      "weight.</p>\n<div id=\"attention\"></div>\n<div id=\"tip\"></div>\n",
+      "weight.{}</p>\n<div id=\"attention\"></div>\n<div id=\"tip\"></div>\n",
       n - 1, n - 1, data.attention.back().step,
-      outlines ? " An orange box marks the key each answer query is expected to attend to." : "");
+      outlines ? " An orange box marks the key each answer query is expected to attend to." : "",
+      data.attention_note.empty() ? "" : " " + html_escape(data.attention_note));
 }
 
 constexpr const char* kHeadViewHtml = R"HTML(<h2>Head view</h2>
@@ -367,7 +368,10 @@ std::string render_html_report(const ReportData& data) {
     html += summary_html(data.metrics) + "<h2>Training curves</h2>\n" + charts_html(data, axis);
   html += report::circuits_html(data);
   html += heads_html(data, axis);
-  if (!data.attention.empty()) html += maps_html(data) + kHeadViewHtml;
+  if (!data.attention.empty())
+    html += maps_html(data) + kHeadViewHtml;
+  else if (!data.attention_note.empty())
+    html += "<h2>Attention maps</h2>\n<p class=\"summary\">" + html_escape(data.attention_note) + "</p>\n";
   if (!data.config_yaml.empty()) html += "<h2>Config</h2>\n<pre>" + html_escape(data.config_yaml) + "</pre>\n";
   html += "<script type=\"application/json\" id=\"tf-data\">" + json + "</script>\n";
   html += std::string("<script>\n") + report::report_script() + "</script>\n</body>\n</html>\n";

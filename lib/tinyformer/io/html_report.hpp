@@ -121,6 +121,7 @@ struct ReportData {
   std::string config_yaml;
   std::vector<MetricsRow> metrics;           // in step order
   std::vector<AttentionSnapshot> attention;  // in step order; each may have its own L, H, T
+  std::string attention_note;                // which snapshots the page leaves out and why (one sentence), or ""
   std::string expected_pattern;              // one sentence: which key each answer query should attend to, or ""
   std::vector<std::vector<std::string>> head_roles;  // [L][H] a short role per head ("previous_token 0.93"), or empty
   CircuitsReport circuits;                           // what circuits.json holds (empty without it)

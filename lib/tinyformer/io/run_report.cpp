@@ -85,14 +85,45 @@ std::vector<MetricsRow> read_metrics_file(const fs::path& path) {
   return rows;
 }
 
-// Every <dir>/step_*.npy with its sidecar, in step order; `pattern` gets the sidecars' expected pattern.
-std::vector<AttentionSnapshot> read_snapshots(const fs::path& dir, std::string& pattern) {
-  std::vector<fs::path> files;
+// Which of `sizes.size()` snapshots (sizes: weights in each) fit `max_weights` together: as many as the largest one
+// allows, evenly spaced from the first to the last, the last always.
+std::vector<std::size_t> fitting_snapshots(const std::vector<std::size_t>& sizes, std::size_t max_weights) {
+  const std::size_t n = sizes.size(), largest = n ? *std::max_element(sizes.begin(), sizes.end()) : 0;
+  const std::size_t k = largest == 0 ? n : std::min(n, max_weights / largest);
+  std::vector<std::size_t> shown;
+  for (std::size_t j = 0; j < k; ++j) shown.push_back(k == 1 ? n - 1 : (j * (n - 1) + (k - 1) / 2) / (k - 1));
+  return shown;
+}
+
+// Every <dir>/step_*.npy with its sidecar, in step order, as many as fit `max_weights` (fitting_snapshots; only those
+// are read); `pattern` gets the sidecars' expected pattern, `note` says what was left out and why.
+std::vector<AttentionSnapshot> read_snapshots(const fs::path& dir, std::size_t max_weights, std::string& pattern,
+                                              std::string& note) {
+  std::vector<fs::path> all;
   if (fs::exists(dir))
     for (const auto& e : fs::directory_iterator(dir))
       if (e.path().extension() == ".npy" && e.path().filename().string().rfind("step_", 0) == 0)
-        files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+        all.push_back(e.path());
+  std::sort(all.begin(), all.end());
+  std::vector<std::size_t> sizes;
+  Shape largest;
+  for (const auto& npy : all) {
+    const Shape shape = read_npy_header(npy.string()).shape;
+    sizes.push_back(shape_numel(shape));
+    if (sizes.back() >= shape_numel(largest)) largest = shape;
+  }
+  std::vector<fs::path> files;
+  for (const std::size_t i : fitting_snapshots(sizes, max_weights)) files.push_back(all[i]);
+  if (files.size() < all.size()) {
+    const std::string where = "every snapshot is in the run's attention/step_NNNNNN.npy and .png";
+    note = files.empty()
+               ? fmt::format("No attention snapshot is shown: one holds {} weights ({}), more than the {} "
+                             "this page holds; {}.",
+                             shape_numel(largest), shape_str(largest), max_weights, where)
+               : fmt::format("{} of the {} attention snapshots are shown, evenly spaced: this page holds "
+                             "at most {} weights, and one holds {} ({}); {}.",
+                             files.size(), all.size(), max_weights, shape_numel(largest), shape_str(largest), where);
+  }
   std::vector<AttentionSnapshot> snapshots;
   for (const auto& npy : files) {
     AttentionSnapshot snap;
@@ -132,12 +163,13 @@ config::RunConfig read_run_config(const std::string& out) {
   return config::load_config(path.string());  // the gate names a config.yaml that is a FIFO, a directory, ...
 }
 
-ReportData read_run_report(const std::string& out) {
+ReportData read_run_report(const std::string& out, std::size_t max_weights) {
   ReportData report;
   report.title = fmt::format("tinyformer run: {}", fs::path(out).filename().string());
   report.config_yaml = read_text(fs::path(out) / "config.yaml");
   report.metrics = read_run_metrics(out);
-  report.attention = read_snapshots(fs::path(out) / "attention", report.expected_pattern);
+  report.attention =
+      read_snapshots(fs::path(out) / "attention", max_weights, report.expected_pattern, report.attention_note);
   const std::string heads_text = read_text(fs::path(out) / "heads.json");
   const auto heads = json_too_deep(heads_text) ? nlohmann::json() : nlohmann::json::parse(heads_text, nullptr, false);
   if (heads.is_object() && heads.contains("verdicts")) try {
