@@ -1,5 +1,6 @@
 // The memory check before a run allocates anything (train/memory_estimate.hpp), the data's footprint it starts from,
-// and the thread bounds. tests/app/cli_memory.sh compares the estimate with the peak memory of real runs.
+// the thread bounds, and the warning for attention snapshots that would fill a disk. tests/app/cli_memory.sh
+// compares the estimate with the peak memory of real runs.
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -8,6 +9,7 @@
 #include "tinyformer/data/data.hpp"
 #include "tinyformer/tensor/parallel.hpp"
 #include "tinyformer/train/memory_estimate.hpp"
+#include "tinyformer/train/setup.hpp"
 
 using namespace tf;
 
@@ -105,4 +107,22 @@ TEST_CASE("threads: auto is the physical cores, and the bound of 4 x the hardwar
   cfg.training.threads = static_cast<std::size_t>(max_threads()) + 1;
   CHECK_THROWS_WITH(config::validate(cfg), Catch::Contains("training.threads: " + std::to_string(max_threads() + 1) +
                                                            " is more than " + std::to_string(max_threads())));
+}
+
+TEST_CASE("setup: attention snapshots that add up to more than 1 GiB on disk are warned about, naming the keys") {
+  config::RunConfig cfg;
+  cfg.training.steps = 2;
+  cfg.logging.attention_interval = 1;
+  // 8 layers x 8 heads x 2000^2 floats: 1 GiB a snapshot, 3 of them
+  const std::string w = train::snapshot_bytes_warning(cfg, 8, 8, 2000);
+  CHECK_THAT(w, Catch::Matchers::Contains("[8, 8, 2000, 2000] float32") &&
+                    Catch::Matchers::Contains("logging.attention_interval 1 over training.steps 2 writes about 3") &&
+                    Catch::Matchers::Contains("a shorter logging.probe"));
+  CHECK(train::snapshot_bytes_warning(cfg, 2, 4, 32).empty());  // a task's probe: 32 KB a snapshot
+  cfg.training.steps = 40000;
+  cfg.logging.attention_interval = 100;
+  CHECK(train::snapshot_bytes_warning(cfg, 8, 8, 51).empty());         // text's default probe: 401 snapshots of 666 KB
+  CHECK_FALSE(train::snapshot_bytes_warning(cfg, 8, 8, 512).empty());  // 401 of 64 MiB
+  cfg.logging.attention_interval = 0;                                  // no snapshots
+  CHECK(train::snapshot_bytes_warning(cfg, 8, 8, 2000).empty());
 }

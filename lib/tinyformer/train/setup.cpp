@@ -1,6 +1,7 @@
 #include "tinyformer/train/setup.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -109,7 +110,24 @@ RunSetup make_run(const config::RunConfig& cfg) {
                              [&] { return optim::make_optimizer(cfg.optimizer, run.model->named_parameters()); });
   run.schedule = optim::LrSchedule::from_config(cfg);
   run.probe = make_probe(cfg, *run.data, run.model->context(), run.warnings);
+  const std::string snapshots = snapshot_bytes_warning(cfg, model.n_layer, model.n_head, run.probe.size());
+  if (!snapshots.empty() && dist::is_root()) run.warnings.push_back(snapshots);
   return run;
+}
+
+std::string snapshot_bytes_warning(const config::RunConfig& cfg, std::size_t layers, std::size_t heads, std::size_t T) {
+  namespace kl = config::keys::logging;
+  const std::size_t interval = cfg.logging.attention_interval, steps = cfg.training.steps;
+  if (interval == 0) return "";
+  const double each = 4.0 * static_cast<double>(layers * heads) * static_cast<double>(T) * static_cast<double>(T);
+  const double count = std::floor(static_cast<double>(steps) / static_cast<double>(interval)) + 1;
+  if (each * count <= 1024.0 * 1024.0 * 1024.0) return "";
+  return fmt::format("the attention snapshots of the probe ({} tokens) take {} each ([{}, {}, {}, {}] float32 in "
+                     "attention/step_*.npy): {} {} over {} {} writes about {:.0f} of them, {} (a shorter {} or a "
+                     "larger {} writes less)",
+                     T, format_bytes(each), layers, heads, T, T, kl::attention_interval, interval,
+                     config::keys::training::steps, steps, count, format_bytes(each * count), kl::probe,
+                     kl::attention_interval);
 }
 
 std::size_t sequences_per_step(const config::RunConfig& cfg) {

@@ -33,6 +33,12 @@ config::ModelConfig resolve_model(const config::RunConfig& cfg, const data::Data
 // and names what was being allocated when std::bad_alloc happens anyway.
 RunSetup make_run(const config::RunConfig& cfg);
 
+// A warning, or "" when there is nothing to say: the run's attention snapshots add up to more than 1 GiB on disk.
+// Each is the probe's [layers, heads, T, T] in float32 (attention/step_*.npy, beside a PNG), about one per
+// logging.attention_interval steps: a probe of 2000 tokens on an 8 x 8-head model is 1 GiB a snapshot. make_run adds
+// it to the run's warnings (rank 0).
+std::string snapshot_bytes_warning(const config::RunConfig& cfg, std::size_t layers, std::size_t heads, std::size_t T);
+
 // training.threads, or for auto OMP_NUM_THREADS when set (tf::threads_from_environment, which refuses a bad value),
 // else the machine's physical cores (under mpirun shared by the node's processes); above the cores, adds a warning
 // (rank 0).
