@@ -194,7 +194,7 @@ TEST_CASE("io: attention grid rejects bad shapes and label counts, and names the
   CHECK_THROWS_AS(io::render_attention_grid(empty, {}, "t"), std::invalid_argument);
   CHECK_THROWS_WITH(io::render_attention_grid(causal_uniform(1, 1, 4), {"a", "b", "c"}, "t"),
                     Contains("3 token labels") && Contains("give 4 labels"));
-  CHECK_THROWS_WITH(io::render_attention_grid(causal_uniform(70, 70, 32), {}, "t"), Contains("16384"));
+  CHECK_THROWS_WITH(io::render_attention_grid(causal_uniform(600, 1, 32), {}, "t"), Contains("16384"));  // at 1 px
   const std::string missing = "/nonexistent-tinyformer-dir/grid.png";
   CHECK_THROWS_AS(io::write_attention_grid_png(missing, causal_uniform(1, 1, 4), {}, "t"), std::runtime_error);
   CHECK_THROWS_WITH(io::write_attention_grid_png(missing, causal_uniform(1, 1, 4), {}, "t"), Contains(missing));
@@ -330,4 +330,36 @@ TEST_CASE("io: attention grid refuses expected keys that are not one per query o
   CHECK_THROWS_WITH(io::render_attention_grid(w, {}, "t", {0, 1}), Contains("2 expected keys for 4 tokens"));
   CHECK_THROWS_WITH(io::render_attention_grid(w, {}, "t", {-1, -1, 4, -1}), Contains("expected key 4 of query 2"));
   CHECK_THROWS_AS(io::render_attention_grid(w, {}, "t", {-2, -1, -1, -1}), std::invalid_argument);
+}
+
+TEST_CASE("io: attention grid with many heads goes below 256 / T pixels per token when it must", "[io]") {
+  // 70 heads of 32 tokens with 16 px gaps: 2 * 12 + 70 * 32 s + 69 * 16 is 19048 px wide at s = 8 (256 / 32), 16808
+  // at 7, 14568 at 6
+  const auto img = io::render_attention_grid(causal_uniform(2, 70, 32), {}, "t");
+  CHECK(img.pixels_per_token == 6);
+  CHECK(img.width <= 16384);
+}
+
+TEST_CASE("io: an attention grid PNG too large even at 1 px per token is drawn from f x f token means", "[io]") {
+  using Catch::Matchers::Contains;
+  test::TempDir dir;
+  // 40 layers of 420 tokens: 18040 px high at 1 px per token; averaged over 2 x 2 tokens, 210 a side, it fits.
+  const std::size_t L = 40, T = 420, P = 210;
+  const Array<float> w = causal_uniform(L, 1, T);
+  CHECK_THROWS_WITH(io::render_attention_grid(w, {}, "t"), Contains("16384"));
+  const fs::path path = dir.path() / "pooled.png";
+  io::write_attention_grid_png(path.string(), w, labels(T), "big", std::vector<long>(T, 0));
+  Array<float> means = Array<float>::from_shape({L, 1, P, P});
+  for (std::size_t l = 0; l < L; ++l)
+    for (std::size_t i = 0; i < P; ++i)
+      for (std::size_t j = 0; j < P; ++j)
+        means(l, 0, i, j) = static_cast<float>((static_cast<double>(w(l, 0, 2 * i, 2 * j)) + w(l, 0, 2 * i, 2 * j + 1) +
+                                                w(l, 0, 2 * i + 1, 2 * j) + w(l, 0, 2 * i + 1, 2 * j + 1)) /
+                                               4.0);
+  const auto expected = io::render_attention_grid(means, {}, "big (a cell: the mean of 2 x 2 tokens)");
+  CHECK(expected.height <= 16384);
+  CHECK(test::read_bytes(path.string()) == io::encode_png_rgb(expected.width, expected.height, expected.rgb));
+  // a grid of layers too tall even at one token a map is still refused
+  CHECK_THROWS_WITH(io::write_attention_grid_png(path.string(), causal_uniform(600, 1, 32), {}, "t"),
+                    Contains("16384"));
 }

@@ -67,3 +67,24 @@ TEST_CASE("io: a run's report shows no snapshot larger than its budget and says 
   CHECK_THAT(page, Contains("<h2>Attention maps</h2>") && Contains("No attention snapshot is shown"));
   CHECK_THAT(page, !Contains("id=\"snapshot\""));  // no slider without maps
 }
+
+TEST_CASE("io: a report page of maps given in memory holds those that fit its budget and says so", "[io][report]") {
+  io::ReportData data;
+  for (long step : {0, 10, 20, 30, 40}) {
+    io::AttentionSnapshot s;
+    s.step = step;
+    s.weights = Array<float>::from_shape({1, 2, 4, 4});  // 32 weights
+    s.weights.fill(0.25f);
+    data.attention.push_back(s);
+  }
+  CHECK_THAT(io::render_html_report(data, 3 * 32),
+             Contains("3 of the 5 attention maps are shown, evenly spaced: this page holds at most 96 weights, and one "
+                      "holds 32 ([1, 2, 4, 4])") &&
+                 Contains("\"step\":40"));
+  const std::string none = io::render_html_report(data, 31);
+  CHECK_THAT(none, Contains("No attention map is shown: one holds 32 weights ([1, 2, 4, 4]), more than the 31"));
+  CHECK_THAT(none, !Contains("id=\"snapshot\""));
+  data.attention_note = "words of the caller";  // a note of the caller is kept
+  CHECK_THAT(io::render_html_report(data, 31), Contains("words of the caller") && !Contains("No attention map"));
+  CHECK_THAT(io::render_html_report(data), !Contains("are shown"));  // 160 weights: all of them, under 2^24
+}

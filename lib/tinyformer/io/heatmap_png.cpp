@@ -229,16 +229,23 @@ GridLayout layout_for(long s, long L, long H, long T, long longest_label, long t
 }
 
 // Plain maps: s = clamp(256 / T, 1, 24). With labels or outlines the maps grow to at least 8 px per token while a
-// heatmap stays within kMaxAnnotatedHeat; the first s from there down to the plain one that fits kMaxSide wins.
-GridLayout choose_layout(const AttentionDims& d, long longest_label, bool annotated, long title_w) {
+// heatmap stays within kMaxAnnotatedHeat; the first s from there down to 1 that fits kMaxSide wins (below plain only
+// when many layers or heads need it). false (and `g` the layout at 1 px a token) when none fits.
+bool fitting_layout(const AttentionDims& d, long longest_label, bool annotated, long title_w, GridLayout& g) {
   const long L = static_cast<long>(d.layers), H = static_cast<long>(d.heads), T = static_cast<long>(d.tokens);
   const long plain = std::clamp(256L / T, 1L, 24L);
   const long wanted = annotated ? std::max(plain, std::min(kMinLabelPitch, kMaxAnnotatedHeat / T)) : plain;
-  GridLayout g;
-  for (long s = wanted; s >= plain; --s) {
+  for (long s = wanted; s >= 1; --s) {
     g = layout_for(s, L, H, T, longest_label, title_w);
-    if (g.width <= kMaxSide && g.height <= kMaxSide) return g;
+    if (g.width <= kMaxSide && g.height <= kMaxSide) return true;
   }
+  return false;
+}
+
+GridLayout choose_layout(const AttentionDims& d, long longest_label, bool annotated, long title_w) {
+  GridLayout g;
+  if (fitting_layout(d, longest_label, annotated, title_w, g)) return g;
+  const long L = static_cast<long>(d.layers), H = static_cast<long>(d.heads), T = static_cast<long>(d.tokens);
   throw std::invalid_argument(fmt::format(
       "render_attention_grid: attention weights [{}, {}, {}, {}] need a {} x {} image, more than {} pixels on a side; "
       "plot fewer layers or heads",
@@ -307,24 +314,65 @@ void draw_heatmap(Canvas& canvas, const GridLayout& g, const float* map, long T,
     }
 }
 
+// What the layout depends on besides the dimensions: the labels and the title as drawn.
+struct GridText {
+  std::vector<std::string> labels;
+  long longest = 0;  // the longest label's characters, at least 1 with labels
+  std::string title;
+  bool outlines = false;
+  long title_w = 0;  // the title line's width
+};
+
+GridText grid_text(const std::vector<std::string>& tokens, const std::string& title,
+                   const std::vector<long>& expected) {
+  GridText t;
+  for (const auto& token : tokens) {
+    t.labels.push_back(printable_ascii(token, kMaxLabelChars, true));
+    t.longest = std::max({t.longest, static_cast<long>(t.labels.back().size()), 1L});
+  }
+  t.title = printable_ascii(title, kMaxTitleChars, false);
+  t.outlines = !expected.empty();
+  t.title_w = 2L * kMargin + 2L * kCharWidth * static_cast<long>(t.title.size()) + kGap + kColorBarWidth +
+              (t.outlines ? kGap + kOutlineLegendWidth : 0);
+  return t;
+}
+
+bool fits(const AttentionDims& d, const GridText& t) {
+  GridLayout g;
+  return fitting_layout(d, t.longest, !t.labels.empty() || t.outlines, t.title_w, g);
+}
+
+// weights [L,H,T,T] averaged over blocks of f x f (queries x keys; the last blocks of a row or column may be smaller):
+// [L,H,ceil(T/f),ceil(T/f)]. A NaN stays NaN in its block.
+Array<float> pooled(const Array<float>& weights, const AttentionDims& d, std::size_t f) {
+  const std::size_t T = d.tokens, P = (T + f - 1) / f;
+  Array<float> out = Array<float>::from_shape({d.layers, d.heads, P, P});
+  for (std::size_t m = 0; m < d.layers * d.heads; ++m) {
+    const float* w = weights.data() + m * T * T;
+    float* o = out.data() + m * P * P;
+    for (std::size_t i = 0; i < P; ++i)
+      for (std::size_t j = 0; j < P; ++j) {
+        const std::size_t q1 = std::min(T, (i + 1) * f), k1 = std::min(T, (j + 1) * f);
+        double sum = 0;
+        for (std::size_t q = i * f; q < q1; ++q)
+          for (std::size_t k = j * f; k < k1; ++k) sum += w[q * T + k];
+        o[i * P + j] = static_cast<float>(sum / static_cast<double>((q1 - i * f) * (k1 - j * f)));
+      }
+  }
+  return out;
+}
+
 }  // namespace
 
 AttentionGridImage render_attention_grid(const Array<float>& weights, const std::vector<std::string>& tokens,
                                          const std::string& title, const std::vector<long>& expected) {
   const AttentionDims d = check_attention_weights(weights, tokens.size(), "render_attention_grid");
   check_expected_keys(expected, d.tokens);
-  std::vector<std::string> labels;
-  long longest = 0;
-  for (const auto& t : tokens) {
-    labels.push_back(printable_ascii(t, kMaxLabelChars, true));
-    longest = std::max(longest, static_cast<long>(labels.back().size()));
-  }
-  const std::string title_text = printable_ascii(title, kMaxTitleChars, false);
-  const bool outlines = !expected.empty();
-  const long title_w = 2L * kMargin + 2L * kCharWidth * static_cast<long>(title_text.size()) + kGap + kColorBarWidth +
-                       (outlines ? kGap + kOutlineLegendWidth : 0);
-  const GridLayout g =
-      choose_layout(d, labels.empty() ? 0 : std::max(longest, 1L), !labels.empty() || outlines, title_w);
+  const GridText text = grid_text(tokens, title, expected);
+  const std::vector<std::string>& labels = text.labels;
+  const std::string& title_text = text.title;
+  const bool outlines = text.outlines;
+  const GridLayout g = choose_layout(d, text.longest, !labels.empty() || outlines, text.title_w);
 
   AttentionGridImage img;
   img.width = static_cast<int>(g.width);
@@ -370,7 +418,18 @@ std::string encode_png_rgb(int width, int height, const std::vector<std::uint8_t
 void write_attention_grid_png(const std::string& path, const Array<float>& weights,
                               const std::vector<std::string>& tokens, const std::string& title,
                               const std::vector<long>& expected) {
-  const AttentionGridImage img = render_attention_grid(weights, tokens, title, expected);
+  const AttentionDims d = check_attention_weights(weights, tokens.size(), "write_attention_grid_png");
+  check_expected_keys(expected, d.tokens);
+  std::size_t f = 1;
+  std::string pooled_title;
+  // (past f = T the grid of layers x heads alone is too large: render_attention_grid says so)
+  while (f < d.tokens && !fits({d.layers, d.heads, (d.tokens + f - 1) / f},
+                               f == 1 ? grid_text(tokens, title, expected) : grid_text({}, pooled_title, {}))) {
+    ++f;
+    pooled_title = fmt::format("{} (a cell: the mean of {} x {} tokens)", title, f, f);
+  }
+  const AttentionGridImage img = f == 1 ? render_attention_grid(weights, tokens, title, expected)
+                                        : render_attention_grid(pooled(weights, d, f), {}, pooled_title, {});
   const std::string png = encode_png_rgb(img.width, img.height, img.rgb);
   write_file_atomic(path, png.data(), png.size());
 }

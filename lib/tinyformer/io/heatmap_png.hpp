@@ -10,7 +10,8 @@
 //   s        = pixels per token; a heatmap is s*T wide and high. Without labels and outlines s = plain. With token
 //              labels or expected-cell outlines the maps grow so that labels have room: s starts at
 //              max(plain, min(8, 1024 / T)) (8 px per token, but a heatmap no larger than 1024 px) and is lowered
-//              towards plain until the image fits 16384 px on a side
+//              towards plain until the image fits 16384 px on a side; with many layers or heads s goes on below
+//              plain, down to 1
 //   k        = labels ? ceil(8 / s) : 0         every k-th token is labelled (k = 1 from 8 px per token on; T = 256
 //              gives s = 4 and k = 2); with k > 1 a 2 px tick next to the heatmap marks each labelled row and column
 //   band     = labels ? 6 * min(longest label, 8) + 4 : 0   room for the query labels left of a heatmap and the
@@ -84,7 +85,10 @@ AttentionGridImage render_attention_grid(const Array<float>& weights, const std:
 std::string encode_png_rgb(int width, int height, const std::vector<std::uint8_t>& rgb);
 
 // render_attention_grid + encode_png_rgb, written atomically to `path` (io/atomic_file.hpp): a reader sees the
-// old file or the complete new one. Throws std::invalid_argument (inputs) or std::runtime_error (I/O, naming path).
+// old file or the complete new one. Maps too large for 16384 pixels a side even at one pixel a token (8 layers x 8
+// heads of 2048 tokens) are drawn averaged over f x f tokens, the smallest f that fits, without labels or outlines
+// and with "(a cell: the mean of f x f tokens)" after the title. Throws std::invalid_argument (inputs) or
+// std::runtime_error (I/O, naming path).
 void write_attention_grid_png(const std::string& path, const Array<float>& weights,
                               const std::vector<std::string>& tokens, const std::string& title,
                               const std::vector<long>& expected = {});

@@ -353,7 +353,36 @@ tick heads to show or hide them. The snapshot slider above chooses the step.</p>
 
 }  // namespace
 
-std::string render_html_report(const ReportData& data) {
+std::vector<std::size_t> fitting_snapshots(const std::vector<std::size_t>& sizes, std::size_t max_weights) {
+  const std::size_t n = sizes.size(), largest = n ? *std::max_element(sizes.begin(), sizes.end()) : 0;
+  const std::size_t k = largest == 0 ? n : std::min(n, max_weights / largest);
+  std::vector<std::size_t> shown;
+  for (std::size_t j = 0; j < k; ++j) shown.push_back(k == 1 ? n - 1 : (j * (n - 1) + (k - 1) / 2) / (k - 1));
+  return shown;
+}
+
+std::string render_html_report(const ReportData& data, std::size_t max_weights) {
+  std::vector<std::size_t> sizes;
+  for (const AttentionSnapshot& s : data.attention) sizes.push_back(s.weights.size());
+  const std::vector<std::size_t> shown = fitting_snapshots(sizes, max_weights);
+  if (shown.size() < data.attention.size()) {  // the page without the maps it cannot hold
+    ReportData fitted{data.title,          data.config_yaml,      data.metrics,    {},
+                      data.attention_note, data.expected_pattern, data.head_roles, data.circuits};
+    for (const std::size_t i : shown) fitted.attention.push_back(data.attention[i]);
+    const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
+    const AttentionSnapshot& big =
+        data.attention[static_cast<std::size_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin())];
+    if (fitted.attention_note.empty())
+      fitted.attention_note =
+          shown.empty() ? fmt::format("No attention map is shown: one holds {} weights ({}), more than the {} this "
+                                      "page holds.",
+                                      largest, shape_str(to_shape(big.weights.shape())), max_weights)
+                        : fmt::format("{} of the {} attention maps are shown, evenly spaced: this page holds at most "
+                                      "{} weights, and one holds {} ({}).",
+                                      shown.size(), data.attention.size(), max_weights, largest,
+                                      shape_str(to_shape(big.weights.shape())));
+    return render_html_report(fitted, max_weights);
+  }
   // Built first: it validates the snapshots before anything else is done.
   const std::string json = attention_json(data.attention);
   const std::string title = html_escape(data.title.empty() ? std::string("tinyformer report") : data.title);

@@ -127,10 +127,21 @@ struct ReportData {
   CircuitsReport circuits;                           // what circuits.json holds (empty without it)
 };
 
-// The page as a string. Throws std::invalid_argument naming the snapshot (index and step) when its weights are
+// The most attention weights a report page holds over all its maps (about 64 MB of page). A long logging.probe made
+// each snapshot of an 8 x 8-head model 256M weights: a run's report.html took 1.5 GB for 3 snapshots (and reading 100
+// of them 100 GB of memory), `tinyformer attention`'s 537 MB and 17 GB of memory for one map of 2048 tokens.
+constexpr std::size_t kReportWeights = std::size_t{1} << 24;
+
+// Which of `sizes.size()` maps (sizes: the weights of each) fit `max_weights` together: as many as the largest one
+// allows, evenly spaced from the first to the last, the last always (none when the largest alone is over).
+std::vector<std::size_t> fitting_snapshots(const std::vector<std::size_t>& sizes, std::size_t max_weights);
+
+// The page as a string. It holds the attention maps that fit `max_weights` (fitting_snapshots); when it leaves some
+// out and data.attention_note is empty, its own note says how many and why. Throws std::invalid_argument naming the
+// snapshot (index and step) when its weights are
 // not [L,H,T,T], its token count is neither 0 nor T, its expected keys are neither empty nor T values in [-1, T),
 // or its scores are neither empty nor [L][H].
-std::string render_html_report(const ReportData& data);
+std::string render_html_report(const ReportData& data, std::size_t max_weights = kReportWeights);
 
 // render_html_report, written atomically to `path` (io/atomic_file.hpp): a reader sees the old file or the
 // complete new one, and an invalid `data` leaves an existing file untouched. Throws std::invalid_argument

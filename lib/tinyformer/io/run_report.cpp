@@ -85,16 +85,6 @@ std::vector<MetricsRow> read_metrics_file(const fs::path& path) {
   return rows;
 }
 
-// Which of `sizes.size()` snapshots (sizes: weights in each) fit `max_weights` together: as many as the largest one
-// allows, evenly spaced from the first to the last, the last always.
-std::vector<std::size_t> fitting_snapshots(const std::vector<std::size_t>& sizes, std::size_t max_weights) {
-  const std::size_t n = sizes.size(), largest = n ? *std::max_element(sizes.begin(), sizes.end()) : 0;
-  const std::size_t k = largest == 0 ? n : std::min(n, max_weights / largest);
-  std::vector<std::size_t> shown;
-  for (std::size_t j = 0; j < k; ++j) shown.push_back(k == 1 ? n - 1 : (j * (n - 1) + (k - 1) / 2) / (k - 1));
-  return shown;
-}
-
 // Every <dir>/step_*.npy with its sidecar, in step order, as many as fit `max_weights` (fitting_snapshots; only those
 // are read); `pattern` gets the sidecars' expected pattern, `note` says what was left out and why.
 std::vector<AttentionSnapshot> read_snapshots(const fs::path& dir, std::size_t max_weights, std::string& pattern,

@@ -14,14 +14,9 @@ namespace tf::io {
 std::vector<MetricsRow> read_run_metrics(const std::string& out);
 // <out>/config.yaml as a config; FileError "<out>: not a run directory" when there is none.
 config::RunConfig read_run_config(const std::string& out);
-// The most attention weights a run's report holds over all its snapshots (about 64 MB of page). A long
-// logging.probe made each snapshot of an 8 x 8-head model 256M weights: its report.html took 1.5 GB for 3 snapshots,
-// and reading 100 of them would have taken 100 GB of memory.
-constexpr std::size_t kReportWeights = std::size_t{1} << 24;
-
 // The report of the run dir `out`: <out>/config.yaml, <out>/metrics.jsonl, the <out>/attention/step_*.npy/json
-// snapshots that fit `max_weights` together (as many as the largest allows, evenly spaced, the last always; only those
-// are read, and attention_note says what was left out) and <out>/heads.json (the head detector's verdicts) and
+// snapshots that fit `max_weights` together (fitting_snapshots: only those are read, and attention_note says what was
+// left out) and <out>/heads.json (the head detector's verdicts) and
 // <out>/circuits.json (CircuitsReport) when present. Throws FileError naming a file the run wrote that cannot be read.
 ReportData read_run_report(const std::string& out, std::size_t max_weights = kReportWeights);
 // <out>/report.html from read_run_report(out).
