@@ -45,15 +45,16 @@ TEST_CASE("io: a run's report holds the attention snapshots that fit its budget,
   const std::string out = dir.path().string();
   CHECK(steps_of(io::read_run_report(out)) == std::vector<long>{0, 10, 20, 30, 40, 50, 60, 70, 80});
   CHECK(io::read_run_report(out).attention_note.empty());
-  CHECK(steps_of(io::read_run_report(out, 9 * 32)) == std::vector<long>{0, 10, 20, 30, 40, 50, 60, 70, 80});
+  CHECK(steps_of(io::read_run_report(out, std::size_t{9} * 32)) ==
+        std::vector<long>{0, 10, 20, 30, 40, 50, 60, 70, 80});
 
-  const io::ReportData three = io::read_run_report(out, 3 * 32 + 31);
+  const io::ReportData three = io::read_run_report(out, std::size_t{3} * 32 + 31);
   CHECK(steps_of(three) == std::vector<long>{0, 40, 80});
   CHECK_THAT(three.attention_note, Contains("3 of the 9 attention snapshots are shown") && Contains("at most 127") &&
                                        Contains("[1, 2, 4, 4]") && Contains("step_NNNNNN.npy"));
   CHECK_THAT(io::render_html_report(three), Contains("3 of the 9 attention snapshots are shown"));
   CHECK(steps_of(io::read_run_report(out, 32)) == std::vector<long>{80});  // the last
-  CHECK(steps_of(io::read_run_report(out, 2 * 32)) == std::vector<long>{0, 80});
+  CHECK(steps_of(io::read_run_report(out, std::size_t{2} * 32)) == std::vector<long>{0, 80});
 }
 
 TEST_CASE("io: a run's report shows no snapshot larger than its budget and says where the maps are", "[io][report]") {
@@ -77,7 +78,7 @@ TEST_CASE("io: a report page of maps given in memory holds those that fit its bu
     s.weights.fill(0.25f);
     data.attention.push_back(s);
   }
-  CHECK_THAT(io::render_html_report(data, 3 * 32),
+  CHECK_THAT(io::render_html_report(data, std::size_t{3} * 32),
              Contains("3 of the 5 attention maps are shown, evenly spaced: this page holds at most 96 weights, and one "
                       "holds 32 ([1, 2, 4, 4])") &&
                  Contains("\"step\":40"));
