@@ -50,9 +50,9 @@ TEST_CASE("io: a run's report holds the attention snapshots that fit its budget,
 
   const io::ReportData three = io::read_run_report(out, std::size_t{3} * 32 + 31);
   CHECK(steps_of(three) == std::vector<long>{0, 40, 80});
-  CHECK_THAT(three.attention_note, Contains("3 of the 9 attention snapshots are shown") && Contains("at most 127") &&
+  CHECK_THAT(three.attention_note, Contains("3 of the 9 attention maps are shown") && Contains("at most 127") &&
                                        Contains("[1, 2, 4, 4]") && Contains("step_NNNNNN.npy"));
-  CHECK_THAT(io::render_html_report(three), Contains("3 of the 9 attention snapshots are shown"));
+  CHECK_THAT(io::render_html_report(three), Contains("3 of the 9 attention maps are shown"));
   CHECK(steps_of(io::read_run_report(out, 32)) == std::vector<long>{80});  // the last
   CHECK(steps_of(io::read_run_report(out, std::size_t{2} * 32)) == std::vector<long>{0, 80});
 }
@@ -62,10 +62,10 @@ TEST_CASE("io: a run's report shows no snapshot larger than its budget and says 
   write_run(dir, 3, 8);  // 128 weights a snapshot
   const io::ReportData r = io::read_run_report(dir.path().string(), 100);
   CHECK(r.attention.empty());
-  CHECK_THAT(r.attention_note, Contains("No attention snapshot is shown: one holds 128 weights ([1, 2, 8, 8])") &&
+  CHECK_THAT(r.attention_note, Contains("No attention map is shown: one holds 128 weights ([1, 2, 8, 8])") &&
                                    Contains("more than the 100") && Contains("attention/step_NNNNNN.npy"));
   const std::string page = io::render_html_report(r);
-  CHECK_THAT(page, Contains("<h2>Attention maps</h2>") && Contains("No attention snapshot is shown"));
+  CHECK_THAT(page, Contains("<h2>Attention maps</h2>") && Contains("No attention map is shown"));
   CHECK_THAT(page, !Contains("id=\"snapshot\""));  // no slider without maps
 }
 

@@ -361,6 +361,17 @@ std::vector<std::size_t> fitting_snapshots(const std::vector<std::size_t>& sizes
   return shown;
 }
 
+std::string left_out_note(std::size_t shown, std::size_t total, std::size_t max_weights, const Shape& largest,
+                          const std::string& where) {
+  const std::string end = where.empty() ? "." : "; " + where + ".";
+  if (shown == 0)
+    return fmt::format("No attention map is shown: one holds {} weights ({}), more than the {} this page holds{}",
+                       shape_numel(largest), shape_str(largest), max_weights, end);
+  return fmt::format("{} of the {} attention maps are shown, evenly spaced: this page holds at most {} weights, and "
+                     "one holds {} ({}){}",
+                     shown, total, max_weights, shape_numel(largest), shape_str(largest), end);
+}
+
 std::string render_html_report(const ReportData& data, std::size_t max_weights) {
   std::vector<std::size_t> sizes;
   for (const AttentionSnapshot& s : data.attention) sizes.push_back(s.weights.size());
@@ -369,18 +380,11 @@ std::string render_html_report(const ReportData& data, std::size_t max_weights) 
     ReportData fitted{data.title,          data.config_yaml,      data.metrics,    {},
                       data.attention_note, data.expected_pattern, data.head_roles, data.circuits};
     for (const std::size_t i : shown) fitted.attention.push_back(data.attention[i]);
-    const std::size_t largest = *std::max_element(sizes.begin(), sizes.end());
     const AttentionSnapshot& big =
         data.attention[static_cast<std::size_t>(std::max_element(sizes.begin(), sizes.end()) - sizes.begin())];
     if (fitted.attention_note.empty())
       fitted.attention_note =
-          shown.empty() ? fmt::format("No attention map is shown: one holds {} weights ({}), more than the {} this "
-                                      "page holds.",
-                                      largest, shape_str(to_shape(big.weights.shape())), max_weights)
-                        : fmt::format("{} of the {} attention maps are shown, evenly spaced: this page holds at most "
-                                      "{} weights, and one holds {} ({}).",
-                                      shown.size(), data.attention.size(), max_weights, largest,
-                                      shape_str(to_shape(big.weights.shape())));
+          left_out_note(shown.size(), data.attention.size(), max_weights, to_shape(big.weights.shape()), "");
     return render_html_report(fitted, max_weights);
   }
   // Built first: it validates the snapshots before anything else is done.

@@ -136,6 +136,12 @@ constexpr std::size_t kReportWeights = std::size_t{1} << 24;
 // allows, evenly spaced from the first to the last, the last always (none when the largest alone is over).
 std::vector<std::size_t> fitting_snapshots(const std::vector<std::size_t>& sizes, std::size_t max_weights);
 
+// What a page holding `shown` of `total` attention maps says about the rest, the largest of them `largest`: "3 of the
+// 9 attention maps are shown, evenly spaced: this page holds at most N weights, and one holds M ([L, H, T, T])" or
+// "No attention map is shown: one holds M weights (...), more than the N this page holds", then `where` when given.
+std::string left_out_note(std::size_t shown, std::size_t total, std::size_t max_weights, const Shape& largest,
+                          const std::string& where);
+
 // The page as a string. It holds the attention maps that fit `max_weights` (fitting_snapshots); when it leaves some
 // out and data.attention_note is empty, its own note says how many and why. Throws std::invalid_argument naming the
 // snapshot (index and step) when its weights are

@@ -104,16 +104,9 @@ std::vector<AttentionSnapshot> read_snapshots(const fs::path& dir, std::size_t m
   }
   std::vector<fs::path> files;
   for (const std::size_t i : fitting_snapshots(sizes, max_weights)) files.push_back(all[i]);
-  if (files.size() < all.size()) {
-    const std::string where = "every snapshot is in the run's attention/step_NNNNNN.npy and .png";
-    note = files.empty()
-               ? fmt::format("No attention snapshot is shown: one holds {} weights ({}), more than the {} "
-                             "this page holds; {}.",
-                             shape_numel(largest), shape_str(largest), max_weights, where)
-               : fmt::format("{} of the {} attention snapshots are shown, evenly spaced: this page holds "
-                             "at most {} weights, and one holds {} ({}); {}.",
-                             files.size(), all.size(), max_weights, shape_numel(largest), shape_str(largest), where);
-  }
+  if (files.size() < all.size())
+    note = left_out_note(files.size(), all.size(), max_weights, largest,
+                         "every snapshot is in the run's attention/step_NNNNNN.npy and .png");
   std::vector<AttentionSnapshot> snapshots;
   for (const auto& npy : files) {
     AttentionSnapshot snap;
