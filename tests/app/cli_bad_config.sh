@@ -34,6 +34,9 @@ refused_train "config over 1 MiB" "huge.yaml: is 1100000 bytes; a config is at m
 refused_train "not YAML (unclosed list)" "broken.yaml: not valid YAML at line 3, column 1" \
   "$(yaml broken.yaml 'model:\n  d_model: [1, 2\n')"
 refused_train "not YAML (tab indentation)" "tabs.yaml: not valid YAML at line 2, column" "$(yaml tabs.yaml 'model:\n\td_model: 3\n')"
+refused_train "a quote that never closes (would hide the keys after it)" \
+  "quote.yaml: logging.probe at line 2: a quote (') at column 10 opens a value that never closes" \
+  "$(yaml quote.yaml "logging:\n  probe: '12|\ntraining:\n  steps: 5\n")"
 refused_train "not UTF-8" "latin1.yaml: not UTF-8 text: invalid byte at line 2, column 6" \
   "$(yaml latin1.yaml '# notes\n# caf\xe9 config\nmodel:\n  d_model: 64\n')"
 refused_train "top level not a mapping" "the top level must be a mapping of sections" "$(yaml list.yaml '- model\n- data\n')"

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -352,6 +353,38 @@ TEST_CASE("config: text that is not YAML reports line and column", "[config]") {
                     Contains(path) && Contains("not valid YAML at line") && Contains(", column"));
   const std::string tabs = dir.write("tabs.yaml", "model:\n  d_model: 64\n n_head: 4\n");
   CHECK_THROWS_WITH(load_config(tabs, {}), Contains("not valid YAML at line 3"));
+}
+
+TEST_CASE("config: a quote that never closes is refused at its key, not read to the end of the file", "[config]") {
+  // yaml-cpp reads such a value to the end of the text: every key written after it would be lost without a word
+  // (`probe: '12|` took `training: steps: 5` as the probe's text). Every key, both quotes, the value first or last.
+  const RunConfig defaults;
+  std::size_t cases = 0;
+  for_each_field_of(defaults, [&](const FieldInfo& f, const auto&) {
+    for (const char* quote : {"'", "\""}) {
+      for (const std::string& value : {std::string(quote) + "12|", std::string(quote) + "it" + quote + quote + "s"}) {
+        if (quote[0] == '"' && value.find("\"\"") != std::string::npos) continue;  // "it""s" closes at the second "
+        const std::string text = fmt::format("{}:\n  {}: {}\n{}:\n  steps: 5\n", f.section, f.key, value,
+                                             f.section == std::string("training") ? "logging" : "training");
+        INFO(text);
+        CHECK_THROWS_WITH(load_config_text(text, "q.yaml"),
+                          Contains(fmt::format("q.yaml: {} at line 2: a quote ({}) at column {} opens a value that "
+                                               "never closes",
+                                               f.path(), quote, std::strlen(f.key) + 5)));
+        CHECK_THROWS_WITH(
+            load_config_text("{}", "q.yaml", {fmt::format("{}={}\nx\n", f.path(), value)}),
+            Contains(fmt::format("a quote ({}) at column 1 of the value opens a string that never closes", quote)));
+        ++cases;
+      }
+    }
+  });
+  CHECK(cases > 100);
+  // Quotes that close, with a quote inside them, are read as YAML reads them.
+  const RunConfig closed = load_config_text(
+      "logging:\n  probe: 'it''s 12|'\noptimizer:\n  name: \"adamw\"\n  betas: ['0.9', \"0.95\"]\n", "q.yaml");
+  CHECK(closed.logging.probe == "it's 12|");
+  CHECK(closed.optimizer.betas[1] == 0.95);
+  CHECK(load_config_text("{}", "q.yaml", {"logging.probe=\"a\\\"b\""}).logging.probe == "a\"b");
 }
 
 TEST_CASE("config: a top level that is not a mapping lists the sections", "[config]") {

@@ -280,6 +280,36 @@ std::string last_key_before(const std::string& text, std::size_t before) {
   return found.empty() ? "" : fmt::format(" (after {} at line {})", found, found_line);
 }
 
+// yaml-cpp 0.7 reads a quoted scalar that never closes to the end of the text, keys and sections included: with
+// `probe: '12|` the sections after it became the probe's text, and a training.steps among them was lost without a
+// word. "" when every quoted scalar in `node` (its keys and values, nested ones too) closes by YAML's rules ('' inside
+// '...', a backslash escape inside "..."), else what opens the first one that does not: "a quote (') at column C".
+std::string unclosed_quote(const std::string& text, const YAML::Node& node) {
+  if (node.IsSequence() || node.IsMap()) {
+    for (const auto& item : node)
+      for (const YAML::Node& part :
+           node.IsMap() ? std::vector<YAML::Node>{item.first, item.second} : std::vector<YAML::Node>{item})
+        if (std::string where = unclosed_quote(text, part); !where.empty()) return where;
+    return "";
+  }
+  const YAML::Mark mark = node.Mark();
+  if (!node.IsScalar() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return "";
+  const char quote = text[static_cast<std::size_t>(mark.pos)];
+  if (quote != '\'' && quote != '"') return "";
+  for (std::size_t i = static_cast<std::size_t>(mark.pos) + 1; i < text.size(); ++i) {
+    if (quote == '"' && text[i] == '\\') {
+      ++i;  // \" and \\ do not close
+    } else if (text[i] == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' is a quote inside '...'
+      } else {
+        return "";
+      }
+    }
+  }
+  return fmt::format("a quote ({}) at column {}", quote, mark.column + 1);
+}
+
 // Limits checked before the YAML parser sees the text (it recurses per level and would report "bad file"): a config
 // is at most 1 MiB (checked first), holds no NUL byte, and nests at most kMaxDepth levels of [ ] / { } or indents at
 // most 64 columns (a config needs two levels: sections and their keys). "" when the text is within them.
@@ -390,6 +420,11 @@ class Loader {
           fail_line(path, key_line, unknown_key_detail(section, key));
         if (auto it = entries_.find(path); it != entries_.end())
           fail_line(path, key_line, fmt::format("{} appears twice (first at line {})", path, it->second.origin.line));
+        if (const std::string opens = unclosed_quote(text, kv.second); !opens.empty())
+          fail_line(path, key_line,
+                    fmt::format("{} opens a value that never closes, and YAML would read the rest of the file into "
+                                "it; close the quote",
+                                opens));
         entries_[path] = Entry{kv.second, Origin{key_line, {}}};
       }
     }
@@ -416,6 +451,8 @@ class Loader {
       } catch (const YAML::Exception& e) {
         fail_set(text, fmt::format("the value is not valid YAML: {}", e.what()));
       }
+      if (const std::string opens = unclosed_quote(value_text, value); !opens.empty())
+        fail_set(text, fmt::format("{} of the value opens a string that never closes; close the quote", opens));
     }
 
     const std::size_t dot = path.find('.');
