@@ -37,6 +37,8 @@ refused_fast "vocabulary far beyond the machine" "model.vocab_size (--set model.
   "${short[@]}" --set model.vocab_size=100000000000
 refused_fast "sequence length far beyond the machine (data.length)" "data.length (--set data.length=1000000): data.length=1000000 needs an estimated" \
   "${short[@]}" --set data.length=1000000
+refused_fast "grad_accum far beyond the machine" "training.grad_accum (--set training.grad_accum=99999999999): training.grad_accum=99999999999 needs an estimated" \
+  "${short[@]}" --set training.grad_accum=99999999999
 # data files larger than the machine (sparse: 100 GiB long, nothing on disk), refused from their size, unread
 truncate -s 100G "$work/huge.txt" "$work/huge.npy"
 t0=$SECONDS

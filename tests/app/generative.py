@@ -86,7 +86,9 @@ REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128),
                ("20261129", 82),  # issue 49's strict oracle: compare --set names --set, the flag it does not take
                ("20261209", 190),  # text.yaml cut to "model:": the default config's 2000 steps ran past 10 s
                ("20261211", 145),  # weight_decay 1.8e19: the run diverges at step 2, a stop and not a refusal
-               ("20261218", 189)]  # resume_bpe with a data line over 65536 bytes: no line left to learn from
+               ("20261218", 189),  # resume_bpe with a data line over 65536 bytes: no line left to learn from
+               ("20261234", 239),  # d_model: ' never closed: yaml-cpp read the rest of the file into it
+               ("20261243", 108)]  # grad_accum 99999999999: the step's whole batch, a bare out of memory
 
 
 class Case:

@@ -89,6 +89,26 @@ TEST_CASE("memory: a model far beyond the machine is refused naming the key, the
   CHECK_NOTHROW(train::check_memory(small, train::estimate_memory(small, 16, 11, 0), 16, 11));
 }
 
+TEST_CASE("memory: a step's batches of grad_accum micro-batches are counted, and a huge grad_accum is named") {
+  // Every process draws the step's whole batch of K x B sequences before cutting it into micro-batches: with
+  // grad_accum 99999999999 that allocation failed at step 1 as an "out of memory" naming batch_size and context.
+  config::RunConfig cfg = task_config(config::Task::reverse);
+  const auto one = train::estimate_memory(cfg, 16, 11, 0);
+  CHECK(one.batches == Approx(2.0 * sizeof(Index) * static_cast<double>(cfg.training.batch_size) * 16));
+  cfg.training.grad_accum = 4;  // the global batch and its four micro-batches
+  CHECK(train::estimate_memory(cfg, 16, 11, 0).batches == Approx(8 * one.batches));
+  CHECK(train::estimate_memory(cfg, 16, 11, 0).activations == one.activations);  // one micro-batch at a time
+  for (const char* value : {"99999999999", "1000000000000"}) {
+    const config::RunConfig big =
+        config::load_config_text("data:\n  task: reverse\n", "k.yaml", {std::string("training.grad_accum=") + value});
+    const auto estimate = train::estimate_memory(big, 16, 11, 0);
+    REQUIRE(estimate.total() > tf::available_memory());
+    CHECK_THROWS_WITH(train::check_memory(big, estimate, 16, 11),
+                      Catch::Contains(std::string("training.grad_accum=") + value) && Catch::Contains("batches ") &&
+                          Catch::Contains("lower training.grad_accum"));
+  }
+}
+
 TEST_CASE("memory: sizes are written in binary units") {
   CHECK(tf::format_bytes(512) == "512 B");
   CHECK(tf::format_bytes(1536) == "1.5 KiB");

@@ -1,6 +1,7 @@
 #include "tinyformer/train/memory_estimate.hpp"
 
 #include "tinyformer/data/data.hpp"
+#include "tinyformer/dist/dist.hpp"
 #include "tinyformer/nn/parameter_shapes.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/memory.hpp"
@@ -87,7 +88,8 @@ std::vector<Knob> knobs(const config::RunConfig& cfg, std::size_t T, std::size_t
   namespace field = config::field;
   std::vector<Knob> k{field_knob(cfg, field::model::d_model),       field_knob(cfg, field::model::n_layer),
                       field_knob(cfg, field::model::n_head),        field_knob(cfg, field::model::mlp_ratio),
-                      field_knob(cfg, field::training::batch_size), field_knob(cfg, field::data::eval_size)};
+                      field_knob(cfg, field::training::batch_size), field_knob(cfg, field::training::grad_accum),
+                      field_knob(cfg, field::data::eval_size)};
   const std::size_t small_V = std::min<std::size_t>(V, 256);
   k.push_back({config::keys::model::vocab_size, V, small_V, [small_V](Scenario& s) { s.V = small_V; }});
   const config::Task task = cfg.data.task;
@@ -128,18 +130,21 @@ MemoryEstimate estimate_memory(const config::RunConfig& cfg, std::size_t T, std:
   const double BT = d.B * d.T;
   e.activations = S * BT * (d.L * (7 * d.C + d.Q + 2 * d.F + 2 * d.H * d.T) + 3 * d.V + 2 * d.C);
   e.evaluation = 2 * S * BT * d.V;
+  const double NK = static_cast<double>(dist::size()) * static_cast<double>(cfg.training.grad_accum);
+  e.batches = 2 * static_cast<double>(sizeof(Index)) * NK * BT * (NK > 1 ? 2 : 1);
   return e;
 }
 
 void check_memory(const config::RunConfig& cfg, const MemoryEstimate& e, std::size_t T, std::size_t V) {
   const double available = available_memory();
   if (available <= 0 || e.total() <= available) return;
-  const std::array<std::pair<const char*, double>, 7> parts{{{"parameters", e.weights},
+  const std::array<std::pair<const char*, double>, 8> parts{{{"parameters", e.weights},
                                                              {"gradients", e.gradients},
                                                              {"optimizer state", e.optimizer},
                                                              {"checkpoint copy", e.checkpoint},
                                                              {"activations", e.activations},
                                                              {"evaluation", e.evaluation},
+                                                             {"batches", e.batches},
                                                              {"data", e.data}}};
   std::string listed;
   for (const auto& [name, bytes] : parts)

@@ -12,6 +12,8 @@
 //                their gradients (layer norms, q k v, the attention's [B,H,T,T] weights, the MLP; buffers are
 //                reused between ops), the logits, their softmax and gradient
 //   evaluation   2 S B T V: the held-out batch's logits and probabilities (its activations reuse the step's)
+//   batches      2 I N K B T (I = 4 bytes a token id, N processes, K grad_accum): the x and y ids of the step's global
+//                batch, which every process draws whole, and as much again for its micro-batches when N K > 1
 //   data         data::data_footprint (the file, the ids, the held-out set)
 // The constants were fitted to the peak resident memory of real runs; tests/app/cli_memory.sh checks that the
 // estimate stays within 0.5x to 3x of it for a config dominated by activations and one dominated by parameters.
@@ -24,8 +26,11 @@
 namespace tf::train {
 
 struct MemoryEstimate {
-  double weights = 0, gradients = 0, optimizer = 0, checkpoint = 0, activations = 0, evaluation = 0, data = 0;  // bytes
-  double total() const { return weights + gradients + optimizer + checkpoint + activations + evaluation + data; }
+  double weights = 0, gradients = 0, optimizer = 0, checkpoint = 0, activations = 0, evaluation = 0, batches = 0,
+         data = 0;  // bytes
+  double total() const {
+    return weights + gradients + optimizer + checkpoint + activations + evaluation + batches + data;
+  }
 };
 
 // With T and V of the data (0 where not known yet: then only the data's part is counted).
