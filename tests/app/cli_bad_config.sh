@@ -37,6 +37,9 @@ refused_train "not YAML (tab indentation)" "tabs.yaml: not valid YAML at line 2,
 refused_train "a quote that never closes (would hide the keys after it)" \
   "quote.yaml: logging.probe at line 2: a quote (') at column 10 opens a value that never closes" \
   "$(yaml quote.yaml "logging:\n  probe: '12|\ntraining:\n  steps: 5\n")"
+refused_train "a quote closed lines later, over keys" \
+  "twice.yaml: optimizer.name at line 2: a quote (') at column 9 is closed only on line 5, and YAML reads the lines between into the value, line 3 ('lr: 0.01') too" \
+  "$(yaml twice.yaml "optimizer:\n  name: '\n  lr: 0.01\nschedule:\n  name: '\n  warmup_steps: 5\n")"
 refused_train "not UTF-8" "latin1.yaml: not UTF-8 text: invalid byte at line 2, column 6" \
   "$(yaml latin1.yaml '# notes\n# caf\xe9 config\nmodel:\n  d_model: 64\n')"
 refused_train "top level not a mapping" "the top level must be a mapping of sections" "$(yaml list.yaml '- model\n- data\n')"

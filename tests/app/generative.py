@@ -88,7 +88,8 @@ REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128),
                ("20261211", 145),  # weight_decay 1.8e19: the run diverges at step 2, a stop and not a refusal
                ("20261218", 189),  # resume_bpe with a data line over 65536 bytes: no line left to learn from
                ("20261234", 239),  # d_model: ' never closed: yaml-cpp read the rest of the file into it
-               ("20261243", 108)]  # grad_accum 99999999999: the step's whole batch, a bare out of memory
+               ("20261243", 108),  # grad_accum 99999999999: the step's whole batch, a bare out of memory
+               ("20261247", 194)]  # name: ' in two sections: one quote over the lines between, a later key named
 
 
 class Case:

@@ -355,7 +355,7 @@ TEST_CASE("config: text that is not YAML reports line and column", "[config]") {
   CHECK_THROWS_WITH(load_config(tabs, {}), Contains("not valid YAML at line 3"));
 }
 
-TEST_CASE("config: a quote that never closes is refused at its key, not read to the end of the file", "[config]") {
+TEST_CASE("config: a quote that never closes, or closes lines later over keys, is refused at its key", "[config]") {
   // yaml-cpp reads such a value to the end of the text: every key written after it would be lost without a word
   // (`probe: '12|` took `training: steps: 5` as the probe's text). Every key, both quotes, the value first or last.
   const RunConfig defaults;
@@ -369,11 +369,10 @@ TEST_CASE("config: a quote that never closes is refused at its key, not read to 
         INFO(text);
         CHECK_THROWS_WITH(load_config_text(text, "q.yaml"),
                           Contains(fmt::format("q.yaml: {} at line 2: a quote ({}) at column {} opens a value that "
-                                               "never closes",
+                                               "never closes (YAML reads all that follows into it)",
                                                f.path(), quote, std::strlen(f.key) + 5)));
-        CHECK_THROWS_WITH(
-            load_config_text("{}", "q.yaml", {fmt::format("{}={}\nx\n", f.path(), value)}),
-            Contains(fmt::format("a quote ({}) at column 1 of the value opens a string that never closes", quote)));
+        CHECK_THROWS_WITH(load_config_text("{}", "q.yaml", {fmt::format("{}={}\nx\n", f.path(), value)}),
+                          Contains(fmt::format("a quote ({}) at column 1 opens a value that never closes", quote)));
         ++cases;
       }
     }
@@ -385,6 +384,14 @@ TEST_CASE("config: a quote that never closes is refused at its key, not read to 
   CHECK(closed.logging.probe == "it's 12|");
   CHECK(closed.optimizer.betas[1] == 0.95);
   CHECK(load_config_text("{}", "q.yaml", {"logging.probe=\"a\\\"b\""}).logging.probe == "a\"b");
+  // A quote closed only lines later, over lines that look like keys: the same key opened twice (`name: '` in two
+  // sections) made optimizer.name of everything between, and the error then named a key of the next section.
+  CHECK_THROWS_WITH(
+      load_config_text("optimizer:\n  name: '\n  lr: 0.01\nschedule:\n  name: '\n  warmup_steps: 5\n", "q.yaml"),
+      Contains("q.yaml: optimizer.name at line 2: a quote (') at column 9 is closed only on line 5, and "
+               "YAML reads the lines between into the value, line 3 ('lr: 0.01') too"));
+  // A value folded over lines that are not keys is YAML's, and kept.
+  CHECK(load_config_text("logging:\n  probe: \"12|\n    34|\"\n", "q.yaml").logging.probe == "12| 34|");
 }
 
 TEST_CASE("config: a top level that is not a mapping lists the sections", "[config]") {

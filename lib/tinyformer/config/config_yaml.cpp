@@ -280,34 +280,65 @@ std::string last_key_before(const std::string& text, std::size_t before) {
   return found.empty() ? "" : fmt::format(" (after {} at line {})", found, found_line);
 }
 
+// s without the spaces and tabs at its ends
+std::string trim(const std::string& s) {
+  const std::size_t b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+// Whether a line of a config looks like a mapping entry: a word, then a colon at the end or before a space.
+bool looks_like_key(const std::string& line) {
+  std::size_t i = line.find_first_not_of(' ');
+  const std::size_t word = i;
+  while (i < line.size() && (std::isalnum(static_cast<unsigned char>(line[i])) || line[i] == '_')) ++i;
+  return word != std::string::npos && i > word && i < line.size() && line[i] == ':' &&
+         (i + 1 == line.size() || line[i + 1] == ' ');
+}
+
 // yaml-cpp 0.7 reads a quoted scalar that never closes to the end of the text, keys and sections included: with
 // `probe: '12|` the sections after it became the probe's text, and a training.steps among them was lost without a
-// word. "" when every quoted scalar in `node` (its keys and values, nested ones too) closes by YAML's rules ('' inside
-// '...', a backslash escape inside "..."), else what opens the first one that does not: "a quote (') at column C".
-std::string unclosed_quote(const std::string& text, const YAML::Node& node) {
+// word. A quote that closes only lines later, over lines that look like keys (`name: '` under optimizer and under
+// schedule), is as surely a mistake. Every quoted scalar in `node` (keys and values, nested ones too) is followed
+// from yaml-cpp's mark by YAML's rules ('' inside '...', a backslash escape inside "..."): "" when each closes on
+// its line or over lines that are not keys, else what is wrong with the first that does not.
+std::string quote_problem(const std::string& text, const YAML::Node& node) {
   if (node.IsSequence() || node.IsMap()) {
     for (const auto& item : node)
       for (const YAML::Node& part :
            node.IsMap() ? std::vector<YAML::Node>{item.first, item.second} : std::vector<YAML::Node>{item})
-        if (std::string where = unclosed_quote(text, part); !where.empty()) return where;
+        if (std::string problem = quote_problem(text, part); !problem.empty()) return problem;
     return "";
   }
   const YAML::Mark mark = node.Mark();
   if (!node.IsScalar() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return "";
-  const char quote = text[static_cast<std::size_t>(mark.pos)];
+  const std::size_t open = static_cast<std::size_t>(mark.pos);
+  const char quote = text[open];
   if (quote != '\'' && quote != '"') return "";
-  for (std::size_t i = static_cast<std::size_t>(mark.pos) + 1; i < text.size(); ++i) {
-    if (quote == '"' && text[i] == '\\') {
+  std::size_t close = std::string::npos;
+  for (std::size_t i = open + 1; i < text.size() && close == std::string::npos; ++i) {
+    if (quote == '"' && text[i] == '\\')
       ++i;  // \" and \\ do not close
-    } else if (text[i] == quote) {
-      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
-        ++i;  // '' is a quote inside '...'
-      } else {
-        return "";
-      }
-    }
+    else if (quote == '\'' && text[i] == quote && i + 1 < text.size() && text[i + 1] == quote)
+      ++i;  // '' is a quote inside '...'
+    else if (text[i] == quote)
+      close = i;
   }
-  return fmt::format("a quote ({}) at column {}", quote, mark.column + 1);
+  const std::string opens = fmt::format("a quote ({}) at column {}", quote, mark.column + 1);
+  if (close == std::string::npos)
+    return opens + " opens a value that never closes (YAML reads all that follows into it); close the quote";
+  const auto at = [&](std::size_t i) { return text.begin() + static_cast<std::ptrdiff_t>(i); };
+  const int close_line = mark.line + 1 + static_cast<int>(std::count(at(open), at(close), '\n'));
+  int line = mark.line + 1;
+  for (std::size_t i = text.find('\n', open); i < close; i = text.find('\n', i + 1)) {
+    ++line;
+    const std::string next = text.substr(i + 1, std::min(text.find('\n', i + 1), close) - (i + 1));
+    if (looks_like_key(next))
+      return fmt::format("{} is closed only on line {}, and YAML reads the lines between into the value, line {} "
+                         "('{}') too; close the quote on its own line",
+                         opens, close_line, line, trim(next));
+  }
+  return "";
 }
 
 // Limits checked before the YAML parser sees the text (it recurses per level and would report "bad file"): a config
@@ -420,11 +451,8 @@ class Loader {
           fail_line(path, key_line, unknown_key_detail(section, key));
         if (auto it = entries_.find(path); it != entries_.end())
           fail_line(path, key_line, fmt::format("{} appears twice (first at line {})", path, it->second.origin.line));
-        if (const std::string opens = unclosed_quote(text, kv.second); !opens.empty())
-          fail_line(path, key_line,
-                    fmt::format("{} opens a value that never closes, and YAML would read the rest of the file into "
-                                "it; close the quote",
-                                opens));
+        if (const std::string problem = quote_problem(text, kv.second); !problem.empty())
+          fail_line(path, key_line, problem);
         entries_[path] = Entry{kv.second, Origin{key_line, {}}};
       }
     }
@@ -451,8 +479,7 @@ class Loader {
       } catch (const YAML::Exception& e) {
         fail_set(text, fmt::format("the value is not valid YAML: {}", e.what()));
       }
-      if (const std::string opens = unclosed_quote(value_text, value); !opens.empty())
-        fail_set(text, fmt::format("{} of the value opens a string that never closes; close the quote", opens));
+      if (const std::string problem = quote_problem(value_text, value); !problem.empty()) fail_set(text, problem);
     }
 
     const std::size_t dot = path.find('.');
@@ -519,12 +546,6 @@ class Loader {
   }
 
  private:
-  static std::string trim(const std::string& s) {
-    const std::size_t b = s.find_first_not_of(" \t");
-    if (b == std::string::npos) return "";
-    return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-  }
-
   void set_override(const std::string& text, const std::string& section, const std::string& key,
                     const YAML::Node& value) {
     const auto& keys = *keys_of(section);
