@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <string>
 #include <vector>
 
@@ -390,6 +391,14 @@ TEST_CASE("config: a quote that never closes, or closes lines later over keys, i
       load_config_text("optimizer:\n  name: '\n  lr: 0.01\nschedule:\n  name: '\n  warmup_steps: 5\n", "q.yaml"),
       Contains("q.yaml: optimizer.name at line 2: a quote (') at column 9 is closed only on line 5, and "
                "YAML reads the lines between into the value, line 3 ('lr: 0.01') too"));
+  // A list that holds itself through an alias, and aliases of aliases (10^8 scalars in 600 bytes), are looked at
+  // once a node: the check ended in a stack overflow on the first before it kept the nodes it had seen.
+  CHECK_THROWS_WITH(load_config_text("optimizer:\n  betas: &a [*a]\n", "q.yaml"), Contains("got a list of 1 values"));
+  std::string laughs = "optimizer:\n  betas: [&l0 ['x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x', 'x']";
+  for (int level = 1; level < 9; ++level)
+    laughs += fmt::format(", &l{} [{}]", level,
+                          fmt::join(std::vector<std::string>(10, fmt::format("*l{}", level - 1)), ", "));
+  CHECK_THROWS_WITH(load_config_text(laughs + "]\n", "q.yaml"), Contains("got a list of 9 values"));
   // A value folded over lines that are not keys is YAML's, and kept.
   CHECK(load_config_text("logging:\n  probe: \"12|\n    34|\"\n", "q.yaml").logging.probe == "12| 34|");
 }

@@ -302,15 +302,18 @@ bool looks_like_key(const std::string& line) {
 // schedule), is as surely a mistake. Every quoted scalar in `node` (keys and values, nested ones too) is followed
 // from yaml-cpp's mark by YAML's rules ('' inside '...', a backslash escape inside "..."): "" when each closes on
 // its line or over lines that are not keys, else what is wrong with the first that does not.
-std::string quote_problem(const std::string& text, const YAML::Node& node) {
+// `seen`: the text positions of the nodes visited. An alias is the node it names, at that node's position: each node
+// is looked at once, so `&a [*a]` (a list that holds itself) ends, and aliases of aliases cost no more than the text.
+std::string quote_problem(const std::string& text, const YAML::Node& node, std::set<int>& seen) {
+  const YAML::Mark mark = node.Mark();
+  if (!seen.insert(mark.pos).second) return "";
   if (node.IsSequence() || node.IsMap()) {
     for (const auto& item : node)
       for (const YAML::Node& part :
            node.IsMap() ? std::vector<YAML::Node>{item.first, item.second} : std::vector<YAML::Node>{item})
-        if (std::string problem = quote_problem(text, part); !problem.empty()) return problem;
+        if (std::string problem = quote_problem(text, part, seen); !problem.empty()) return problem;
     return "";
   }
-  const YAML::Mark mark = node.Mark();
   if (!node.IsScalar() || mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return "";
   const std::size_t open = static_cast<std::size_t>(mark.pos);
   const char quote = text[open];
@@ -339,6 +342,11 @@ std::string quote_problem(const std::string& text, const YAML::Node& node) {
                          opens, close_line, line, trim(next));
   }
   return "";
+}
+
+std::string quote_problem(const std::string& text, const YAML::Node& node) {
+  std::set<int> seen;
+  return quote_problem(text, node, seen);
 }
 
 // Limits checked before the YAML parser sees the text (it recurses per level and would report "bad file"): a config
