@@ -359,6 +359,11 @@ TEST_CASE("io: an attention grid PNG too large even at 1 px per token is drawn f
   const auto expected = io::render_attention_grid(means, {}, "big (a cell: the mean of 2 x 2 tokens)");
   CHECK(expected.height <= 16384);
   CHECK(test::read_bytes(path.string()) == io::encode_png_rgb(expected.width, expected.height, expected.rgb));
+  // a long title is cut to leave the note whole: 100 characters in all, the title's part ending in ~
+  const std::string title(150, 'x');
+  io::write_attention_grid_png(path.string(), w, labels(T), title, {});
+  const auto cut = io::render_attention_grid(means, {}, std::string(64, 'x') + "~ (a cell: the mean of 2 x 2 tokens)");
+  CHECK(test::read_bytes(path.string()) == io::encode_png_rgb(cut.width, cut.height, cut.rgb));
   // a grid of layers too tall even at one token a map is still refused
   CHECK_THROWS_WITH(io::write_attention_grid_png(path.string(), causal_uniform(600, 1, 32), {}, "t"),
                     Contains("16384"));

@@ -426,7 +426,8 @@ void write_attention_grid_png(const std::string& path, const Array<float>& weigh
   while (f < d.tokens && !fits({d.layers, d.heads, (d.tokens + f - 1) / f},
                                f == 1 ? grid_text(tokens, title, expected) : grid_text({}, pooled_title, {}))) {
     ++f;
-    pooled_title = fmt::format("{} (a cell: the mean of {} x {} tokens)", title, f, f);
+    const std::string note = fmt::format(" (a cell: the mean of {} x {} tokens)", f, f);  // never cut off
+    pooled_title = printable_ascii(title, kMaxTitleChars - note.size(), false) + note;
   }
   const AttentionGridImage img = f == 1 ? render_attention_grid(weights, tokens, title, expected)
                                         : render_attention_grid(pooled(weights, d, f), {}, pooled_title, {});
