@@ -354,6 +354,11 @@ TEST_CASE("config: text that is not YAML reports line and column", "[config]") {
                     Contains(path) && Contains("not valid YAML at line") && Contains(", column"));
   const std::string tabs = dir.write("tabs.yaml", "model:\n  d_model: 64\n n_head: 4\n");
   CHECK_THROWS_WITH(load_config(tabs, {}), Contains("not valid YAML at line 3"));
+  // a second document, after --- or after the end marker ..., would be ignored: refused; a leading --- is one document
+  for (const char* end : {"---", "..."})
+    CHECK_THROWS_WITH(load_text(dir, fmt::format("model:\n  d_model: 64\n{}\ntraining:\n  steps: 5\n", end)),
+                      Contains("run.yaml: holds more than one YAML document (a line --- or ... ended the first"));
+  CHECK(load_text(dir, "---\nmodel:\n  d_model: 64\n...\n").model.d_model == 64);
 }
 
 TEST_CASE("config: a quote that never closes, or closes lines later over keys, is refused at its key", "[config]") {

@@ -424,7 +424,10 @@ class Loader {
     YAML::Node root;
     try {
       root = YAML::Load(text);
-      if (has_second_document(text)) fail_file("holds more than one YAML document (separated by ---); a config is one");
+      if (has_second_document(text))
+        fail_file(
+            "holds more than one YAML document (a line --- or ... ended the first, and more followed); a config is "
+            "one");
     } catch (const YAML::ParserException& e) {
       fail_file(fmt::format("not valid YAML at line {}, column {}: {}{}", e.mark.line + 1, e.mark.column + 1, e.msg,
                             last_key_before(text, static_cast<std::size_t>(e.mark.line) + 1)));
