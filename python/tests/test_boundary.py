@@ -107,6 +107,20 @@ def test_a_config_nested_too_deeply_is_a_value_error_not_a_recursion_error(tmp_p
     assert not (tmp_path / "x").exists()
 
 
+def test_a_string_override_is_its_text_as_in_a_config_dict():
+    # Overrides went to the library as YAML text: "#x" was a comment (the key silently at its default), "a: b.txt" a
+    # mapping. A str is now the text itself, as the same str in a config dict always was; other values as before.
+    given = {"data.task": "text", "data.path": "a: b #1.txt", "model.context": 8, "logging.probe": "#x",
+             "optimizer.name": "sgd", "optimizer.betas": [0.8, 0.9], "schedule.decay_steps": None}
+    as_dict = json.loads(json.dumps(SMALL))
+    for path, value in given.items():
+        section, key = path.split(".")
+        as_dict.setdefault(section, {})[key] = value
+    written = tf.config_yaml(SMALL, overrides=given)
+    assert written == tf.config_yaml(as_dict)
+    assert 'probe: "#x"' in written and "a: b #1.txt" in written and "betas: [0.8, 0.9]" in written
+
+
 @pytest.mark.skipif(not APP, reason="needs the tinyformer app (TINYFORMER_APP)")
 def test_sample_of_a_sentencepiece_checkpoint_is_tinyformer_samples_text(tmp_path):
     (tmp_path / "t.txt").write_text("the quick brown fox jumps over the lazy dog\n" * 40)

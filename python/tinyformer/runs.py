@@ -82,7 +82,9 @@ def _config_source(config):
 
 
 def _override_list(overrides):
-    """{"training.steps": 100, "optimizer.betas": [0.9, 0.95]} -> ["training.steps=100", ...] (values as YAML)."""
+    """{"training.steps": 100, "optimizer.betas": [0.9, 0.95]} -> ["training.steps=100", ...]: each value as JSON, which
+    YAML reads as Python gave it. A str is the text itself, as in a config dict: "#x", "a: b.txt" or "null" stay text
+    (as YAML they would be a comment, a mapping and none)."""
     if overrides is None:
         return []
     if not isinstance(overrides, dict):
@@ -92,7 +94,7 @@ def _override_list(overrides):
         if not isinstance(key, str):
             raise TypeError(f"overrides: the key {key!r} is a {type(key).__name__}; key paths are strings "
                             "('training.steps')")
-        text = value if isinstance(value, str) else json.dumps(value, default=lambda v: _jsonable(v, key))
+        text = json.dumps(value, default=lambda v: _jsonable(v, key), ensure_ascii=False)
         out.append(f"{key}={text}")
     return out
 
