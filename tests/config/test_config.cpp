@@ -455,6 +455,17 @@ TEST_CASE("config: bad --set overrides name the override and suggest the key", "
   CHECK_THROWS_WITH(load_config(path, {"model={n_heads: 2}"}), Contains("did you mean model.n_head?"));
   CHECK_THROWS_WITH(load_config(path, {"optimizer.betas=[0.9, 0.99"}),
                     Contains("--set optimizer.betas=[0.9, 0.99: the value is not valid YAML"));
+  // Text that YAML reads as no value is refused rather than leaving the key at its default; none said as YAML says it
+  // (null, ~, '') is taken.
+  for (const std::string value : {"#x", "# 12|", "%x", "&a", "!", "|", ">"})
+    for (const std::string key : {"logging.probe", "model.d_model", "optimizer.lr"}) {
+      INFO(key << "=" << value);
+      CHECK_THROWS_WITH(load_config_text("{}", "s.yaml", {key + "=" + value}),
+                        Contains("s.yaml: --set " + key + "=" + value + ": '" + value + "' is no value in YAML"));
+    }
+  for (const char* none : {"null", "~", "''", "\"\""})
+    CHECK(load_config_text("{}", "s.yaml", {std::string("logging.probe=") + none}).logging.probe.empty());
+  CHECK(load_config_text("{}", "s.yaml", {"logging.probe='#x'"}).logging.probe == "#x");
 }
 
 TEST_CASE("config: a value of the wrong type names key, line and the expected type", "[config]") {

@@ -491,6 +491,16 @@ class Loader {
         fail_set(text, fmt::format("the value is not valid YAML: {}", e.what()));
       }
       if (const std::string problem = quote_problem(value_text, value); !problem.empty()) fail_set(text, problem);
+      // Text that YAML reads as no value at all: `#x` is a comment, `%x` a directive, and `&a`, `!`, `|` or `>`
+      // alone hold nothing. The key would take its default while the command line showed a value; null, ~ and ''
+      // say none on purpose.
+      const bool none = value.IsNull() || (value.IsScalar() && value.Scalar().empty());
+      const bool says_none = value_text == "~" || value_text == "null" || value_text == "Null" ||
+                             value_text == "NULL" || value_text == "''" || value_text == "\"\"";
+      if (none && !says_none)
+        fail_set(text, fmt::format("'{}' is no value in YAML (# begins a comment; %, &, !, | and > need more after "
+                                   "them); quote it to mean the text, or write null or ~ for none",
+                                   value_text));
     }
 
     const std::size_t dot = path.find('.');
