@@ -141,7 +141,7 @@ def _python_only(draw, call):
         name = draw(st.sampled_from(["matmul", "softmax", "reshape", "cat", "cross_entropy", "layer_norm"]))
         args = draw(st.lists(st.sampled_from(["abc", 3, None, [1, 2], 2.5, {"a": 1}]), min_size=1, max_size=3))
         call.op, call.args = "function", {"name": name, "args": args}
-        call.culprits = [f"{name}()"]
+        call.culprits = [f"{name}()", f"{name}:"]  # the argument check's "matmul():" or the op's "matmul: a [] ..."
     elif kind == "vocabulary":  # tf.Vocabulary(tokens, layout), or Vocabulary.from_str(text) when text is drawn
         token = st.sampled_from(["a", "a", "", "ab", "a b", "\n", "\\", "\U0001F600", 3, None, "caf\udce9"])
         call.op, call.args = "vocabulary", {
@@ -283,6 +283,10 @@ REGRESSIONS = [
     # lists gave NumPy's message alone
     ("python", "function", {"name": "matmul", "args": ["abc", {"a": 1}]}, "python", ["matmul()"], [], None),
     ("python", "tensor", {"data": [[1, 2], [3]]}, "python", ["tf.tensor", "data", "dtype"], [], None),
+    # drawn with the seed 20261275 (found 30 Nov): a 0-d operand with transpose_a said "a transpose
+    # flag needs that operand 2-D or more", naming neither the flag nor the operand
+    ("python", "function", {"name": "matmul", "args": [2.5, 2.5, 3]}, "python",
+     ["the first operand is read transposed"], [], None),
 ]
 
 

@@ -89,7 +89,8 @@ REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128),
                ("20261218", 189),  # resume_bpe with a data line over 65536 bytes: no line left to learn from
                ("20261234", 239),  # d_model: ' never closed: yaml-cpp read the rest of the file into it
                ("20261243", 108),  # grad_accum 99999999999: the step's whole batch, a bare out of memory
-               ("20261247", 194)]  # name: ' in two sections: one quote over the lines between, a later key named
+               ("20261247", 194),  # name: ' in two sections: one quote over the lines between, a later key named
+               ("20261271", 42)]  # a value of "a\nb": its "b" is a line of its own, named as an unknown section
 
 
 class Case:
@@ -339,6 +340,8 @@ def build_scratch(case, scratch, fixture):
         write(os.path.join(scratch, config), text.encode("utf-8", "surrogateescape"))
         line = text[:text.index(f"  {key}: ")].count("\n") + 1
         case.culprits.append((config, f"line {line}"))  # a value that breaks the file's syntax: its place
+        if "\n" in value:  # "a\nb": its second part is a line of its own, and may be the first that breaks
+            case.culprits.append((config, f"line {line + 1}"))
     elif m[0] == "path":
         slot, bad = m[1], m[2]
         for i, a in enumerate(case.argv):

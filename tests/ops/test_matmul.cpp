@@ -122,7 +122,9 @@ TEST_CASE("ops: matmul takes torch.matmul's 1-D operands: a row on the left, a c
   CHECK(xt::allclose(Array<double>(xt::view(bv.value(), 1)), xt::linalg::dot(Array<double>(xt::view(bm, 1)), v), 1e-12,
                      1e-12));
   CHECK_THROWS_WITH(matmul(Var<double>(v), Var<double>(random_array({5}, 26))), Catch::Contains("inner"));
-  CHECK_THROWS_WITH(matmul(Var<double>(v), Var<double>(n), true), Catch::Contains("transpose"));
+  CHECK_THROWS_WITH(matmul(Var<double>(v), Var<double>(n), true),
+                    Catch::Contains("the first operand is read transposed, which needs it 2-D or more"));
+  CHECK_THROWS_WITH(matmul(Var<double>(n), Var<double>(v), false, true), Catch::Contains("the second operand"));
 }
 
 TEST_CASE("ops: matmul broadcasts batch dims as torch.matmul does, a batch of ones shared without a copy", "[ops]") {

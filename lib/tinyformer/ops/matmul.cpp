@@ -64,8 +64,9 @@ template <class S>
 Var<S> broadcast_matmul(const Var<S>& a, const Var<S>& b, bool ta, bool tb) {
   const Shape sa = a.shape(), sb = b.shape();
   if ((sa.size() < 2 && ta) || (sb.size() < 2 && tb))
-    throw std::invalid_argument(fmt::format("matmul: a {} and b {}: a transpose flag needs that operand 2-D or more",
-                                            shape_str(sa), shape_str(sb)));
+    throw std::invalid_argument(fmt::format("matmul: a {} and b {}: the {} operand is read transposed, which needs it "
+                                            "2-D or more",
+                                            shape_str(sa), shape_str(sb), sa.size() < 2 && ta ? "first" : "second"));
   if (sa.empty() || sb.empty())
     throw std::invalid_argument(
         fmt::format("matmul: a {} and b {}: both operands need at least 1 dimension", shape_str(sa), shape_str(sb)));
