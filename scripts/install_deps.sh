@@ -80,9 +80,10 @@ if [ "$want" = test ]; then
   # the PyTorch parity test, the report's browser check, clang for the sanitizer build and libFuzzer, pgrep (MPI tests),
   # clang-format for scripts/check_style.sh, clang-tidy for scripts/check_tidy.sh; pytest, and nbconvert, ipykernel
   # and matplotlib to run the notebooks; hypothesis for the generative tester's Python and C++ front ends
-  # (tests/app/fronts.py)
+  # (tests/app/fronts.py); locales for localedef and a German locale (a decimal comma) in the config tests
   packages+=(python3 python3-numpy python3-torch chromium clang libclang-rt-14-dev util-linux procps clang-format
-             clang-tidy python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib python3-hypothesis)
+             clang-tidy python3-pytest python3-nbconvert python3-ipykernel python3-matplotlib python3-hypothesis
+             locales)
   # qemu-user for scripts/qemu_portable.sh (the portable build on a CPU without AVX); on x86-64 only, as the portable
   # build and the compile matrix are (scripts/test.sh installs the set aarch64 for the ARM64 build under qemu)
   [ $x86_64 -eq 1 ] && packages+=(qemu-user)

@@ -2,6 +2,7 @@
 // bad input, each checking that the message names the key path, the YAML line and what would be valid.
 #include <catch2/catch.hpp>
 
+#include <clocale>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -406,6 +407,32 @@ TEST_CASE("config: a quote that never closes, or closes lines later over keys, i
   CHECK_THROWS_WITH(load_config_text(laughs + "]\n", "q.yaml"), Contains("got a list of 9 values"));
   // A value folded over lines that are not keys is YAML's, and kept.
   CHECK(load_config_text("logging:\n  probe: \"12|\n    34|\"\n", "q.yaml").logging.probe == "12| 34|");
+}
+
+TEST_CASE("config: real values read the same in a process whose locale writes a decimal comma", "[config]") {
+  // A Python user's locale.setlocale(locale.LC_ALL, "de_DE.UTF-8") (or a C++ program's setlocale) made strtod stop
+  // at the "." of 0.003: every real value was refused, and a checkpoint's own config did not load. The locale is
+  // made here with localedef (Debian's locales package) into a directory of the test's.
+  TempDir dir;
+  const std::string made = (dir.path() / "de_DE.UTF-8").string();
+  REQUIRE(std::system(fmt::format("localedef -i de_DE -f UTF-8 '{}' > /dev/null 2>&1", made).c_str()) == 0);
+  REQUIRE(setenv("LOCPATH", dir.path().c_str(), 1) == 0);
+  REQUIRE(std::setlocale(LC_ALL, "de_DE.UTF-8") != nullptr);
+  const double plain = std::strtod("0.5", nullptr);  // the locale is in effect: 0.5 reads as 0
+  RunConfig cfg;
+  std::string error;
+  try {
+    cfg = load_config_text("optimizer:\n  lr: 0.003\n  betas: [0.8, 0.95]\ndata:\n  train_fraction: 0.3\n", "de.yaml");
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  std::setlocale(LC_ALL, "C");
+  unsetenv("LOCPATH");
+  CHECK(plain == 0.0);
+  CHECK(error.empty());
+  CHECK(cfg.optimizer.lr == 0.003);
+  CHECK(cfg.optimizer.betas[0] == 0.8);
+  CHECK(cfg.data.train_fraction == 0.3);
 }
 
 TEST_CASE("config: a top level that is not a mapping lists the sections", "[config]") {

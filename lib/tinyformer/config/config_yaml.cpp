@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <locale.h>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -172,12 +173,19 @@ std::uint64_t parse_count(const YAML::Node& n, std::uint64_t max = kMaxCount) {
   return static_cast<std::uint64_t>(v);
 }
 
+// strtod in the C locale, whatever the process's: a Python user's locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")
+// (or a C++ program's setlocale) makes strtod stop at the "." of 0.003, and every real value was refused.
+double strtod_c(const char* text, char** end) {
+  static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(nullptr));
+  return strtod_l(text, end, c_locale);
+}
+
 double parse_number(const YAML::Node& n) {
   const std::string& s = scalar_text(n, "a number");
   const bool chars_ok = !s.empty() && s.find_first_not_of("0123456789+-.eE") == std::string::npos;
   char* end = nullptr;
   errno = 0;
-  const double v = chars_ok ? std::strtod(s.c_str(), &end) : 0.0;
+  const double v = chars_ok ? strtod_c(s.c_str(), &end) : 0.0;
   if (!chars_ok || end != s.c_str() + s.size()) throw BadValue{fmt::format("expected a number, got '{}'", s)};
   if (!std::isfinite(v)) throw BadValue{fmt::format("expected a finite number, got '{}'", s)};
   // ERANGE with a finite result is an underflow: a subnormal is kept (it is finite); one below even those became 0
