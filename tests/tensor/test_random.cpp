@@ -3,6 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <locale>
+#include <sstream>
+#include <string>
 
 #include "tinyformer/tensor/random.hpp"
 
@@ -50,4 +53,33 @@ TEST_CASE("tensor: an Rng restored from its state continues the same sequence, a
   Rng again(3);
   CHECK(again.split().next_u64() == Rng(Rng(3).next_u64()).next_u64());
   CHECK_THROWS(b.set_state("not a state"));
+}
+
+namespace {
+// A German number format made in code (no system locale needed): '.' between groups of three digits, ',' before
+// the fraction.
+struct GermanNumbers : std::numpunct<char> {
+  char do_thousands_sep() const override { return '.'; }
+  char do_decimal_point() const override { return ','; }
+  std::string do_grouping() const override { return "\3"; }
+};
+}  // namespace
+
+TEST_CASE("tensor: an Rng's state is the same text under any global locale, and reads back under any", "[tensor]") {
+  Rng rng(5);
+  rng.next_u64();
+  const std::string classic = rng.state();
+  const std::locale before = std::locale::global(std::locale(std::locale::classic(), new GermanNumbers));
+  std::ostringstream check;
+  check << 1234567;
+  const std::string grouped = check.str();  // the global locale is in effect for a new stream
+  const std::string german = rng.state();
+  Rng back(0);
+  back.set_state(classic);
+  const std::uint64_t next_german = back.next_u64();
+  std::locale::global(before);
+  CHECK(grouped == "1.234.567");
+  CHECK(german == classic);
+  CHECK(classic.find('.') == std::string::npos);
+  CHECK(next_german == rng.next_u64());
 }

@@ -1,6 +1,7 @@
 #include "tinyformer/tensor/random.hpp"
 
 #include <cmath>
+#include <locale>
 #include <sstream>
 #include <stdexcept>
 
@@ -22,14 +23,18 @@ std::uint64_t Rng::below(std::uint64_t n) {
   return x % n;
 }
 
+// The state's text in the classic locale, whatever the global one: a C++ program's std::locale::global(de_DE) wrote
+// it with thousands separators ("13.373.937.045..."), which the CLI could not read back.
 std::string Rng::state() const {
   std::ostringstream out;
+  out.imbue(std::locale::classic());
   out << engine_;
   return out.str();
 }
 
 void Rng::set_state(const std::string& text) {
   std::istringstream in(text);
+  in.imbue(std::locale::classic());
   std::mt19937_64 engine;
   in >> engine;
   if (in.fail()) throw std::invalid_argument("Rng::set_state: not a valid generator state");
