@@ -90,7 +90,8 @@ REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128),
                ("20261234", 239),  # d_model: ' never closed: yaml-cpp read the rest of the file into it
                ("20261243", 108),  # grad_accum 99999999999: the step's whole batch, a bare out of memory
                ("20261247", 194),  # name: ' in two sections: one quote over the lines between, a later key named
-               ("20261271", 42)]  # a value of "a\nb": its "b" is a line of its own, named as an unknown section
+               ("20261271", 42),  # a value of "a\nb": its "b" is a line of its own, named as an unknown section
+               ("20261303", 45)]  # bpe data.vocab_size 10^11: the memory refusal named model.vocab_size (default)
 
 
 class Case:

@@ -109,6 +109,19 @@ TEST_CASE("memory: a step's batches of grad_accum micro-batches are counted, and
   }
 }
 
+TEST_CASE("memory: a SentencePiece vocabulary too large is named by data.vocab_size, the key the user sets") {
+  // model.vocab_size is auto and follows data.vocab_size: the refusal named "model.vocab_size (default)" and asked to
+  // lower it (generative tester, seed 20261303, case 45)
+  const config::RunConfig cfg =
+      config::load_config_text("data:\n  task: text\n  path: t.txt\n  tokenizer: bpe\nmodel:\n  context: 64\n",
+                               "b.yaml", {"data.vocab_size=99999999999"});
+  const auto estimate = train::estimate_memory(cfg, 64, 99999999999, 0);
+  CHECK_THROWS_WITH(train::check_memory(cfg, estimate, 64, 99999999999),
+                    Catch::Contains("b.yaml: data.vocab_size (--set data.vocab_size=99999999999): "
+                                    "data.vocab_size=99999999999 needs an estimated") &&
+                        Catch::Contains("lower data.vocab_size"));
+}
+
 TEST_CASE("memory: sizes are written in binary units") {
   CHECK(tf::format_bytes(512) == "512 B");
   CHECK(tf::format_bytes(1536) == "1.5 KiB");

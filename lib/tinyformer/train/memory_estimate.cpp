@@ -91,7 +91,11 @@ std::vector<Knob> knobs(const config::RunConfig& cfg, std::size_t T, std::size_t
                       field_knob(cfg, field::training::batch_size), field_knob(cfg, field::training::grad_accum),
                       field_knob(cfg, field::data::eval_size)};
   const std::size_t small_V = std::min<std::size_t>(V, 256);
-  k.push_back({config::keys::model::vocab_size, V, small_V, [small_V](Scenario& s) { s.V = small_V; }});
+  // The vocabulary is the key the user sets: model.vocab_size, or with a SentencePiece tokenizer and model.vocab_size
+  // auto, data.vocab_size (naming model.vocab_size (default) sent the user to a key that follows the other)
+  const bool pieces = cfg.data.tokenizer != config::Tokenizer::char_ && !cfg.model.vocab_size;
+  k.push_back({pieces ? config::keys::data::vocab_size : config::keys::model::vocab_size, V, small_V,
+               [small_V](Scenario& s) { s.V = small_V; }});
   const config::Task task = cfg.data.task;
   if (task == config::Task::add) {
     k.push_back(field_knob(cfg, field::data::digits));
