@@ -18,10 +18,9 @@
 #include "commands.hpp"
 #include "tinyformer/config/config.hpp"
 #include "tinyformer/dist/dist.hpp"
-#include "tinyformer/ops/kernels/dispatch.hpp"
+#include "tinyformer/runs/environment.hpp"
 #include "tinyformer/runs/errors.hpp"
 #include "tinyformer/tensor/files.hpp"
-#include "tinyformer/tensor/gemm_plan.hpp"
 #include "tinyformer/tensor/memory.hpp"
 
 namespace {
@@ -71,8 +70,7 @@ int run(int argc, char** argv) {
     return 2;
   }
   try {
-    tf::gemm_plan::policy();    // TINYFORMER_GEMM and TINYFORMER_GEMM_PLAN checked before any work
-    tf::kernels::kernel_isa();  // and TINYFORMER_KERNEL_ISA
+    tf::runs::check_environment();  // TINYFORMER_GEMM, TINYFORMER_GEMM_PLAN and TINYFORMER_KERNEL_ISA, before any work
     return tf::app::run_selected(app);
   } catch (const tf::dist::CollectiveError& e) {  // every rank has it: rank 0 tells, all finish MPI normally
     std::fflush(stdout);

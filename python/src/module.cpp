@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 
 #include "tensor.hpp"
+#include "tinyformer/runs/environment.hpp"
 #include "tinyformer/runs/errors.hpp"
 #include "tinyformer/tensor/blas_core.hpp"
 
@@ -92,6 +93,9 @@ PYBIND11_MODULE(_core, m) {
       PyErr_SetString(python_class(kind), with_python_remedies(std::move(message)).c_str());
     }
   });
+  // The variables that choose how tinyformer computes, checked as the CLI checks them when it starts: a bad one makes
+  // the import fail with its one line (ImportError), before any work
+  tf::runs::check_environment();
   // The Tensor class, then each topic's functions and methods (bind_tensor first: it sets __hash__ before __eq__).
   pybind11::class_<tf::python::Tensor> tensor(m, "Tensor",
                                               "A tf::Var: value, gradient and the op that made it; float32, float64, "

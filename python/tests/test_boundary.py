@@ -7,6 +7,7 @@ import json
 import os
 import struct
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -105,6 +106,23 @@ def test_a_config_nested_too_deeply_is_a_value_error_not_a_recursion_error(tmp_p
         tf.train({"model": {"d_model": deep}}, out=str(tmp_path / "x"))
     _one_line(e)
     assert not (tmp_path / "x").exists()
+
+
+def test_a_bad_variable_of_tinyformers_own_fails_the_import_as_it_fails_the_cli():
+    # A native build's module ignored TINYFORMER_KERNEL_ISA, which `tinyformer` refuses at start; both now check the
+    # variables before any work, through one function of the library (runs::check_environment).
+    for name, value, expected in [("TINYFORMER_GEMM", "fast", "TINYFORMER_GEMM='fast': expected auto, measure, "
+                                   "openblas or libxsmm"),
+                                  ("TINYFORMER_KERNEL_ISA", "avx2", "TINYFORMER_KERNEL_ISA")]:
+        env = dict(os.environ, **{name: value})
+        done = subprocess.run([sys.executable, "-c", "import tinyformer"], env=env, capture_output=True, text=True)
+        assert done.returncode != 0
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith("ImportError: ") and expected in last and value in last, last
+        if APP:
+            cli = subprocess.run([APP, "config", os.path.join(SRC, "configs", "reverse.yaml")], env=env,
+                                 capture_output=True, text=True)
+            assert cli.returncode == 1 and cli.stderr == "tinyformer: error: " + last[len("ImportError: "):] + "\n"
 
 
 def test_a_string_override_is_its_text_as_in_a_config_dict():

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <clocale>
 #include <cmath>
 #include <cstdlib>
-#include <locale.h>
 #include <filesystem>
 #include <limits>
 #include <map>
