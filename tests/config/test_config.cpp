@@ -340,7 +340,7 @@ TEST_CASE("config: a missing or unreadable file names the path, as a file error;
           "[config]") {
   TempDir dir;
   const std::string missing = (dir.path() / "nope.yaml").string();
-  CHECK_THROWS_AS(load_config(missing, {}), FileError);  // Python: FileNotFoundError
+  CHECK_THROWS_AS(load_config(missing, {}), tf::FileError);  // Python: FileNotFoundError
   CHECK_THROWS_WITH(load_config(missing, {}), Contains(missing) && Contains("no such file"));
   CHECK_THROWS_WITH(load_config(dir.path().string(), {}), Contains("is a directory"));
   const std::string huge = dir.write("huge.yaml", "");
@@ -487,8 +487,8 @@ TEST_CASE("config: bad --set overrides name the override and suggest the key", "
   for (const std::string value : {"#x", "# 12|", "%x", "&a", "!", "|", ">"})
     for (const std::string key : {"logging.probe", "model.d_model", "optimizer.lr"}) {
       INFO(key << "=" << value);
-      CHECK_THROWS_WITH(load_config_text("{}", "s.yaml", {key + "=" + value}),
-                        Contains("s.yaml: --set " + key + "=" + value + ": '" + value + "' is no value in YAML"));
+      CHECK_THROWS_WITH(load_config_text("{}", "s.yaml", {fmt::format("{}={}", key, value)}),
+                        Contains(fmt::format("s.yaml: --set {}={}: '{}' is no value in YAML", key, value, value)));
     }
   for (const char* none : {"null", "~", "''", "\"\""})
     CHECK(load_config_text("{}", "s.yaml", {std::string("logging.probe=") + none}).logging.probe.empty());

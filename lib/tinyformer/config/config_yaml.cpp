@@ -328,10 +328,11 @@ std::string quote_problem(const std::string& text, const YAML::Node& node, std::
   if (quote != '\'' && quote != '"') return "";
   std::size_t close = std::string::npos;
   for (std::size_t i = open + 1; i < text.size() && close == std::string::npos; ++i) {
-    if (quote == '"' && text[i] == '\\')
-      ++i;  // \" and \\ do not close
-    else if (quote == '\'' && text[i] == quote && i + 1 < text.size() && text[i + 1] == quote)
-      ++i;  // '' is a quote inside '...'
+    // \" and \\ inside "...", '' inside '...': a character of the value, not its end
+    const bool escape =
+        quote == '"' ? text[i] == '\\' : text[i] == quote && i + 1 < text.size() && text[i + 1] == quote;
+    if (escape)
+      ++i;
     else if (text[i] == quote)
       close = i;
   }
