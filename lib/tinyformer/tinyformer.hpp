@@ -93,8 +93,10 @@
 #include "tinyformer/train/setup.hpp"
 #include "tinyformer/train/trainer.hpp"
 
-// runs: what the CLI and Python call: checkpoints, prompts, sampling, attention, heads, training, the error boundary
+// runs: what the CLI and Python call: checkpoints, prompts, sampling, attention, heads, training, the error boundary,
+// the check of the environment
 #include "tinyformer/runs/checkpoints.hpp"
+#include "tinyformer/runs/environment.hpp"
 #include "tinyformer/runs/errors.hpp"
 #include "tinyformer/runs/inspect.hpp"
 #include "tinyformer/runs/prompt.hpp"
