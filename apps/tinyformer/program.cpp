@@ -70,7 +70,15 @@ int run(int argc, char** argv) {
     return 2;
   }
   try {
-    tf::runs::check_environment();  // TINYFORMER_GEMM, TINYFORMER_GEMM_PLAN and TINYFORMER_KERNEL_ISA, before any work
+    // TINYFORMER_GEMM, TINYFORMER_GEMM_PLAN and TINYFORMER_KERNEL_ISA, before any work; under a launcher every rank
+    // learns of any rank's bad value together, and rank 0 tells (each rank told it, as "rank N: ...", before)
+    std::string environment_error;
+    try {
+      tf::runs::check_environment();
+    } catch (const std::exception& e) {
+      environment_error = user_message(e);
+    }
+    tf::dist::check_no_errors(environment_error);
     return tf::app::run_selected(app);
   } catch (const tf::dist::CollectiveError& e) {  // every rank has it: rank 0 tells, all finish MPI normally
     std::fflush(stdout);

@@ -82,4 +82,10 @@ wait "$pid"; code=$?
 no_temporaries "$work/sigint"
 step=$(resumes sigint) || exit 1
 echo "Ctrl-C to mpirun: mpirun exited $code, checkpoint of step $step"
-echo "PASS: a killed rank ends the job naming it; SIGUSR1 and Ctrl-C to mpirun leave a checkpoint that resumes"
+# A bad value of tinyformer's own variables in every rank's environment: the job tells it once, from rank 0, as one
+# process does (each rank printed "rank N: ...; ending all 2 processes" before)
+bad=$(TINYFORMER_GEMM=fast mpirun_np 2 -x TINYFORMER_GEMM "$bin" config "$cfg" 2>&1) && fail "TINYFORMER_GEMM=fast ran"
+[ "$(grep -c '^tinyformer: ' <<< "$bad")" -eq 1 ] &&
+  grep -qxF "tinyformer: error: TINYFORMER_GEMM='fast': expected auto, measure, openblas or libxsmm" <<< "$bad" ||
+  { echo "$bad"; fail "a bad TINYFORMER_GEMM under mpirun was not one line of rank 0"; }
+echo "PASS: a killed rank ends the job naming it; SIGUSR1 and Ctrl-C to mpirun leave a checkpoint that resumes; a bad variable is told once"
