@@ -10,7 +10,7 @@ import json
 import math
 import os
 
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import HealthCheck, Phase, assume, given, seed, settings
 from hypothesis import strategies as st
 
 import generative as cli  # the catalogue of mutations and the fixture's names
@@ -26,6 +26,16 @@ SMALL_DICT = {"model": {"d_model": 16, "n_head": 2, "n_layer": 1}, "data": {"tas
 
 # Values of count and real arguments (tokens, temperature, batches, ...): as Python objects, and for the C++ API the
 # ones its types can hold (a JSON number, or a string for nan, inf and integers beyond JSON's).
+def long_run(key, value):
+    """Whether the value makes a valid run of minutes: training.steps of 10^12 is a count like any other, not bad input
+    (generative.py stops such a run of the CLI's with Ctrl-C and checks its checkpoint; these fronts leave it out)."""
+    try:
+        steps = int(str(value).strip())
+    except ValueError:
+        return False
+    return key == "training.steps" and 10**4 < steps <= 2**53
+
+
 PY_COUNTS = [-1, 0, 10**12, 2**63 - 1, 2**64 - 1, 2**64, 10**30, math.nan, math.inf, -math.inf, 5e-324, 1e400, 1.5,
              "3", None, True, [], "nan"]
 CPP_COUNTS = {"tokens": [0, 1, 10**12, "9223372036854775807", "18446744073709551615", 1000001],
@@ -204,6 +214,7 @@ def draw_call(draw, front):
                                    st.integers(min_value=-3, max_value=300), st.text(max_size=12)))
         else:
             value = draw(st.one_of(st.sampled_from(cli.WEIRD_VALUES), st.text(max_size=12)))
+        assume(not long_run(key, value))
         if op in ("train", "config") and isinstance(args.get("config"), dict):
             section, name = key.split(".")
             call.args["config"].setdefault(section, {})[name] = value

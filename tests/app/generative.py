@@ -6,7 +6,8 @@ usage: generative.py BIN SRC WORK [--cases N] [--seed S] [--jobs J] [--replay CA
 Each case copies a small fixture (a config, two finished runs, a text file) into its own scratch dir, applies one
 mutation drawn from the catalogue below to one file argument, value or flag of one subcommand, runs the command and
 checks the invariants:
-  - the exit code is 0, 1, 2 or 130 (never a signal), within 10 s;
+  - the exit code is 0, 1, 2 or 130 (never a signal), within 10 s; a train still running then (a valid run of many
+    steps) is sent Ctrl-C and must end with 130 and its checkpoint;
   - on a non-zero exit exactly one stderr line is "tinyformer: error: ...", every other line a "tinyformer:
     warning/note:" line; each is at most 1 KB and holds no control byte and no internals (messages.py's
     message_problems), and the error line names the culprit (the path, key or flag that was mutated) where the case
@@ -27,6 +28,7 @@ import random
 import re
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -91,7 +93,8 @@ REGRESSIONS = [("22", 228), ("20261127", 110), ("20261127", 128),
                ("20261243", 108),  # grad_accum 99999999999: the step's whole batch, a bare out of memory
                ("20261247", 194),  # name: ' in two sections: one quote over the lines between, a later key named
                ("20261271", 42),  # a value of "a\nb": its "b" is a line of its own, named as an unknown section
-               ("20261303", 45)]  # bpe data.vocab_size 10^11: the memory refusal named model.vocab_size (default)
+               ("20261303", 45),  # bpe data.vocab_size 10^11: the memory refusal named model.vocab_size (default)
+               ("20261317", 50)]  # training.steps 10^11, a valid run of days: Ctrl-C after 10 s, checkpoint kept
 
 
 class Case:
@@ -104,6 +107,7 @@ class Case:
         self.expect_file = None  # on exit 0 this must exist
         self.describe = ""
         self.close_streams = False
+        self.interrupted = False  # a train still running after 10 s, stopped with Ctrl-C (see run_case)
 
 
 def write(path, data):
@@ -426,23 +430,51 @@ def check(case, scratch, code, err, before, after, elapsed):
         problems.append(f"conflicting flags ended with exit code {code}, not a usage error (2)")
     if code not in (0, 1, 2, 130):
         problems.append(f"exit code {code} (a signal or an unexpected code)")
+    if case.interrupted:  # a long valid run stopped with Ctrl-C: exit 130 after its step, its checkpoint written
+        out = case.argv[case.argv.index("--out") + 1]
+        if code != 130 or not os.path.isfile(os.path.join(scratch, out, "checkpoint.safetensors")):
+            problems.append(f"still training after 10 s, and Ctrl-C then ended it with exit {code}, "
+                            f"{'a' if code == 130 else 'no'} checkpoint in {out}")
     if not case.close_streams:  # with stderr closed there is nothing to read
-        problems += messages.message_problems(err, code)
+        problems += messages.message_problems(err, 0 if case.interrupted else code)
     for l in err.split(b"\n"):
         if not l.startswith(b"tinyformer: error: "):
             continue
         problems += culprit_problems(case, l.decode("utf-8", "replace"), code)
     changed = sorted(set(before) | set(after))
     changed = [k for k in changed if before.get(k) != after.get(k)]
-    outputs = case.outputs if code == 0 else []
+    finished = code == 0 or (case.interrupted and code == 130)
+    outputs = case.outputs if finished else []
     bad = [os.fsdecode(k) for k in changed if not allowed(k, outputs)]
     # the lock file and *.tmp.<pid> of a run are not outputs; the lock's content goes back to empty
-    bad = [k for k in bad if not (code == 0 and k.endswith("tinyformer.lock"))]
+    bad = [k for k in bad if not (finished and k.endswith("tinyformer.lock"))]
     if bad:
         problems.append(f"changed outside the intended outputs: {bad[:6]}")
     if code == 0 and case.expect_file and not os.path.lexists(os.path.join(scratch, case.expect_file)):
         problems.append(f"exit 0 but {case.expect_file} was not written")
     return problems
+
+
+def run_or_interrupt(case, argv, scratch):
+    """(exit code, stderr) of the command, within 10 s. A train still running then is a valid run that takes long
+    (training.steps 99999999999 is a count like any other): Ctrl-C must end it after its step, exit 130, with its
+    checkpoint written (check() requires both); it gets 10 s more for that. Raises TimeoutExpired otherwise."""
+    p = subprocess.Popen(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    try:
+        try:
+            err = p.communicate(timeout=10)[1]
+        except subprocess.TimeoutExpired:
+            if case.argv[0] != "train":
+                raise
+            case.interrupted = True
+            p.send_signal(signal.SIGINT)
+            err = p.communicate(timeout=10)[1]
+        return p.returncode, err
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
 
 
 def run_case(args, fixture, seed, number, regression=False):
@@ -466,9 +498,7 @@ def run_case(args, fixture, seed, number, regression=False):
             p = subprocess.run(wrapped, cwd=scratch, timeout=10)
             code, err = p.returncode, b""
         else:
-            p = subprocess.run(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, timeout=10, **kwargs)
-            code, err = p.returncode, p.stderr
+            code, err = run_or_interrupt(case, argv, scratch)
     except subprocess.TimeoutExpired:
         code, err = None, b""
     elapsed = time.monotonic() - start
