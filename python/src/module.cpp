@@ -94,8 +94,12 @@ PYBIND11_MODULE(_core, m) {
     }
   });
   // The variables that choose how tinyformer computes, checked as the CLI checks them when it starts: a bad one makes
-  // the import fail with its one line (ImportError), before any work
-  tf::runs::check_environment();
+  // the import fail with the CLI's line (an ImportError; control bytes of the value shown as \xNN), before any work
+  try {
+    tf::runs::check_environment();
+  } catch (const std::exception& e) {
+    throw pybind11::import_error(tf::runs::user_message(e));
+  }
   // The Tensor class, then each topic's functions and methods (bind_tensor first: it sets __hash__ before __eq__).
   pybind11::class_<tf::python::Tensor> tensor(m, "Tensor",
                                               "A tf::Var: value, gradient and the op that made it; float32, float64, "

@@ -113,12 +113,13 @@ def test_a_bad_variable_of_tinyformers_own_fails_the_import_as_it_fails_the_cli(
     # variables before any work, through one function of the library (runs::check_environment).
     for name, value, expected in [("TINYFORMER_GEMM", "fast", "TINYFORMER_GEMM='fast': expected auto, measure, "
                                    "openblas or libxsmm"),
-                                  ("TINYFORMER_KERNEL_ISA", "avx2", "TINYFORMER_KERNEL_ISA")]:
+                                  ("TINYFORMER_KERNEL_ISA", "avx2", "TINYFORMER_KERNEL_ISA"),
+                                  ("TINYFORMER_GEMM", "a\x1b[2Jb", "TINYFORMER_GEMM='a\\x1b[2Jb'")]:
         env = dict(os.environ, **{name: value})
         done = subprocess.run([sys.executable, "-c", "import tinyformer"], env=env, capture_output=True, text=True)
         assert done.returncode != 0
         last = done.stderr.strip().splitlines()[-1]
-        assert last.startswith("ImportError: ") and expected in last and value in last, last
+        assert last.startswith("ImportError: ") and expected in last and "\x1b" not in last, last
         if APP:
             cli = subprocess.run([APP, "config", os.path.join(SRC, "configs", "reverse.yaml")], env=env,
                                  capture_output=True, text=True)
