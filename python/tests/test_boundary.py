@@ -126,6 +126,18 @@ def test_a_bad_variable_of_tinyformers_own_fails_the_import_as_it_fails_the_cli(
             assert cli.returncode == 1 and cli.stderr == "tinyformer: error: " + last[len("ImportError: "):] + "\n"
 
 
+def test_a_removed_working_directory_gives_the_runs_own_error(tmp_path):
+    # The warnings' attribution called os.path.abspath, which needs the working directory: with it removed, a
+    # FileNotFoundError of posixpath's hid the run's own error about its out dir.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = (f"import os, tinyformer as tf\nos.chdir({str(gone)!r})\nos.rmdir({str(gone)!r})\n"
+              f"try:\n    tf.train({SMALL!r}, out='run')\n"
+              "except Exception as e:\n    print(type(e).__name__, e)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0 and "cannot create the out dir run" in done.stdout, done.stdout + done.stderr
+
+
 def test_a_string_override_is_its_text_as_in_a_config_dict():
     # Overrides went to the library as YAML text: "#x" was a comment (the key silently at its default), "a: b.txt" a
     # mapping. A str is now the text itself, as the same str in a config dict always was; other values as before.

@@ -176,14 +176,17 @@ def heads(checkpoint, ablate=False, prompt=None, batches=8, batch_size=64, ablat
     return out
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# This package's files as its frames name them (as imported, and absolute): compared without os.path.abspath at the
+# time of a warning, which needs the working directory (a removed one made every warning a FileNotFoundError that hid
+# the run's own error)
+_PACKAGE = tuple({os.path.dirname(__file__) + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep})
 
 
 def _warn(messages):
     """Each message through warnings.warn, attributed to the first caller outside this package (however many of the
     package's functions and wrappers lie between)."""
     frame, level = sys._getframe(1), 2  # level 1 is this function
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
         frame, level = frame.f_back, level + 1
     for m in messages:
         warnings.warn(m, stacklevel=level)
