@@ -430,20 +430,21 @@ def check(case, scratch, code, err, before, after, elapsed):
         problems.append(f"conflicting flags ended with exit code {code}, not a usage error (2)")
     if code not in (0, 1, 2, 130):
         problems.append(f"exit code {code} (a signal or an unexpected code)")
-    if case.interrupted:  # a long valid run stopped with Ctrl-C: exit 130 after its step, its checkpoint written
+    interrupted = getattr(case, "interrupted", False)  # fresh_sets.py's cases have no such field
+    if interrupted:  # a long valid run stopped with Ctrl-C: exit 130 after its step, its checkpoint written
         out = case.argv[case.argv.index("--out") + 1]
         if code != 130 or not os.path.isfile(os.path.join(scratch, out, "checkpoint.safetensors")):
             problems.append(f"still training after 10 s, and Ctrl-C then ended it with exit {code}, "
                             f"{'a' if code == 130 else 'no'} checkpoint in {out}")
     if not case.close_streams:  # with stderr closed there is nothing to read
-        problems += messages.message_problems(err, 0 if case.interrupted else code)
+        problems += messages.message_problems(err, 0 if interrupted else code)
     for l in err.split(b"\n"):
         if not l.startswith(b"tinyformer: error: "):
             continue
         problems += culprit_problems(case, l.decode("utf-8", "replace"), code)
     changed = sorted(set(before) | set(after))
     changed = [k for k in changed if before.get(k) != after.get(k)]
-    finished = code == 0 or (case.interrupted and code == 130)
+    finished = code == 0 or (interrupted and code == 130)
     outputs = case.outputs if finished else []
     bad = [os.fsdecode(k) for k in changed if not allowed(k, outputs)]
     # the lock file and *.tmp.<pid> of a run are not outputs; the lock's content goes back to empty
