@@ -433,9 +433,10 @@ def check(case, scratch, code, err, before, after, elapsed):
     interrupted = getattr(case, "interrupted", False)  # fresh_sets.py's cases have no such field
     if interrupted:  # a long valid run stopped with Ctrl-C: exit 130 after its step, its checkpoint written
         out = case.argv[case.argv.index("--out") + 1]
-        if code != 130 or not os.path.isfile(os.path.join(scratch, out, "checkpoint.safetensors")):
+        saved = os.path.isfile(os.path.join(scratch, out, "checkpoint.safetensors"))
+        if code != 130 or not saved:
             problems.append(f"still training after 10 s, and Ctrl-C then ended it with exit {code}, "
-                            f"{'a' if code == 130 else 'no'} checkpoint in {out}")
+                            f"{'with' if saved else 'without'} a checkpoint in {out}")
     if not case.close_streams:  # with stderr closed there is nothing to read
         problems += messages.message_problems(err, 0 if interrupted else code)
     for l in err.split(b"\n"):
@@ -493,7 +494,6 @@ def run_case(args, fixture, seed, number, regression=False):
         argv = read_only_parent(argv, os.path.dirname(os.path.join(scratch, case.mutation[1])))
     start = time.monotonic()
     try:
-        kwargs = {}
         if case.close_streams:
             wrapped = [b"/bin/sh", b"-c", b'exec "$@" <&- >&- 2>&-', b"sh"] + argv
             p = subprocess.run(wrapped, cwd=scratch, timeout=10)
