@@ -1,10 +1,10 @@
 #include "tinyformer/train/memory_estimate.hpp"
 
 #include "tinyformer/data/data.hpp"
-#include "tinyformer/dist/dist.hpp"
 #include "tinyformer/nn/parameter_shapes.hpp"
 #include "tinyformer/tensor/files.hpp"
 #include "tinyformer/tensor/memory.hpp"
+#include "tinyformer/train/setup.hpp"
 
 #include <algorithm>
 #include <array>
@@ -134,8 +134,8 @@ MemoryEstimate estimate_memory(const config::RunConfig& cfg, std::size_t T, std:
   const double BT = d.B * d.T;
   e.activations = S * BT * (d.L * (7 * d.C + d.Q + 2 * d.F + 2 * d.H * d.T) + 3 * d.V + 2 * d.C);
   e.evaluation = 2 * S * BT * d.V;
-  const double NK = static_cast<double>(dist::size()) * static_cast<double>(cfg.training.grad_accum);
-  e.batches = 2 * static_cast<double>(sizeof(Index)) * NK * BT * (NK > 1 ? 2 : 1);
+  const double global = static_cast<double>(sequences_per_step(cfg));  // every process draws the global batch
+  e.batches = 2 * static_cast<double>(sizeof(Index)) * global * d.T * (global > d.B ? 2 : 1);
   return e;
 }
 
