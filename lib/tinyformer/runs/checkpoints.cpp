@@ -8,13 +8,17 @@
 #include "tinyformer/checkpoint/data_fingerprint.hpp"
 #include "tinyformer/checkpoint/llama2c.hpp"
 #include "tinyformer/checkpoint/llmc.hpp"
+#include "tinyformer/runs/environment.hpp"
 #include "tinyformer/runs/errors.hpp"
 #include "tinyformer/tensor/files.hpp"
 
 namespace tf::runs {
 
 LoadedGPT open_checkpoint(const std::string& path) {
-  return at_boundary([&] { return load_gpt(path); });
+  return at_boundary([&] {
+    check_environment();
+    return load_gpt(path);
+  });
 }
 
 namespace {

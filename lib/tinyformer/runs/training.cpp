@@ -6,6 +6,7 @@
 
 #include "tinyformer/data/data.hpp"
 #include "tinyformer/nn/gpt.hpp"
+#include "tinyformer/runs/environment.hpp"
 #include "tinyformer/runs/errors.hpp"
 #include "tinyformer/train/memory_estimate.hpp"
 #include "tinyformer/train/setup.hpp"
@@ -17,7 +18,10 @@ train::TrainResult train(const train::TrainOptions& options) {
   train::TrainOptions guarded = options;
   if (options.on_step) guarded.on_step = [&](const train::StepInfo& info) { guard.call(options.on_step, info); };
   if (options.on_warning) guarded.on_warning = [&](const std::string& w) { guard.call(options.on_warning, w); };
-  return at_boundary(guard, [&] { return train::train(guarded); });
+  return at_boundary(guard, [&] {
+    check_environment();
+    return train::train(guarded);
+  });
 }
 
 std::string resolved_config(const train::TrainOptions& options) {
@@ -26,6 +30,7 @@ std::string resolved_config(const train::TrainOptions& options) {
 
 GradcheckRun gradcheck(const GradcheckRequest& request, const std::string& flag_prefix) {
   return at_boundary([&] {
+    check_environment();
     if (request.batch < 1 || request.batch > kMaxGradcheckBatch)
       throw Error(ErrorKind::value, fmt::format("{}batch: must be from 1 to {} (a float64 gradcheck of more sequences "
                                                 "needs more memory than it tells), got {}",
