@@ -59,6 +59,26 @@ TEST_CASE("io: a link planted where the temporary file goes is replaced, not wri
   CHECK_FALSE(std::filesystem::exists(std::filesystem::symlink_status(temp)));
 }
 
+TEST_CASE("io: a file written over keeps its permissions, and a new one gets 0666 less the umask", "[io]") {
+  test::TempDir dir;
+  const std::string target = dir.path().string() + "/private.safetensors";
+  const auto mode = [&] {
+    struct stat st {};
+    REQUIRE(::stat(target.c_str(), &st) == 0);
+    return st.st_mode & 07777;
+  };
+  const mode_t mask = ::umask(022);
+  write_file_atomic(target, "one", 3);
+  CHECK(mode() == 0644);
+  for (const mode_t given : {0600, 0640, 0444, 0755}) {
+    REQUIRE(::chmod(target.c_str(), given) == 0);
+    write_file_atomic(target, "two", 3);
+    CHECK(mode() == given);
+    CHECK(read_regular_file(target) == "two");
+  }
+  ::umask(mask);
+}
+
 TEST_CASE("io: AppendFile refuses a FIFO and a link, and appends to a regular file", "[io]") {
   test::TempDir dir;
   const std::string log = dir.path().string() + "/metrics.jsonl";

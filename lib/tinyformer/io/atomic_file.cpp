@@ -88,6 +88,16 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     throw std::runtime_error(
         fmt::format("{}: cannot create the temporary file '{}': {}", path_, temp_path_, std::strerror(err)));
   }
+  // The file it replaces keeps its permissions (a checkpoint the user made private with chmod 600 stays so), as a
+  // file written in place would; a new file gets 0666 less the umask.
+  struct stat old {};
+  if (::stat(path_.c_str(), &old) == 0 && S_ISREG(old.st_mode) && ::fchmod(fd_, old.st_mode & 0777) != 0) {
+    const int err = errno;
+    discard();
+    throw std::runtime_error(fmt::format("{}: cannot give the temporary file '{}' the permissions of the file it "
+                                         "replaces: {}",
+                                         path_, temp_path_, std::strerror(err)));
+  }
 }
 
 AtomicFile::~AtomicFile() {

@@ -1,6 +1,7 @@
 #pragma once
 // Atomic file replacement, shared by every writer in io/: the bytes go to "<path>.tmp.<pid>" in the same
-// directory, the file is fsync'ed, renamed over `path`, and the directory is fsync'ed. A reader therefore
+// directory (with the permissions of a file it replaces), the file is fsync'ed, renamed over `path`, and the
+// directory is fsync'ed. A reader therefore
 // sees either the old file or the complete new one, never a half-written file. On any failure the temporary
 // file is removed, a previous file at `path` is left untouched, and std::runtime_error names the path and
 // the OS error (strerror).
