@@ -35,6 +35,14 @@ foreach(kind IN ITEMS EXE SHARED MODULE)
   set(CMAKE_${kind}_LINKER_FLAGS_INIT
       "-L${tinyformer_arm64_lib} -Wl,-rpath-link,${tinyformer_arm64_lib}:${tinyformer_arm64_lib}/openblas-pthread")
 endforeach()
+# The arm64 python3's headers (install_deps.sh aarch64 unpacks them), for the Python module: without an interpreter
+# to ask (the host's cannot say the target's), FindPython needs their directory.
+file(GLOB tinyformer_arm64_python "${tinyformer_arm64_root}/usr/include/python3.*/Python.h")
+if(tinyformer_arm64_python)
+  list(GET tinyformer_arm64_python 0 tinyformer_arm64_python)
+  get_filename_component(tinyformer_arm64_python "${tinyformer_arm64_python}" DIRECTORY)
+  set(Python_INCLUDE_DIR "${tinyformer_arm64_python}" CACHE PATH "The arm64 python3's headers")
+endif()
 # The tests, and whatever else CMake runs of the build, run under qemu-aarch64: the cross runtimes as the root of the
 # ELF interpreter and the C++ library (-L), the arm64 tree's libraries on the guest's library path (-E).
 find_program(TINYFORMER_QEMU_AARCH64 qemu-aarch64 REQUIRED)

@@ -34,7 +34,17 @@ if [ "$want" = aarch64 ]; then
   arm64=(libopenblas-dev:arm64 libopenblas-pthread-dev:arm64 libopenblas0-pthread:arm64 libopenblas0:arm64
          libgfortran5:arm64 libfmt-dev:arm64 libfmt9:arm64 libyaml-cpp-dev:arm64 libyaml-cpp0.7:arm64
          libsentencepiece-dev:arm64 libsentencepiece0:arm64 libstb-dev:arm64 libstb0:arm64 libxsimd-dev:arm64
-         libxtensor-dev:arm64 libxtensor-blas-dev:arm64 catch2:arm64 xtl-dev nlohmann-json3-dev libcli11-dev)
+         libxtensor-dev:arm64 libxtensor-blas-dev:arm64 catch2:arm64 xtl-dev nlohmann-json3-dev libcli11-dev
+         # the Python module and its tests under qemu (scripts/qemu_fronts.sh): arm64 python3 and NumPy, the libraries
+         # their modules load, then pybind11, pytest and Hypothesis (architecture all)
+         python3.11-minimal:arm64 libpython3.11-minimal:arm64 libpython3.11-stdlib:arm64 libpython3.11-dev:arm64
+         python3-numpy:arm64 python3-yaml:arm64 libyaml-0-2:arm64 libexpat1:arm64 zlib1g:arm64 libffi8:arm64
+         libssl3:arm64 libbz2-1.0:arm64 liblzma5:arm64 libuuid1:arm64 libcrypt1:arm64 libtinfo6:arm64
+         libncursesw6:arm64 libsqlite3-0:arm64 libreadline8:arm64 libnsl2:arm64 libtirpc3:arm64 libdb5.3:arm64
+         libgssapi-krb5-2:arm64 libkrb5-3:arm64 libk5crypto3:arm64 libkrb5support0:arm64 libcom-err2:arm64
+         libkeyutils1:arm64 pybind11-dev python3-pytest python3-hypothesis python3-attr python3-iniconfig
+         python3-packaging python3-pluggy python3-py python3-sortedcontainers python3-more-itertools
+         python3-dateutil python3-six)
   host=(cmake make ccache pkg-config g++-aarch64-linux-gnu qemu-user)
   missing=()
   for p in "${host[@]}"; do
@@ -57,6 +67,9 @@ if [ "$want" = aarch64 ]; then
   lib="$root_arm64/usr/lib/aarch64-linux-gnu"
   $SUDO ln -sf openblas-pthread/libopenblas.so "$lib/libopenblas.so"
   $SUDO ln -sf openblas-pthread/libopenblas.so.0 "$lib/libopenblas.so.0"
+  # and as NumPy's BLAS and LAPACK (libblas.so.3, liblapack.so.3)
+  $SUDO ln -sf openblas-pthread/libblas.so.3 "$lib/libblas.so.3"
+  $SUDO ln -sf openblas-pthread/liblapack.so.3 "$lib/liblapack.so.3"
   echo "${arm64[*]}" | $SUDO tee "$stamp" >/dev/null
   exit 0
 fi

@@ -73,11 +73,13 @@ x86_64=0
 [ $x86_64 -eq 0 ] || behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --under ops/kernels --under tensor
 # Linux on ARM64 (x86-64 hosts; docs/platforms.md): cross-compiled, its CTest subset (the preset aarch64: the ops,
 # gradient checks, seeds, checkpoints, modules and tensors, and reverse.yaml shortened; 289 tests) under qemu-aarch64,
-# and its kernels against x86-64's.
+# its kernels against x86-64's, and at the end its front ends (the CLI, the Python module in the arm64 python3, the
+# C++ runs API) under qemu: scripts/qemu_fronts.sh.
 if [ $x86_64 -eq 1 ]; then
   step bash "$root/scripts/install_deps.sh" aarch64
   behind aarch64 bash -c 'TINYFORMER_WERROR=ON bash "$0/scripts/build.sh" aarch64 tinyformer_tests \
-    tinyformer_kernel_check && cd "$0" && ctest --preset aarch64 -j "$(nproc)"' "$root"
+    tinyformer_kernel_check tinyformer_app tinyformer_python tinyformer_test_tools && cd "$0" &&
+    ctest --preset aarch64 -j "$(nproc)"' "$root"
 fi
 step bash "$root/scripts/build.sh" dev
 # The sanitizer build (clang) behind the release suite and the portable check, ahead of clang-tidy
@@ -94,6 +96,7 @@ platforms() {  # the matrix's lines, the ARM64 suite's summary and its kernels a
   grep '^compile matrix' "$logs/matrix.log" >&2
   join aarch64
   step bash "$root/scripts/qemu_aarch64.sh"
+  step bash "$root/scripts/qemu_fronts.sh"
 }
 [ "${1:-}" = "--release-only" ] && { platforms; join tidy; exit 0; }
 join sanitize-build

@@ -129,6 +129,9 @@ def can_mount_read_only():
         return False
 
 
+# Every time limit is multiplied by this (--time-scale): the fronts under qemu take several times as long.
+TIME_SCALE = 1.0
+
 # "ro_parent": the file's directory read-only (a read-only bind mount in a private mount namespace), drawn where
 # unshare may. (An unreadable file is not drawn: the suite runs as root, whom no permission bit stops.)
 CAN_MOUNT = can_mount_read_only()
@@ -465,13 +468,13 @@ def run_or_interrupt(case, argv, scratch):
                          stderr=subprocess.PIPE)
     try:
         try:
-            err = p.communicate(timeout=10)[1]
+            err = p.communicate(timeout=10 * TIME_SCALE)[1]
         except subprocess.TimeoutExpired:
             if case.argv[0] != "train":
                 raise
             case.interrupted = True
             p.send_signal(signal.SIGINT)
-            err = p.communicate(timeout=10)[1]
+            err = p.communicate(timeout=10 * TIME_SCALE)[1]
         return p.returncode, err
     except subprocess.TimeoutExpired:
         p.kill()
@@ -496,7 +499,7 @@ def run_case(args, fixture, seed, number, regression=False):
     try:
         if case.close_streams:
             wrapped = [b"/bin/sh", b"-c", b'exec "$@" <&- >&- 2>&-', b"sh"] + argv
-            p = subprocess.run(wrapped, cwd=scratch, timeout=10)
+            p = subprocess.run(wrapped, cwd=scratch, timeout=10 * TIME_SCALE)
             code, err = p.returncode, b""
         else:
             code, err = run_or_interrupt(case, argv, scratch)
@@ -620,7 +623,7 @@ def run_front_case(args, fixture, front, seed, number, call):
     spec_path = scratch + ".json"
     if front == "python":
         write(spec_path, fronts.python_spec(call).encode())
-        argv = ["/usr/bin/python3", os.path.join(os.path.dirname(os.path.abspath(__file__)), "front_python.py"),
+        argv = [args.python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "front_python.py"),
                 spec_path]
         env = dict(os.environ, PYTHONPATH=args.python_path, PYTHONDONTWRITEBYTECODE="1")
     else:
@@ -629,7 +632,7 @@ def run_front_case(args, fixture, front, seed, number, call):
     before = snapshot(scratch)
     try:
         p = subprocess.run(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, timeout=20, env=env)
+                           stderr=subprocess.PIPE, timeout=20 * TIME_SCALE, env=env)
         code, err = p.returncode, p.stderr
     except subprocess.TimeoutExpired:
         code, err = None, b""
@@ -670,9 +673,14 @@ def main():
     ap.add_argument("--cpp-cases", type=int, default=0, help="cases of the C++ runs API (runs_probe)")
     ap.add_argument("--python-path", default=None, help="the directory that holds the tinyformer package")
     ap.add_argument("--probe", default=None, help="tests/tools' runs_probe")
+    ap.add_argument("--python", default="/usr/bin/python3", help="the interpreter of the Python front end")
+    ap.add_argument("--time-scale", type=float, default=1.0,
+                    help="multiplies every time limit: for fronts that run under an emulator (scripts/qemu_fronts.sh)")
     ap.add_argument("--front", default=None, choices=["cli", "python", "cpp"],
                     help="with --replay: the front end of the case to replay")
     args = ap.parse_args()
+    global TIME_SCALE
+    TIME_SCALE = args.time_scale
     args.bin = os.path.abspath(args.bin)
     args.python_path = args.python_path and os.path.abspath(args.python_path)
     args.probe = args.probe and os.path.abspath(args.probe)
