@@ -6,6 +6,7 @@
 // TypeError, FileNotFoundError, IsADirectoryError, PermissionError, OSError for another file problem, IndexError,
 // MemoryError, RuntimeError for the rest. A remedy worded for C++ is given in Python. An exception that Python code
 // raised inside a callback (a KeyboardInterrupt, the user's own) passes through as it was.
+#include <regex>
 #include <string>
 #include <utility>
 
@@ -21,6 +22,9 @@ namespace {
 // What a failed py::cast inside a binding says (python/tinyformer/_arguments.py recognises it).
 constexpr const char* kCastMessage =
     "an argument does not convert: a count, size, index or dim is an int within 64 bits (and >= 0 for a size)";
+
+// The name that stands for a config given as a dict (tinyformer/runs.py writes the dict as JSON text under it).
+constexpr const char* kConfigDictName = "<config dict>";
 
 PyObject* python_class(tf::runs::ErrorKind kind) {
   using tf::runs::ErrorKind;
@@ -68,6 +72,10 @@ std::string with_python_remedies(std::string message) {
   for (const auto& [cpp, python] : remedies)
     for (auto at = message.find(cpp); at != std::string::npos; at = message.find(cpp, at + std::string(python).size()))
       message.replace(at, std::string(cpp).size(), python);
+  // A dict's lines are those of the JSON text the package wrote for it, which the user never saw: the key path says
+  // where ("<config dict>: training.steps: expected an integer ...").
+  if (message.rfind(std::string(kConfigDictName) + ": ", 0) == 0)
+    message = std::regex_replace(message, std::regex(" at line [0-9]+(, column [0-9]+)?"), "");
   return message;
 }
 
@@ -75,6 +83,7 @@ std::string with_python_remedies(std::string message) {
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "tinyformer's C++ library (see the tinyformer package)";
+  m.attr("_config_dict_name") = kConfigDictName;
   m.attr("__version__") = TINYFORMER_VERSION;  // the project's version (CMakeLists.txt: project(... VERSION))
   // NOLINTNEXTLINE(performance-unnecessary-value-param): pybind11's translator type takes the pointer by value
   pybind11::register_exception_translator([](std::exception_ptr p) {

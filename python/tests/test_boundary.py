@@ -138,6 +138,24 @@ def test_a_removed_working_directory_gives_the_runs_own_error(tmp_path):
     assert done.returncode == 0 and "cannot create the out dir run" in done.stdout, done.stdout + done.stderr
 
 
+def test_a_bad_value_in_a_config_dict_is_named_by_its_key_path_not_a_json_line(tmp_path):
+    # A dict goes to the library as JSON text, one key a line: its refusals said "training.steps at line 3", a line
+    # of a text the user never saw. The key path alone says where; a YAML file's refusal keeps its line.
+    cases = [({"training": {"steps": 1000.5}}, "<config dict>: training.steps: expected an integer, got '1000.5'"),
+             ({"training": {"stepz": 1}}, "<config dict>: training.stepz: unknown key 'stepz' in section training"),
+             ({"model": {"d_model": 30, "n_head": 4}}, "<config dict>: model.d_model: 30 is not divisible by model."),
+             ({"trainin": {"steps": 1}}, "<config dict>: ")]
+    for config, expected in cases:
+        with pytest.raises(ValueError) as e:
+            tf.train(config, out=str(tmp_path / "x"))
+        _one_line(e)
+        assert str(e.value).startswith(expected) and " line " not in str(e.value), str(e.value)
+    (tmp_path / "c.yaml").write_text("training:\n  steps: 1000.5\n")
+    with pytest.raises(ValueError, match="training.steps at line 2: expected an integer"):
+        tf.train(str(tmp_path / "c.yaml"), out=str(tmp_path / "x"))
+    assert not (tmp_path / "x").exists()
+
+
 def test_a_string_override_is_its_text_as_in_a_config_dict():
     # Overrides went to the library as YAML text: "#x" was a comment (the key silently at its default), "a: b.txt" a
     # mapping. A str is now the text itself, as the same str in a config dict always was; other values as before.

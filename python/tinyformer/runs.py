@@ -67,7 +67,8 @@ def _config_json(config):
                 stack.append((item, f"{where}[{key!r}]", depth + 1))
         elif isinstance(value, (list, tuple)):
             stack.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
-    # one key a line (a message's line number points at it), UTF-8 as it is (YAML reads no surrogate pairs)
+    # one key a line, UTF-8 as it is (YAML reads no surrogate pairs); a message names the key path, not the JSON's
+    # line (the module drops it: python/src/module.cpp)
     text = json.dumps(config, default=lambda value: _jsonable(value, "config"), indent=1, ensure_ascii=False)
     return text.encode("utf-8", "surrogateescape")
 
@@ -75,7 +76,7 @@ def _config_json(config):
 def _config_source(config):
     """(name, text) of a config: a YAML file's path (text "") or a dict of sections ("<config dict>", its JSON)."""
     if isinstance(config, dict):
-        return "<config dict>", _config_json(config)
+        return _core._config_dict_name, _config_json(config)
     if isinstance(config, (str, bytes, os.PathLike)):
         return os.fsencode(config), ""
     raise TypeError(f"config must be a YAML file's path or a dict of sections, got {type(config).__name__}")
