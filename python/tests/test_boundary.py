@@ -5,6 +5,7 @@ deeply); sampling encodes and stops as `tinyformer sample` does; counts and prod
 one line naming the argument, of a fitting class, with Python remedies; a refused call changes nothing."""
 import json
 import os
+import pathlib
 import struct
 import subprocess
 import sys
@@ -156,7 +157,7 @@ def test_a_bad_value_in_a_config_dict_is_named_by_its_key_path_not_a_json_line(t
     assert not (tmp_path / "x").exists()
 
 
-def test_a_string_override_is_its_text_as_in_a_config_dict():
+def test_a_string_override_is_its_text_as_in_a_config_dict_and_a_path_its_text():
     # Overrides went to the library as YAML text: "#x" was a comment (the key silently at its default), "a: b.txt" a
     # mapping. A str is now the text itself, as the same str in a config dict always was; other values as before.
     given = {"data.task": "text", "data.path": "a: b #1.txt", "model.context": 8, "logging.probe": "#x",
@@ -168,6 +169,14 @@ def test_a_string_override_is_its_text_as_in_a_config_dict():
     written = tf.config_yaml(SMALL, overrides=given)
     assert written == tf.config_yaml(as_dict)
     assert 'probe: "#x"' in written and "a: b #1.txt" in written and "betas: [0.8, 0.9]" in written
+    # a path key given a pathlib.Path, as tf.train's own path arguments take one: its text
+    text = {"data.task": "text", "model.context": 8}
+    as_text = tf.config_yaml(SMALL, overrides=dict(text, **{"data.path": "d/t.txt"}))
+    assert tf.config_yaml(SMALL, overrides=dict(text, **{"data.path": pathlib.Path("d/t.txt")})) == as_text
+    assert tf.config_yaml(SMALL, overrides=dict(text, **{"data.path": pathlib.PurePosixPath("d/t.txt")})) == as_text
+    in_dict = [dict(SMALL, model=dict(SMALL["model"], context=8), data={"task": "text", "path": p})
+               for p in ("d/t.txt", pathlib.Path("d/t.txt"))]
+    assert tf.config_yaml(in_dict[1]) == tf.config_yaml(in_dict[0])
 
 
 @pytest.mark.skipif(not APP, reason="needs the tinyformer app (TINYFORMER_APP)")

@@ -43,8 +43,10 @@ def _flag_of(stop, name="stop"):
 
 
 def _jsonable(value, where):
-    """A JSON value of a config or an override: NumPy scalars and arrays become numbers and lists; anything else that
-    JSON cannot hold is a TypeError naming where it is."""
+    """A JSON value of a config or an override: NumPy scalars and arrays become numbers and lists, a path (pathlib)
+    its text; anything else that JSON cannot hold is a TypeError naming where it is."""
+    if isinstance(value, os.PathLike):
+        return os.fsdecode(value)  # bytes that are not UTF-8 as surrogates, written back as the same bytes
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
