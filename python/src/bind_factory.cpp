@@ -149,6 +149,20 @@ void bind_random_makers(py::module_& m) {
       },
       py::arg("generator") = py::none(), py::arg("dtype") = py::none(),
       "Integers in [low, high) (low 0 unless given), int64 unless dtype= says otherwise");
+  m.def(
+      "multinomial",
+      [](const Tensor& weights, long samples, bool replacement, Rng* g) {
+        if (samples < 1)
+          throw std::invalid_argument(fmt::format("multinomial: num_samples must be 1 or more, got {}", samples));
+        const Array<double> w = to_array<double>(to_numpy(weights));
+        const Array<std::int64_t> drawn =
+            multinomial(w, static_cast<std::size_t>(samples), replacement, generator_or_default(g));
+        return from_array(xt::cast<double>(drawn), DType::int64);
+      },
+      py::arg("input"), py::arg("num_samples"), py::arg("replacement") = false, py::kw_only(),
+      py::arg("generator") = py::none(),
+      "num_samples category indices drawn from each row of input's weights (torch.multinomial), from the "
+      "default generator (tf.manual_seed) or generator=");
 }
 
 void bind_generators(py::module_& m) {

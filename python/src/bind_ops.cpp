@@ -134,6 +134,22 @@ Tensor ge_t(const Tensor& a, const Tensor& b) { return compared(a, b, [](const a
 Tensor and_t(const Tensor& a, const Tensor& b) { return logical(a, b, "&", [](const auto& x, const auto& y) { return logical_and(x, y); }); }
 Tensor or_t(const Tensor& a, const Tensor& b) { return logical(a, b, "|", [](const auto& x, const auto& y) { return logical_or(x, y); }); }
 Tensor xor_t(const Tensor& a, const Tensor& b) { return logical(a, b, "^", [](const auto& x, const auto& y) { return logical_xor(x, y); }); }
+// torch.clamp: a bound of None is absent; bounds convert to input's dtype (an int tensor keeps int bounds).
+Tensor clamp_t(const Tensor& a, const py::object& lo, const py::object& hi) {
+  const std::optional<double> low = lo.is_none() ? std::nullopt : std::optional<double>(py::cast<double>(lo));
+  const std::optional<double> high = hi.is_none() ? std::nullopt : std::optional<double>(py::cast<double>(hi));
+  py::gil_scoped_release release;
+  return keeping_dtype(numeric(a), [&](const auto& v) {
+    using S = ScalarOfVar<std::decay_t<decltype(v)>>;
+    const auto as_s = [](const std::optional<double>& b) { return b ? std::optional<S>(static_cast<S>(*b)) : std::nullopt; };
+    return clamp(v, as_s(low), as_s(high));
+  });
+}
+
+Tensor isclose_t(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  return as_bool(visit2(numeric(a), numeric(b), [&](const auto& x, const auto& y) { return isclose(x, y, rtol, atol, equal_nan); }));
+}
+
 Tensor maximum_t(const Tensor& a, const Tensor& b) { return visit2(numeric(a), numeric(b), [](const auto& x, const auto& y) { return maximum(x, y); }); }
 Tensor minimum_t(const Tensor& a, const Tensor& b) { return visit2(numeric(a), numeric(b), [](const auto& x, const auto& y) { return minimum(x, y); }); }
 Tensor not_t(const Tensor& a) { return as_bool(keeping_dtype(a, [](const auto& v) { return logical_not(v); })); }
@@ -231,6 +247,22 @@ void bind_elementwise_functions(py::module_& m, py::class_<Tensor>& t) {
         "input where condition is true (nonzero), else other; both broadcast and take gradients where chosen");
   def_function_and_method(m, t, "masked_fill", &masked_fill_t, py::arg("input"), py::arg("mask"), py::arg("value"),
                           "input with value where mask is true (the mask broadcasts to input's shape)");
+  def_function_and_method(m, t, "rsqrt", [](const Tensor& a) {
+    return on_floating(a, [](const auto& v) { return rsqrt(v); }); }, py::arg("input"), Release());
+  for (const char* name : {"clamp", "clip"})
+    def_function_and_method(m, t, name, &clamp_t, py::arg("input"), py::arg("min") = py::none(),
+                            py::arg("max") = py::none(),
+                            "input held within [min, max] (either may be None); the gradient passes where min <= input "
+                            "<= max (torch.clamp; clip is its other name)");
+  def_function_and_method(m, t, "isclose", &isclose_t, py::arg("input"), py::arg("other"), py::arg("rtol") = 1e-5,
+                          py::arg("atol") = 1e-8, py::arg("equal_nan") = false,
+                          "True where |input - other| <= atol + rtol |other| (a bool tensor, as torch.isclose)");
+  def_function_and_method(m, t, "allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol,
+                                               bool equal_nan) -> bool {
+    const Tensor close = isclose_t(a, b, rtol, atol, equal_nan);
+    return visit(close, [](const auto& v) { return xt::all(xt::not_equal(v.value(), 0)); });
+  }, py::arg("input"), py::arg("other"), py::arg("rtol") = 1e-5, py::arg("atol") = 1e-8, py::arg("equal_nan") = false,
+  "Whether isclose holds everywhere (a Python bool, as torch.allclose)");
   def_function_and_method(m, t, "tril", [](const Tensor& a, long diagonal) {
     return keeping_dtype(a, [&](const auto& v) { return tril(v, diagonal); }); }, py::arg("input"),
     py::arg("diagonal") = 0, Release(), "input with 0 above the diagonal in the last two axes (torch.tril)");

@@ -13,7 +13,7 @@ namespace tf::python {
 namespace {
 
 // torch.return_types.max and .min: named tuples (values, indices), made once in the module's return_types.
-py::handle g_max_type, g_min_type;
+py::handle g_max_type, g_min_type, g_topk_type;
 
 double variance_correction(const py::object& unbiased, const py::object& correction) {
   if (!unbiased.is_none() && !correction.is_none())
@@ -78,6 +78,23 @@ py::object extreme_t(const Tensor& a, const py::object& dim, bool keepdim) {
   return (Largest ? g_max_type : g_min_type)(values, from_indices(indices));
 }
 
+// torch.topk: (values, indices) of the k largest (or smallest) entries along dim, sorted (sorted=False is accepted and
+// sorts all the same, which torch allows).
+py::object topk_t(const Tensor& a, long k, long dim, bool largest, bool /*sorted*/) {
+  if (k < 1) throw std::invalid_argument(fmt::format("topk: k must be 1 or more, got {}", k));
+  Tensor values;
+  Array<std::int64_t> indices;
+  {
+    py::gil_scoped_release release;
+    values = keeping_dtype(numeric(a), [&](const auto& v) {
+      auto r = topk(v, static_cast<std::size_t>(k), dim, largest);
+      indices = std::move(r.indices);
+      return r.values;
+    });
+  }
+  return g_topk_type(values, from_array(xt::cast<double>(indices), DType::int64));
+}
+
 template <bool Largest>
 Tensor extreme_index_t(const Tensor& a, const py::object& dim, bool keepdim) {
   const Tensor x = a.kind == DType::boolean ? converted(a, DType::int64) : a;
@@ -109,14 +126,21 @@ void make_return_types(py::module_& m) {
   types.attr("min") = namedtuple("min", py::make_tuple("values", "indices"));
   types.attr("max").attr("__module__") = "tinyformer.return_types";
   types.attr("min").attr("__module__") = "tinyformer.return_types";
+  types.attr("topk") = namedtuple("topk", py::make_tuple("values", "indices"));
+  types.attr("topk").attr("__module__") = "tinyformer.return_types";
   g_max_type = types.attr("max");
   g_min_type = types.attr("min");
+  g_topk_type = types.attr("topk");
 }
 
 }  // namespace
 
 void bind_reductions(py::module_& m, py::class_<Tensor>& t) {
   make_return_types(m);
+  def_function_and_method(m, t, "topk", &topk_t, py::arg("input"), py::arg("k"), py::arg("dim") = -1,
+                          py::arg("largest") = true, py::arg("sorted") = true,
+                          "(values, indices) of the k largest entries along dim, largest first (smallest with "
+                          "largest=False); NaN ranks above every number, ties keep their order");
   def_function_and_method(m, t, "sum", &sum_t, py::arg("input"), py::arg("dim") = py::none(),
                           py::arg("keepdim") = false, "over everything (dim None), one dim or a tuple of dims");
   def_function_and_method(m, t, "mean", &mean_t, py::arg("input"), py::arg("dim") = py::none(),

@@ -263,6 +263,43 @@ void bind_pieces(py::module_& m, py::class_<Tensor>& t) {
         return keeping_dtype(a, [&](const auto& v) { return take(v, p); });
       },
       py::arg("input"), py::arg("index"));
+  def_function_and_method(
+      m, t, "gather",
+      [](const Tensor& a, long dim, const Tensor& index) {
+        if (index.kind != DType::int64) throw py::type_error("gather: index must be an int64 tensor");
+        const Array<std::int64_t> i = to_array<std::int64_t>(to_numpy(index));
+        py::gil_scoped_release release;
+        return keeping_dtype(a, [&](const auto& v) { return gather(v, dim, i); });
+      },
+      py::arg("input"), py::arg("dim"), py::arg("index"),
+      "out[i][j] = input[i][index[i][j]] for dim 1, and so for every dim (torch.gather); the gradient scatter-added");
+  def_function_and_method(
+      m, t, "flip",
+      [](const Tensor& a, const py::object& dims) {
+        const std::vector<long> d = py::isinstance<py::int_>(dims) ? std::vector<long>{py::cast<long>(dims)}
+                                                                   : py::cast<std::vector<long>>(dims);
+        py::gil_scoped_release release;
+        return keeping_dtype(a, [&](const auto& v) { return flip(v, d); });
+      },
+      py::arg("input"), py::arg("dims"), "input with the order of each of dims reversed (torch.flip)");
+  t.def(
+      "repeat",
+      [](const Tensor& a, const py::args& sizes) {
+        const std::vector<long> reps = shape_arguments(sizes, "repeat");
+        py::gil_scoped_release release;
+        return keeping_dtype(a, [&](const auto& v) { return repeat(v, reps); });
+      },
+      "x.repeat(2, 1): x tiled that many times along each dim (torch.Tensor.repeat); the gradient summed over the "
+      "tiles");
+  t.def_property_readonly(
+      "mT",
+      [](const Tensor& a) {
+        return keeping_dtype(a, [](const auto& v) {
+          if (v.dim() < 2) throw std::invalid_argument("mT: the tensor needs 2 or more dims (it swaps the last two)");
+          return transpose(v, -2, -1);
+        });
+      },
+      "The last two dims swapped (torch.Tensor.mT)");
   t.def("__getitem__", &getitem,
         "x[0], x[:, 1:3], x[..., -1], x[None], x[[0, 2]], x[mask]: NumPy's basic and advanced indexing, with gradient");
   t.def("__setitem__", [](const Tensor&, const py::handle&, const py::handle&) {

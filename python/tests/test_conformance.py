@@ -28,6 +28,9 @@ INPUTS = {
     "ids": (np.array([2, 0, 2, 1]), "int"),
     "m": (np.array([[1, 0, 0, 1], [0, 0, 1, 0], [1, 1, 0, 0]], bool), "mask"),
     "mrow": (np.array([0, 1, 1, 0], bool), "mask"),
+    "gi": (np.array([[3, 0, 3], [1, 1, 2], [2, 0, 0]]), "int"),
+    "gi0": (np.array([[2, 0, 1, 0], [1, 2, 0, 2]]), "int"),
+    "gi3": (np.array([[[3, 0], [1, 1], [2, 0]], [[0, 0], [3, 2], [1, 3]]]), "int"),
 }
 
 CASES = [
@@ -67,6 +70,12 @@ CASES = [
     "L.zeros((3, 4))", "L.zeros(3, 4)", "L.ones([2, 3])", "L.full((2, 2), 7.0)", "L.full((2,), 3)", "L.arange(5)",
     "L.arange(1, 4)", "L.arange(0, 1, 0.25)", "L.zeros_like(x)", "L.ones_like(x)", "L.full_like(x, 2.0)",
     "L.tensor(3.0)", "L.tensor(3.0).shape", "L.tensor([[1, 2], [3, 4]])", "L.tensor([True, False])",
+    # ---- gathers, ranks and bounds (as nanoGPT's generate and hand-written losses use them)
+    "x.gather(1, gi)", "L.gather(x, 0, gi0)", "b3.gather(2, gi3)", "x.topk(2).values",
+    "x.topk(2, dim=0)", "L.topk(x, 3, largest=False)", "x.topk(1, -1).indices", "x.flip(-1)", "L.flip(b3, (0, 2))",
+    "x.flip([0])", "x.repeat(2, 1)", "v.repeat(2, 3)", "b3.repeat(1, 2, 1, 1)", "b3.mT", "x.mT @ x", "x.clamp(-0.5, 0.5)",
+    "x.clamp(min=0)", "L.clamp(x, max=0.2)", "x.clip(-1, 1)", "(x * 3).long().clamp(-1, 1)", "p.rsqrt()", "L.rsqrt(p)",
+    "L.isclose(x, y)", "L.isclose(x, x + 1e-9)", "x.isclose(y, rtol=10.0)", "L.allclose(x, x)", "L.allclose(x, y)",
     "F.cross_entropy(x, L.tensor([1, 0, 3]))", "F.cross_entropy(x @ w, (ids[:3] > 1).long())", "F.embedding(ids, x) * 2",
 ]
 

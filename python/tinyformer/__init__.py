@@ -27,7 +27,8 @@ from ._core import (tensor, zeros, ones, full, zeros_like, ones_like, full_like,
                     add, sub, mul, div, pow, neg, abs, sqrt, sigmoid, clone, where, masked_fill, maximum, minimum, eq,
                     ne, lt, le, gt, ge, isnan, isinf, isfinite, logical_not, logical_and, logical_or, logical_xor,
                     var, std, max, min, argmax, argmin, t, unsqueeze, squeeze, flatten, broadcast_to, chunk, unbind,
-                    stack, take, tril, triu, any, all, return_types, _dtype_name)
+                    stack, take, tril, triu, any, all, return_types, _dtype_name, clamp, clip, rsqrt, isclose,
+                    allclose, gather, flip, topk, multinomial)
 
 
 def __getattr__(name):

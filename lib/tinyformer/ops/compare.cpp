@@ -1,6 +1,7 @@
 // Comparisons, masks and selection, with NumPy broadcasting.
 //   eq ne lt le gt ge   out = 1 where a (relation) b, else 0     a constant: no gradient flows through a comparison
 //   isnan isinf isfinite, logical_not / and / or / xor           constants as well (nonzero entries are true)
+//   isclose(a, b)       out = 1 where |a - b| <= atol + rtol |b|  a constant
 //   where(c, a, b)      out = a where c != 0, else b             da = sum_to(dout where c != 0)
 //                                                                db = sum_to(dout where c == 0)
 //   masked_fill(a, m, v) out = v where m != 0, else a            da = dout where m == 0   (m broadcasts to a's shape)
@@ -43,6 +44,15 @@ Var<S> elementwise_test(const Var<S>& a, const char* op, F f) {
 }  // namespace
 
 // clang-format off
+template <class S> Var<S> isclose(const Var<S>& a, const Var<S>& b, double rtol, double atol, bool equal_nan) {
+  if (!(rtol >= 0) || !(atol >= 0))
+    throw std::invalid_argument(fmt::format("isclose: rtol and atol must be 0 or more, got {} and {}", rtol, atol));
+  return relation(a, b, "isclose", [&](const auto& x, const auto& y) {
+    // within the tolerance when both are finite; an infinity only equals itself
+    const auto close = xt::isfinite(x) && xt::isfinite(y) && xt::abs(x - y) <= S(atol) + S(rtol) * xt::abs(y);
+    return close || xt::equal(x, y) || (equal_nan && xt::isnan(x) && xt::isnan(y));
+  });
+}
 template <class S> Var<S> eq(const Var<S>& a, const Var<S>& b) {
   return relation(a, b, "eq", [](const auto& x, const auto& y) { return xt::equal(x, y); });
 }
@@ -176,23 +186,24 @@ Var<S> triu(const Var<S>& a, long diagonal) {
   return triangle(a, diagonal, false, "triu");
 }
 
-#define TF_INSTANTIATE(S)                                                \
-  template Var<S> eq<S>(const Var<S>&, const Var<S>&);                   \
-  template Var<S> ne<S>(const Var<S>&, const Var<S>&);                   \
-  template Var<S> lt<S>(const Var<S>&, const Var<S>&);                   \
-  template Var<S> le<S>(const Var<S>&, const Var<S>&);                   \
-  template Var<S> gt<S>(const Var<S>&, const Var<S>&);                   \
-  template Var<S> ge<S>(const Var<S>&, const Var<S>&);                   \
-  template Var<S> isnan<S>(const Var<S>&);                               \
-  template Var<S> isinf<S>(const Var<S>&);                               \
-  template Var<S> isfinite<S>(const Var<S>&);                            \
-  template Var<S> logical_not<S>(const Var<S>&);                         \
-  template Var<S> logical_and<S>(const Var<S>&, const Var<S>&);          \
-  template Var<S> logical_or<S>(const Var<S>&, const Var<S>&);           \
-  template Var<S> logical_xor<S>(const Var<S>&, const Var<S>&);          \
-  template Var<S> where<S>(const Var<S>&, const Var<S>&, const Var<S>&); \
-  template Var<S> masked_fill<S>(const Var<S>&, const Var<S>&, S);       \
-  template Var<S> tril<S>(const Var<S>&, long);                          \
+#define TF_INSTANTIATE(S)                                                         \
+  template Var<S> isclose<S>(const Var<S>&, const Var<S>&, double, double, bool); \
+  template Var<S> eq<S>(const Var<S>&, const Var<S>&);                            \
+  template Var<S> ne<S>(const Var<S>&, const Var<S>&);                            \
+  template Var<S> lt<S>(const Var<S>&, const Var<S>&);                            \
+  template Var<S> le<S>(const Var<S>&, const Var<S>&);                            \
+  template Var<S> gt<S>(const Var<S>&, const Var<S>&);                            \
+  template Var<S> ge<S>(const Var<S>&, const Var<S>&);                            \
+  template Var<S> isnan<S>(const Var<S>&);                                        \
+  template Var<S> isinf<S>(const Var<S>&);                                        \
+  template Var<S> isfinite<S>(const Var<S>&);                                     \
+  template Var<S> logical_not<S>(const Var<S>&);                                  \
+  template Var<S> logical_and<S>(const Var<S>&, const Var<S>&);                   \
+  template Var<S> logical_or<S>(const Var<S>&, const Var<S>&);                    \
+  template Var<S> logical_xor<S>(const Var<S>&, const Var<S>&);                   \
+  template Var<S> where<S>(const Var<S>&, const Var<S>&, const Var<S>&);          \
+  template Var<S> masked_fill<S>(const Var<S>&, const Var<S>&, S);                \
+  template Var<S> tril<S>(const Var<S>&, long);                                   \
   template Var<S> triu<S>(const Var<S>&, long);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

@@ -1,6 +1,7 @@
-// Subscripts (NumPy's and PyTorch's a[...]) and torch.take, as one gather:
+// Subscripts (NumPy's and PyTorch's a[...]), torch.take, gather, flip, topk and repeat, as one gather:
 //   take(a, p)       out[j] = a.flat[p[j]]            da.flat[p[j]] += dout[j]   (a position read twice adds twice)
 //   index(a, idx)    take(a, index_positions(a's shape, idx))
+//   gather, flip, topk, repeat: take at the positions each reads (topk's: its entries' ranked along the dim)
 // index_positions turns a subscript into the flat positions it reads, in the result's shape, by NumPy's rules:
 //   - an integer picks one entry and removes its axis; a slice keeps its axis with the entries start, start + step,
 //     ... before stop (Python's rules for missing, negative and out-of-range ends); None inserts an axis of length 1;
@@ -12,6 +13,8 @@
 // The positions are built as a sum of independent parts, one a dim of the result: a slice's or None's dim adds
 // (start + j step) * stride (None: 0), the advanced block adds a table over B, and the integers add a constant.
 #include <algorithm>
+#include <cmath>
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -313,9 +316,160 @@ Var<S> take(const Var<S>& a, const Array<std::int64_t>& positions) {
   return take_positions(a, std::move(p), "take");
 }
 
-#define TF_INSTANTIATE(S)                                                   \
-  template Var<S> index<S>(const Var<S>&, const std::vector<TensorIndex>&); \
-  template Var<S> take<S>(const Var<S>&, const Array<std::int64_t>&);
+namespace {
+
+// f(coordinates, j) for each entry j of an array of `shape`, in row-major order.
+template <class F>
+void for_each_coordinate(const Shape& shape, F f) {
+  std::size_t count = 1;
+  for (const std::size_t d : shape) count *= d;
+  std::vector<std::size_t> at(shape.size(), 0);
+  for (std::size_t j = 0; j < count; ++j) {
+    f(at, j);
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++at[d] < shape[d]) break;
+      at[d] = 0;
+    }
+  }
+}
+
+// The flat position in an array of `strides` of `at`, with `at[axis]` replaced by `along`.
+std::int64_t position_of(const std::vector<std::size_t>& at, const Shape& strides, std::size_t axis,
+                         std::size_t along) {
+  std::int64_t p = 0;
+  for (std::size_t d = 0; d < at.size(); ++d) p += static_cast<std::int64_t>((d == axis ? along : at[d]) * strides[d]);
+  return p;
+}
+
+}  // namespace
+
+template <class S>
+Var<S> gather(const Var<S>& a, long dim, const Array<std::int64_t>& index) {
+  check_input(a, "gather", "a");
+  if (a.dim() == 0) throw std::invalid_argument("gather: a is 0-d; gather reads along a dim of a tensor of 1 or more");
+  const std::size_t axis = normalize_axis(dim, a.dim(), "gather");
+  if (index.dimension() != a.dim())
+    throw std::invalid_argument(fmt::format("gather: index has {} dims and a has {}; they must have the same number",
+                                            index.dimension(), a.dim()));
+  if (index.size() == 0) throw std::invalid_argument("gather: index holds no elements");
+  for (std::size_t d = 0; d < a.dim(); ++d)
+    if (d != axis && index.shape()[d] > a.shape()[d])
+      throw std::invalid_argument(fmt::format("gather: index's size {} in dim {} is more than a's {} (only dim {}, the "
+                                              "one gathered along, may be longer)",
+                                              index.shape()[d], d, a.shape()[d], axis));
+  const Shape strides = row_major_strides(a.shape());
+  const auto n = static_cast<std::int64_t>(a.shape()[axis]);
+  Positions p = Positions::from_shape(index.shape());
+  for_each_coordinate(
+      Shape(index.shape().begin(), index.shape().end()), [&](const std::vector<std::size_t>& at, std::size_t j) {
+        const std::int64_t i = index.data()[j];
+        if (i < 0 || i >= n)
+          throw IndexError(fmt::format("gather: index {} is out of range for dim {} of size {} (valid: 0 to {})", i,
+                                       axis, n, n - 1));
+        p.data()[j] = position_of(at, strides, axis, static_cast<std::size_t>(i));
+      });
+  return take_positions(a, std::move(p), "gather");
+}
+
+template <class S>
+Var<S> flip(const Var<S>& a, const std::vector<long>& dims) {
+  check_input(a, "flip", "a");
+  std::vector<bool> flipped(a.dim(), false);
+  for (const long d : dims) {
+    const std::size_t axis = normalize_axis(d, a.dim(), "flip");
+    if (flipped[axis]) throw std::invalid_argument(fmt::format("flip: dim {} is given twice", axis));
+    flipped[axis] = true;
+  }
+  const Shape shape = a.shape();
+  const Shape strides = row_major_strides(shape);
+  Positions p = Positions::from_shape(shape);
+  for_each_coordinate(shape, [&](const std::vector<std::size_t>& at, std::size_t j) {
+    std::int64_t q = 0;
+    for (std::size_t d = 0; d < at.size(); ++d)
+      q += static_cast<std::int64_t>((flipped[d] ? shape[d] - 1 - at[d] : at[d]) * strides[d]);
+    p.data()[j] = q;
+  });
+  return take_positions(a, std::move(p), "flip");
+}
+
+template <class S>
+TopK<S> topk(const Var<S>& a, std::size_t k, long dim, bool largest) {
+  check_input(a, "topk", "a");
+  if (a.dim() == 0) throw std::invalid_argument("topk: a is 0-d; topk reads along a dim of a tensor of 1 or more");
+  const std::size_t axis = normalize_axis(dim, a.dim(), "topk");
+  const std::size_t n = a.shape()[axis];
+  if (k < 1 || k > n)
+    throw std::invalid_argument(fmt::format("topk: k must be from 1 to {} (the size of dim {}), got {}", n, axis, k));
+  Shape out_shape = a.shape();
+  out_shape[axis] = 1;
+  const Shape strides = row_major_strides(a.shape());
+  const S* x = a.value().data();
+  // NaN ranks above every number (as torch), ties keep the earlier entry first.
+  const auto before = [largest](S u, S v) {
+    if (std::isnan(u) || std::isnan(v))
+      return largest ? std::isnan(u) && !std::isnan(v) : std::isnan(v) && !std::isnan(u);
+    return largest ? u > v : u < v;
+  };
+  Shape result_shape = a.shape();
+  result_shape[axis] = k;
+  TopK<S> out{Var<S>(), Positions::from_shape(result_shape)};
+  Positions p = Positions::from_shape(result_shape);
+  const Shape result_strides = row_major_strides(result_shape);
+  std::vector<std::size_t> order(n);
+  for_each_coordinate(out_shape, [&](const std::vector<std::size_t>& at, std::size_t) {
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    std::partial_sort(order.begin(), order.begin() + static_cast<long>(k), order.end(),
+                      [&](std::size_t u, std::size_t v) {
+                        const S xu = x[position_of(at, strides, axis, u)], xv = x[position_of(at, strides, axis, v)];
+                        return before(xu, xv) || (!before(xv, xu) && u < v);
+                      });
+    for (std::size_t r = 0; r < k; ++r) {
+      const std::int64_t slot = position_of(at, result_strides, axis, r);
+      out.indices.data()[slot] = static_cast<std::int64_t>(order[r]);
+      p.data()[slot] = position_of(at, strides, axis, order[r]);
+    }
+  });
+  out.values = take_positions(a, std::move(p), "topk");
+  return out;
+}
+
+template <class S>
+Var<S> repeat(const Var<S>& a, const std::vector<long>& reps) {
+  check_input(a, "repeat", "a");
+  if (reps.size() < a.dim())
+    throw std::invalid_argument(fmt::format("repeat: {} counts for a tensor of {} dims; give one a dim at least "
+                                            "(more put dims of 1 in front)",
+                                            reps.size(), a.dim()));
+  const Shape in = a.shape();
+  Shape padded(reps.size() - a.dim(), 1), shape;
+  padded.insert(padded.end(), in.begin(), in.end());
+  std::size_t count = 1;
+  const std::size_t limit = static_cast<std::size_t>(-1) / sizeof(std::int64_t);
+  for (std::size_t d = 0; d < reps.size(); ++d) {
+    if (reps[d] < 1)
+      throw std::invalid_argument(fmt::format("repeat: count {} for dim {} must be 1 or more", reps[d], d));
+    const auto r = static_cast<std::size_t>(reps[d]);
+    if (r > limit / padded[d] || padded[d] * r > limit / count) throw std::bad_alloc();  // MemoryError at the boundary
+    shape.push_back(padded[d] * r);
+    count *= shape.back();
+  }
+  const Shape strides = row_major_strides(padded);
+  Positions p = Positions::from_shape(shape);
+  for_each_coordinate(shape, [&](const std::vector<std::size_t>& at, std::size_t j) {
+    std::int64_t q = 0;
+    for (std::size_t d = 0; d < at.size(); ++d) q += static_cast<std::int64_t>((at[d] % padded[d]) * strides[d]);
+    p.data()[j] = q;
+  });
+  return take_positions(a, std::move(p), "repeat");
+}
+
+#define TF_INSTANTIATE(S)                                                     \
+  template Var<S> index<S>(const Var<S>&, const std::vector<TensorIndex>&);   \
+  template Var<S> take<S>(const Var<S>&, const Array<std::int64_t>&);         \
+  template Var<S> gather<S>(const Var<S>&, long, const Array<std::int64_t>&); \
+  template Var<S> flip<S>(const Var<S>&, const std::vector<long>&);           \
+  template TopK<S> topk<S>(const Var<S>&, std::size_t, long, bool);           \
+  template Var<S> repeat<S>(const Var<S>&, const std::vector<long>&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE

@@ -6,7 +6,11 @@
 //   sigmoid     out = 1 / (1 + e^-a)       da = dout out (1 - out)
 //   abs         out = |a|                  da = dout sign(a)            (sign(0) = 0)
 //   clone       out = a (a new buffer)     da = dout
+//   rsqrt       out = 1 / sqrt(a)          da = -dout out^3 / 2
+//   clamp       out = min(max(a, lo), hi)  da = dout where lo <= a <= hi
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include <xtensor/xmath.hpp>
 #include <xtensor/xnoalias.hpp>
@@ -102,13 +106,48 @@ Var<S> clone(const Var<S>& a) {
       std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad); }, "clone");
 }
 
+template <class S>
+Var<S> rsqrt(const Var<S>& a) {
+  check_input(a, "rsqrt", "a");
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  xt::noalias(out) = S(1) / xt::sqrt(a.value());
+  return make_result<S>(
+      std::move(out), {a},
+      [](Node<S>& self) {
+        accumulate_grad(*self.inputs[0], S(-0.5) * self.grad * self.value * self.value * self.value);
+      },
+      "rsqrt");
+}
+
+template <class S>
+Var<S> clamp(const Var<S>& a, std::optional<S> lo, std::optional<S> hi) {
+  check_input(a, "clamp", "a");
+  if (!lo && !hi) throw std::invalid_argument("clamp: give min, max or both");
+  const S low = lo.value_or(-std::numeric_limits<S>::infinity());
+  const S high = hi.value_or(std::numeric_limits<S>::infinity());
+  Array<S> out = a.value();
+  for (S& v : out) {
+    if (v < low) v = low;
+    if (v > high) v = high;
+  }
+  return make_result<S>(
+      std::move(out), {a},
+      [low, high](Node<S>& self) {
+        const auto& x = self.inputs[0]->value;
+        accumulate_grad(*self.inputs[0], xt::where(x >= low && x <= high, self.grad, S(0)));
+      },
+      "clamp");
+}
+
 #define TF_INSTANTIATE(S)                               \
   template Var<S> pow<S>(const Var<S>&, S);             \
   template Var<S> pow<S>(const Var<S>&, const Var<S>&); \
   template Var<S> sqrt<S>(const Var<S>&);               \
   template Var<S> sigmoid<S>(const Var<S>&);            \
   template Var<S> abs<S>(const Var<S>&);                \
-  template Var<S> clone<S>(const Var<S>&);
+  template Var<S> clone<S>(const Var<S>&);              \
+  template Var<S> rsqrt<S>(const Var<S>&);              \
+  template Var<S> clamp<S>(const Var<S>&, std::optional<S>, std::optional<S>);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE

@@ -119,6 +119,22 @@ template <class S> Var<S> index(const Var<S>& a, const std::vector<TensorIndex>&
 Array<std::int64_t> index_positions(const Shape& shape, const std::vector<TensorIndex>& index);
 // torch.take: a read as 1-D at `positions` (negative count from the end) -> positions' shape; da scatter-added.
 template <class S> Var<S> take(const Var<S>& a, const Array<std::int64_t>& positions);
+// torch.gather: out[i][j][k] = a[i][index[i][j][k]][k] for dim 1, and so for every dim: index has a's number of dims
+// and, but along dim, sizes at most a's; its entries from 0 to a's size along dim - 1. da scatter-added.
+template <class S> Var<S> gather(const Var<S>& a, long dim, const Array<std::int64_t>& index);
+// torch.flip: a with the order of each of `dims` reversed; da flipped back.
+template <class S> Var<S> flip(const Var<S>& a, const std::vector<long>& dims);
+// torch.topk: the k largest (smallest) entries along dim, largest (smallest) first, NaN above every number, ties in
+// their order; `indices` where they stand along dim. values' da scatter-added there.
+template <class S>
+struct TopK {
+  Var<S> values;
+  Array<std::int64_t> indices;
+};
+template <class S> TopK<S> topk(const Var<S>& a, std::size_t k, long dim = -1, bool largest = true);
+// torch.Tensor.repeat: a tiled reps[d] times along each dim d (more counts than dims put dims of 1 in front); da is
+// the sum over the tiles.
+template <class S> Var<S> repeat(const Var<S>& a, const std::vector<long>& reps);
 
 // ---- reduce.cpp: over all elements (-> []), one axis or a list of axes (negative count from the end; each once; an
 // empty list means all, as torch).
@@ -164,6 +180,10 @@ template <class S> Var<S> sqrt(const Var<S>& a);
 template <class S> Var<S> sigmoid(const Var<S>& a);                 // 1 / (1 + e^-a)
 template <class S> Var<S> abs(const Var<S>& a);                     // the derivative at 0 is taken as 0 (as torch)
 template <class S> Var<S> clone(const Var<S>& a);                   // a copy that passes the gradient through
+template <class S> Var<S> rsqrt(const Var<S>& a);                   // 1 / sqrt(a)
+// torch.clamp: a held within [lo, hi] (either may be absent, not both; lo > hi gives hi); da = dout where
+// lo <= a <= hi (as torch: the gradient passes at the bounds too). NaN stays NaN.
+template <class S> Var<S> clamp(const Var<S>& a, std::optional<S> lo, std::optional<S> hi);
 
 // ---- compare.cpp: torch.eq, ne, lt, le, gt, ge, broadcast -> 1 where the relation holds, else 0: a constant (no
 // gradient flows through a comparison). A mask is such a tensor; any nonzero entry counts as true.
@@ -176,6 +196,9 @@ template <class S> Var<S> ge(const Var<S>& a, const Var<S>& b);
 template <class S> Var<S> isnan(const Var<S>& a);
 template <class S> Var<S> isinf(const Var<S>& a);
 template <class S> Var<S> isfinite(const Var<S>& a);
+// torch.isclose: 1 where |a - b| <= atol + rtol |b| (inf equals inf of its sign; NaN equals NaN only with equal_nan).
+template <class S> Var<S> isclose(const Var<S>& a, const Var<S>& b, double rtol = 1e-5, double atol = 1e-8,
+                                  bool equal_nan = false);
 template <class S> Var<S> logical_not(const Var<S>& a);
 template <class S> Var<S> logical_and(const Var<S>& a, const Var<S>& b);
 template <class S> Var<S> logical_or(const Var<S>& a, const Var<S>& b);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -54,11 +55,68 @@ Array<S> randint(long low, long high, const Shape& shape, Rng& rng) {
   return out;
 }
 
-#define TF_INSTANTIATE(S)                              \
-  template Array<S> arange<S>(double, double, double); \
-  template Array<S> full<S>(const Shape&, S);          \
-  template Array<S> rand<S>(const Shape&, Rng&);       \
-  template Array<S> randn<S>(const Shape&, Rng&);      \
+template <class S>
+Array<std::int64_t> multinomial(const Array<S>& weights, std::size_t samples, bool replacement, Rng& rng) {
+  const std::size_t rank = weights.dimension();
+  if (rank != 1 && rank != 2)
+    throw std::invalid_argument(fmt::format("multinomial: the weights must have 1 or 2 dims (a row of weights per "
+                                            "draw), got {}",
+                                            rank));
+  const std::size_t rows = rank == 2 ? weights.shape()[0] : 1, n = weights.shape()[rank - 1];
+  if (rows == 0 || n == 0) throw std::invalid_argument("multinomial: the weights hold no elements");
+  if (samples < 1) throw std::invalid_argument("multinomial: num_samples must be 1 or more");
+  if (!replacement && samples > n)
+    throw std::invalid_argument(fmt::format("multinomial: {} samples without replacement from {} categories; draw at "
+                                            "most {}, or pass replacement=True",
+                                            samples, n, n));
+  Shape shape{samples};
+  if (rank == 2) shape.insert(shape.begin(), rows);
+  Array<std::int64_t> out = Array<std::int64_t>::from_shape(shape);
+  std::vector<double> w(n);
+  for (std::size_t r = 0; r < rows; ++r) {
+    double total = 0;
+    std::size_t positive = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      w[i] = static_cast<double>(weights.data()[r * n + i]);
+      if (!std::isfinite(w[i]) || w[i] < 0)
+        throw std::invalid_argument(fmt::format("multinomial: weight {} of row {} is {}; weights must be finite and "
+                                                "0 or more",
+                                                i, r, w[i]));
+      total += w[i];
+      positive += w[i] > 0;
+    }
+    if (!(total > 0)) throw std::invalid_argument(fmt::format("multinomial: the weights of row {} sum to 0", r));
+    if (!replacement && samples > positive)
+      throw std::invalid_argument(fmt::format("multinomial: {} samples without replacement from row {}, which has {} "
+                                              "categories of weight above 0",
+                                              samples, r, positive));
+    for (std::size_t k = 0; k < samples; ++k) {
+      // an inverse-CDF draw with one uniform; the last category of weight above 0 takes what rounding leaves
+      const double u = rng.uniform() * total;
+      double acc = 0;
+      std::size_t chosen = n;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (w[i] <= 0) continue;
+        chosen = i;
+        acc += w[i];
+        if (u < acc) break;
+      }
+      out.data()[r * samples + k] = static_cast<std::int64_t>(chosen);
+      if (!replacement) {
+        total -= w[chosen];
+        w[chosen] = 0;
+      }
+    }
+  }
+  return out;
+}
+
+#define TF_INSTANTIATE(S)                                                                \
+  template Array<std::int64_t> multinomial<S>(const Array<S>&, std::size_t, bool, Rng&); \
+  template Array<S> arange<S>(double, double, double);                                   \
+  template Array<S> full<S>(const Shape&, S);                                            \
+  template Array<S> rand<S>(const Shape&, Rng&);                                         \
+  template Array<S> randn<S>(const Shape&, Rng&);                                        \
   template Array<S> randint<S>(long, long, const Shape&, Rng&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

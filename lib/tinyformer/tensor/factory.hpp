@@ -20,5 +20,10 @@ Array<S> randn(const Shape& shape, Rng& rng);
 // std::invalid_argument unless low < high.
 template <class S>
 Array<S> randint(long low, long high, const Shape& shape, Rng& rng);
+// torch.multinomial: `samples` category indices drawn from each row of `weights` ([n] -> [samples], [rows, n] ->
+// [rows, samples]) in proportion to its entries (finite, 0 or more, not all 0), one rng.uniform() a draw; without
+// replacement a drawn category leaves the row.
+template <class S>
+Array<std::int64_t> multinomial(const Array<S>& weights, std::size_t samples, bool replacement, Rng& rng);
 
 }  // namespace tf
