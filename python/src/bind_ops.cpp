@@ -40,6 +40,16 @@ Tensor div_t(const Tensor& a, const Tensor& b) {  // true division: integers giv
   const DType to = kind == DType::int64 || kind == DType::boolean ? DType::float32 : kind;
   return visit2(operand_as(a, to), operand_as(b, to), [](const auto& x, const auto& y) { return div(x, y); });
 }
+// % and //: integers stay integers (a zero divisor refused, as torch), floats as the library computes them
+template <bool Remainder>
+Tensor modular_t(const Tensor& a, const Tensor& b) {
+  const Tensor x = numeric(a), y = numeric(b);
+  const DType kind = promote(x.kind, y.kind);
+  if (kind == DType::int64 && visit(y, [](const auto& v) { return xt::any(xt::equal(v.value(), 0)); }))
+    throw std::invalid_argument(fmt::format("{}: integer division by zero", Remainder ? "remainder" : "floor_divide"));
+  return visit2(x, y, [](const auto& p, const auto& q) { return Remainder ? remainder(p, q) : floor_divide(p, q); });
+}
+
 Tensor matmul_t(const Tensor& a, const Tensor& b) {
   return visit2(numeric(a), numeric(b), [](const auto& x, const auto& y) { return matmul(x, y); });
 }
@@ -110,7 +120,8 @@ auto binary_function(F f, const char* name) {
 
 void bind_arithmetic_operators(py::class_<Tensor>& t) {
   const std::pair<const char*, Tensor (*)(const Tensor&, const Tensor&)> ops[] = {
-      {"add", &add_t}, {"sub", &sub_t}, {"mul", &mul_t}, {"truediv", &div_t}, {"matmul", &matmul_t}, {"pow", &pow_t}};
+      {"add", &add_t},       {"sub", &sub_t}, {"mul", &mul_t},           {"truediv", &div_t},
+      {"matmul", &matmul_t}, {"pow", &pow_t}, {"mod", &modular_t<true>}, {"floordiv", &modular_t<false>}};
   for (const auto& [name, f] : ops) {
     t.def(fmt::format("__{}__", name).c_str(), binary_operator(f, false), py::is_operator());
     t.def(fmt::format("__r{}__", name).c_str(), binary_operator(f, true), py::is_operator());
@@ -282,6 +293,10 @@ void bind_arithmetic(py::module_& m, py::class_<Tensor>& t) {
   def_function_and_method(m, t, "mul", binary_function(&mul_t, "mul"), py::arg("input"), py::arg("other"));
   def_function_and_method(m, t, "div", binary_function(&div_t, "div"), py::arg("input"), py::arg("other"));
   def_function_and_method(m, t, "pow", binary_function(&pow_t, "pow"), py::arg("input"), py::arg("exponent"));
+  def_function_and_method(m, t, "remainder", binary_function(&modular_t<true>, "remainder"), py::arg("input"),
+                          py::arg("other"));
+  def_function_and_method(m, t, "floor_divide", binary_function(&modular_t<false>, "floor_divide"), py::arg("input"),
+                          py::arg("other"));
   def_function_and_method(
       m, t, "matmul",
       [](const py::handle& a, const py::handle& b, bool ta, bool tb) {

@@ -86,7 +86,8 @@ py::object topk_t(const Tensor& a, long k, long dim, bool largest, bool /*sorted
   Array<std::int64_t> indices;
   {
     py::gil_scoped_release release;
-    values = keeping_dtype(numeric(a), [&](const auto& v) {
+    const Tensor x = a.kind == DType::boolean ? converted(a, DType::int64) : a;  // bools ranked as 0 and 1
+    values = keeping_dtype(x, [&](const auto& v) {
       auto r = topk(v, static_cast<std::size_t>(k), dim, largest);
       indices = std::move(r.indices);
       return r.values;

@@ -76,6 +76,8 @@ CASES = [
     "x.flip([0])", "x.repeat(2, 1)", "v.repeat(2, 3)", "b3.repeat(1, 2, 1, 1)", "b3.mT", "x.mT @ x", "x.clamp(-0.5, 0.5)",
     "x.clamp(min=0)", "L.clamp(x, max=0.2)", "x.clip(-1, 1)", "(x * 3).long().clamp(-1, 1)", "p.rsqrt()", "L.rsqrt(p)",
     "L.isclose(x, y)", "L.isclose(x, x + 1e-9)", "x.isclose(y, rtol=10.0)", "L.allclose(x, x)", "L.allclose(x, y)",
+    "x % 0.7", "x % p", "-x % p", "L.remainder(x, 1.5)", "ids % 2", "(x * 5).long() % 3", "7 % (ids + 1)",
+    "ids // 2", "(x * 5).long() // -2",
     "F.cross_entropy(x, L.tensor([1, 0, 3]))", "F.cross_entropy(x @ w, (ids[:3] > 1).long())", "F.embedding(ids, x) * 2",
 ]
 

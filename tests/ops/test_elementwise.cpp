@@ -113,3 +113,22 @@ TEST_CASE("gradcheck: a constant on either side of + - * / and unary minus", "[g
   // a value used twice through constants: d/dx (1 - x) * (x / 2) = 0.5 - x
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return (1.0 - in[0]) * (in[0] / 2); }, {a}));
 }
+
+TEST_CASE("ops: remainder takes the divisor's sign and floor_divide floors, as Python's % and //", "[ops]") {
+  const Var<double> a(Array<double>{5, -5, 7.5, -7.5}), b(Array<double>{3, 3, -2, 2});
+  CHECK(remainder(a, b).value() == Array<double>{2, 1, -0.5, 0.5});
+  CHECK(floor_divide(a, b).value() == Array<double>{1, -2, -4, -4});
+  CHECK_FALSE(floor_divide(Var<double>(Array<double>{1.5}, true), b).requires_grad());
+}
+
+TEST_CASE("gradcheck: remainder of both operands, broadcast, away from its jumps", "[gradcheck][ops]") {
+  // a / b kept at least 0.1 from a whole number, where floor(a / b) jumps
+  Array<double> a = test::random_array({3, 4}, 311, -4.0, 4.0);
+  const Array<double> b = test::random_array({4}, 312, 0.7, 1.9);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double q = a.data()[i] / b.data()[i % 4];
+    if (std::abs(q - std::round(q)) < 0.1) a.data()[i] += 0.25 * b.data()[i % 4];
+  }
+  REQUIRE_GRADCHECK(
+      gradcheck([](const std::vector<Var<double>>& in) { return remainder(in[0], in[1]); }, {a, b}, {}, {"a", "b"}));
+}

@@ -1,4 +1,5 @@
-// add, sub, mul, div with NumPy broadcasting; neg; scale by a constant, add a constant, a constant divided by a:
+// add, sub, mul, div, remainder (%), floor_divide (//) with NumPy broadcasting; neg; scale by a constant, add a
+// constant, a constant divided by a:
 //   add_scalar   out = a + c     da = dout
 //   scalar_div   out = c / a     da = -dout * c / a^2 = -dout * out / a
 // Backward of a broadcast: the output gradient is summed over the axes the input was stretched along.
@@ -143,6 +144,36 @@ Var<S> div(const Var<S>& a, const Var<S>& b) {
       "div");
 }
 
+// torch.remainder (Python's %): out = a - floor(a / b) b, the sign of b's; da = dout, db = -dout floor(a / b)
+template <class S>
+Var<S> remainder(const Var<S>& a, const Var<S>& b) {
+  check_input(a, "remainder", "a");
+  check_input(b, "remainder", "b");
+  Array<S> out = broadcast_buffer(a, b, "remainder");
+  xt::noalias(out) = a.value() - xt::floor(a.value() / b.value()) * b.value();
+  return make_result<S>(
+      std::move(out), {a, b},
+      [](Node<S>& self) {
+        auto& x = *self.inputs[0];
+        auto& y = *self.inputs[1];
+        if (x.requires_grad) accumulate_grad(x, sum_to_shape(Array<S>(self.grad), to_shape(x.value.shape())));
+        if (y.requires_grad)
+          accumulate_grad(y,
+                          sum_to_shape(Array<S>(-self.grad * xt::floor(x.value / y.value)), to_shape(y.value.shape())));
+      },
+      "remainder");
+}
+
+// torch.floor_divide (Python's //): floor(a / b), a constant (no gradient flows through it, as through a comparison)
+template <class S>
+Var<S> floor_divide(const Var<S>& a, const Var<S>& b) {
+  check_input(a, "floor_divide", "a");
+  check_input(b, "floor_divide", "b");
+  Array<S> out = broadcast_buffer(a, b, "floor_divide");
+  xt::noalias(out) = xt::floor(a.value() / b.value());
+  return make_result<S>(std::move(out), {}, nullptr, "floor_divide");
+}
+
 // out = -a; da = -dout
 template <class S>
 Var<S> neg(const Var<S>& a) {
@@ -190,6 +221,8 @@ Var<S> scalar_div(S c, const Var<S>& a) {
   template Var<S> sub<S>(const Var<S>&, const Var<S>&);             \
   template Var<S> mul<S>(const Var<S>&, const Var<S>&);             \
   template Var<S> div<S>(const Var<S>&, const Var<S>&);             \
+  template Var<S> remainder<S>(const Var<S>&, const Var<S>&);       \
+  template Var<S> floor_divide<S>(const Var<S>&, const Var<S>&);    \
   template Var<S> neg<S>(const Var<S>&);                            \
   template Var<S> scale<S>(const Var<S>&, S);                       \
   template Var<S> add_scalar<S>(const Var<S>&, S);                  \

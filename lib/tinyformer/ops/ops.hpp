@@ -20,6 +20,10 @@ template <class S> Var<S> add(const Var<S>& a, const Var<S>& b);
 template <class S> Var<S> sub(const Var<S>& a, const Var<S>& b);
 template <class S> Var<S> mul(const Var<S>& a, const Var<S>& b);
 template <class S> Var<S> div(const Var<S>& a, const Var<S>& b);
+// torch.remainder (Python's %): a - floor(a / b) b, with b's sign; da = dout, db = -dout floor(a / b)
+template <class S> Var<S> remainder(const Var<S>& a, const Var<S>& b);
+// torch.floor_divide (Python's //): floor(a / b), a constant (no gradient)
+template <class S> Var<S> floor_divide(const Var<S>& a, const Var<S>& b);
 template <class S> Var<S> neg(const Var<S>& a);
 template <class S> Var<S> scale(const Var<S>& a, S factor);  // a * factor, factor a constant
 // Sums `g` over the broadcast axes so the result has `shape` (the backward of broadcasting).
