@@ -314,6 +314,32 @@ void bind_arithmetic(py::module_& m, py::class_<Tensor>& t) {
   for (const auto& [name, f] : functions)
     def_function_and_method(m, t, name, binary_function(f, name), py::arg("input"), py::arg("other"));
   def_function_and_method(m, t, "logical_not", &not_t, py::arg("input"));
+  m.def(
+      "einsum",
+      [](const std::string& equation, const py::args& args) {
+        // torch.einsum(eq, a, b) and torch.einsum(eq, [a, b])
+        const py::sequence given =
+            args.size() == 1 && !py::isinstance<Tensor>(args[0]) ? py::sequence(args[0]) : py::sequence(args);
+        std::vector<Tensor> operands;
+        for (const py::handle h : given) operands.push_back(py::cast<Tensor>(h));
+        if (operands.empty())
+          throw std::invalid_argument(fmt::format("einsum '{}': give at least one operand", equation));
+        DType kind = operands[0].kind;
+        for (const Tensor& o : operands) kind = promote(kind, o.kind);
+        if (kind == DType::boolean) kind = DType::int64;
+        for (Tensor& o : operands) o = operand_as(o, kind);
+        py::gil_scoped_release release;
+        return keeping_dtype(operands[0], [&](const auto& first) {
+          using V = std::decay_t<decltype(first)>;
+          std::vector<V> vars;
+          vars.reserve(operands.size());
+          for (const Tensor& o : operands) vars.push_back(std::get<V>(o.var));
+          return einsum(equation, vars);
+        });
+      },
+      py::arg("equation"),
+      "torch.einsum over letters: einsum('bhqd,bhkd->bhqk', q, k), operands as arguments or one list; without '->' "
+      "the labels used once, alphabetical");
   bind_elementwise_functions(m, t);
 }
 

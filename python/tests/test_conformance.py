@@ -78,6 +78,9 @@ CASES = [
     "L.isclose(x, y)", "L.isclose(x, x + 1e-9)", "x.isclose(y, rtol=10.0)", "L.allclose(x, x)", "L.allclose(x, y)",
     "x % 0.7", "x % p", "-x % p", "L.remainder(x, 1.5)", "ids % 2", "(x * 5).long() % 3", "7 % (ids + 1)",
     "ids // 2", "(x * 5).long() // -2",
+    "L.einsum('ij,kj->ik', x, y)", "L.einsum('bij,jk->bik', b3, w)", "L.einsum('ij->j', x)", "L.einsum('ij->ji', x)",
+    "L.einsum('i,i->', v, v)", "L.einsum('i,j->ij', u, v)", "L.einsum('bik,bjk->bij', b3, b3)", "L.einsum('ij,jk', x, w)",
+    "L.einsum('bij,bkj,jl->bil', b3, b3, x.T)", "L.einsum('ij,ij->i', [x, y])",
     "F.cross_entropy(x, L.tensor([1, 0, 3]))", "F.cross_entropy(x @ w, (ids[:3] > 1).long())", "F.embedding(ids, x) * 2",
 ]
 

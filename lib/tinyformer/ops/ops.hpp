@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "tinyformer/autograd/variable.hpp"
@@ -139,6 +140,10 @@ template <class S> TopK<S> topk(const Var<S>& a, std::size_t k, long dim = -1, b
 // torch.Tensor.repeat: a tiled reps[d] times along each dim d (more counts than dims put dims of 1 in front); da is
 // the sum over the tiles.
 template <class S> Var<S> repeat(const Var<S>& a, const std::vector<long>& reps);
+
+// ---- einsum.cpp: torch.einsum over letters ("bhqd,bhkd->bhqk"; without "->" the labels used once, alphabetical),
+// composed of sum, permute, reshape and matmul (their backwards); "..." and a label twice in one operand are refused.
+template <class S> Var<S> einsum(const std::string& equation, const std::vector<Var<S>>& operands);
 
 // ---- reduce.cpp: over all elements (-> []), one axis or a list of axes (negative count from the end; each once; an
 // empty list means all, as torch).
