@@ -55,6 +55,17 @@ void bind_constant_makers(py::module_& m) {
       "A new leaf holding a copy of data (a NumPy array, nested lists, a number or a tensor). Its dtype: as given, "
       "else float64 from a float64 array, float32 from other floats, int64 from integers, bool from bools");
   m.def(
+      "from_numpy",
+      [](const py::object& array) {
+        if (!py::isinstance<py::array>(array))
+          throw py::type_error(fmt::format("from_numpy takes a NumPy array, got {}",
+                                           py::str(py::type::of(array).attr("__name__")).cast<std::string>()));
+        return make_tensor(array, py::none(), false);
+      },
+      py::arg("ndarray"),
+      "torch.from_numpy's dtypes (float64 stays float64, float32 float32, integers int64, bools bool), but a copy: "
+      "tinyformer tensors own their memory, so a later change to the array does not reach the tensor");
+  m.def(
       "zeros",
       [](const py::args& size, const py::object& dtype, bool requires_grad) {
         return filled(to_size(shape_arguments(size, "zeros"), "zeros"), 0, dtype_or(dtype, DType::float32),

@@ -81,6 +81,7 @@ CASES = [
     "L.einsum('ij,kj->ik', x, y)", "L.einsum('bij,jk->bik', b3, w)", "L.einsum('ij->j', x)", "L.einsum('ij->ji', x)",
     "L.einsum('i,i->', v, v)", "L.einsum('i,j->ij', u, v)", "L.einsum('bik,bjk->bij', b3, b3)", "L.einsum('ij,jk', x, w)",
     "L.einsum('bij,bkj,jl->bil', b3, b3, x.T)", "L.einsum('ij,ij->i', [x, y])",
+    "L.from_numpy(np.arange(6.0).reshape(2, 3))", "L.from_numpy(np.ones(3, np.float32))", "L.from_numpy(np.arange(4))",
     "F.cross_entropy(x, L.tensor([1, 0, 3]))", "F.cross_entropy(x @ w, (ids[:3] > 1).long())", "F.embedding(ids, x) * 2",
 ]
 
@@ -107,7 +108,7 @@ def make_inputs(lib, dtype, seed=20261127):
 
 def run(expr, lib, dtype):
     inputs = make_inputs(lib, dtype)
-    scope = dict(inputs)
+    scope = dict(inputs, np=np)
     scope["L"] = torch if lib == "torch" else tf
     scope["F"] = torch.nn.functional if lib == "torch" else tf
     return eval(expr, scope), inputs  # noqa: S307 (the table above)

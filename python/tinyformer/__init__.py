@@ -28,7 +28,8 @@ from ._core import (tensor, zeros, ones, full, zeros_like, ones_like, full_like,
                     ne, lt, le, gt, ge, isnan, isinf, isfinite, logical_not, logical_and, logical_or, logical_xor,
                     var, std, max, min, argmax, argmin, t, unsqueeze, squeeze, flatten, broadcast_to, chunk, unbind,
                     stack, take, tril, triu, any, all, return_types, _dtype_name, clamp, clip, rsqrt, isclose,
-                    allclose, gather, flip, topk, multinomial, remainder, floor_divide, einsum)
+                    allclose, gather, flip, topk, multinomial, remainder, floor_divide, einsum,
+                    from_numpy)
 
 
 def __getattr__(name):
