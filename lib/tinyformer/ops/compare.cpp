@@ -47,10 +47,12 @@ Var<S> elementwise_test(const Var<S>& a, const char* op, F f) {
 template <class S> Var<S> isclose(const Var<S>& a, const Var<S>& b, double rtol, double atol, bool equal_nan) {
   if (!(rtol >= 0) || !(atol >= 0))
     throw std::invalid_argument(fmt::format("isclose: rtol and atol must be 0 or more, got {} and {}", rtol, atol));
+  // One expression of temporaries (held by value) over x and y (a's and b's arrays): a named part would be held by
+  // reference and dangle once the lambda returns, before relation() evaluates it (AddressSanitizer found that).
   return relation(a, b, "isclose", [&](const auto& x, const auto& y) {
     // within the tolerance when both are finite; an infinity only equals itself
-    const auto close = xt::isfinite(x) && xt::isfinite(y) && xt::abs(x - y) <= S(atol) + S(rtol) * xt::abs(y);
-    return close || xt::equal(x, y) || (equal_nan && xt::isnan(x) && xt::isnan(y));
+    return (xt::isfinite(x) && xt::isfinite(y) && xt::abs(x - y) <= S(atol) + S(rtol) * xt::abs(y)) ||
+           xt::equal(x, y) || (equal_nan && xt::isnan(x) && xt::isnan(y));
   });
 }
 template <class S> Var<S> eq(const Var<S>& a, const Var<S>& b) {
