@@ -39,17 +39,8 @@ Index choose_token(const float* z, std::size_t V, const SampleOptions& options, 
   Array<float> logits = Array<float>::from_shape({V});
   std::copy_n(z, V, logits.data());
   const std::vector<double> p = next_token_probs(logits, options.temperature, options.top_k);
-  double u = rng.uniform(), acc = 0;  // inverse-CDF draw
-  std::size_t chosen = V - 1;
-  for (std::size_t i = 0; i < V; ++i) {
-    acc += p[i];
-    if (u < acc) {
-      chosen = i;
-      break;
-    }
-  }
-  while (p[chosen] == 0 && chosen > 0) --chosen;  // rounding at the tail never picks a masked token
-  return static_cast<Index>(chosen);
+  // an inverse-CDF draw (p sums to 1); rounding at the tail never picks a masked token
+  return static_cast<Index>(rng.pick(p.data(), V, 1.0));
 }
 
 Index choose_token(const Array<float>& last_logits, const SampleOptions& options, Rng& rng) {

@@ -156,7 +156,7 @@ Var<S> remainder(const Var<S>& a, const Var<S>& b) {
       [](Node<S>& self) {
         auto& x = *self.inputs[0];
         auto& y = *self.inputs[1];
-        if (x.requires_grad) accumulate_grad(x, sum_to_shape(Array<S>(self.grad), to_shape(x.value.shape())));
+        if (x.requires_grad) accumulate_grad(x, sum_to_shape(self.grad, to_shape(x.value.shape())));
         if (y.requires_grad)
           accumulate_grad(y,
                           sum_to_shape(Array<S>(-self.grad * xt::floor(x.value / y.value)), to_shape(y.value.shape())));

@@ -416,13 +416,15 @@ TopK<S> topk(const Var<S>& a, std::size_t k, long dim, bool largest) {
   Positions p = Positions::from_shape(result_shape);
   const Shape result_strides = row_major_strides(result_shape);
   std::vector<std::size_t> order(n);
+  std::vector<S> row(n);
   for_each_coordinate(out_shape, [&](const std::vector<std::size_t>& at, std::size_t) {
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    std::partial_sort(order.begin(), order.begin() + static_cast<long>(k), order.end(),
-                      [&](std::size_t u, std::size_t v) {
-                        const S xu = x[position_of(at, strides, axis, u)], xv = x[position_of(at, strides, axis, v)];
-                        return before(xu, xv) || (!before(xv, xu) && u < v);
-                      });
+    for (std::size_t i = 0; i < n; ++i) {
+      order[i] = i;
+      row[i] = x[position_of(at, strides, axis, i)];
+    }
+    std::partial_sort(
+        order.begin(), order.begin() + static_cast<long>(k), order.end(),
+        [&](std::size_t u, std::size_t v) { return before(row[u], row[v]) || (!before(row[v], row[u]) && u < v); });
     for (std::size_t r = 0; r < k; ++r) {
       const std::int64_t slot = position_of(at, result_strides, axis, r);
       out.indices.data()[slot] = static_cast<std::int64_t>(order[r]);

@@ -91,16 +91,7 @@ Array<std::int64_t> multinomial(const Array<S>& weights, std::size_t samples, bo
                                               "categories of weight above 0",
                                               samples, r, positive));
     for (std::size_t k = 0; k < samples; ++k) {
-      // an inverse-CDF draw with one uniform; the last category of weight above 0 takes what rounding leaves
-      const double u = rng.uniform() * total;
-      double acc = 0;
-      std::size_t chosen = n;
-      for (std::size_t i = 0; i < n; ++i) {
-        if (w[i] <= 0) continue;
-        chosen = i;
-        acc += w[i];
-        if (u < acc) break;
-      }
+      const std::size_t chosen = rng.pick(w.data(), n, total);
       out.data()[r * samples + k] = static_cast<std::int64_t>(chosen);
       if (!replacement) {
         total -= w[chosen];

@@ -23,6 +23,19 @@ std::uint64_t Rng::below(std::uint64_t n) {
   return x % n;
 }
 
+std::size_t Rng::pick(const double* weights, std::size_t n, double total) {
+  const double u = uniform() * total;
+  double acc = 0;
+  std::size_t chosen = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (weights[i] <= 0) continue;
+    chosen = i;
+    acc += weights[i];
+    if (u < acc) break;
+  }
+  return chosen;
+}
+
 // The state's text in the classic locale, whatever the global one: a C++ program's std::locale::global(de_DE) wrote
 // it with thousands separators ("13.373.937.045..."), which the CLI could not read back.
 std::string Rng::state() const {

@@ -1,6 +1,7 @@
 #pragma once
 // One seeded generator drives init, data, dropout and sampling. The engine is std::mt19937_64, whose
 // sequence the C++ standard fixes; the distributions are written here so results match on every platform.
+#include <cstddef>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -20,6 +21,10 @@ class Rng {
   double normal(double mean, double stddev) { return mean + stddev * normal(); }
   // Uniform integer in [0, n), unbiased (rejection sampling).
   std::uint64_t below(std::uint64_t n);
+  // An index drawn in proportion to weights[0, n) (each 0 or more, summing to total > 0) with one uniform: the first
+  // whose running sum passes uniform() * total; the last of weight above 0 when rounding leaves the draw past the
+  // sum, so a weight of 0 is never drawn.
+  std::size_t pick(const double* weights, std::size_t n, double total);
   // A new generator for a sub-stream, derived deterministically from this one.
   Rng split() { return Rng(engine_()); }
 
