@@ -320,22 +320,9 @@ void bind_arithmetic(py::module_& m, py::class_<Tensor>& t) {
         // torch.einsum(eq, a, b) and torch.einsum(eq, [a, b])
         const py::sequence given =
             args.size() == 1 && !py::isinstance<Tensor>(args[0]) ? py::sequence(args[0]) : py::sequence(args);
-        std::vector<Tensor> operands;
-        for (const py::handle h : given) operands.push_back(py::cast<Tensor>(h));
-        if (operands.empty())
-          throw std::invalid_argument(fmt::format("einsum '{}': give at least one operand", equation));
-        DType kind = operands[0].kind;
-        for (const Tensor& o : operands) kind = promote(kind, o.kind);
-        if (kind == DType::boolean) kind = DType::int64;
-        for (Tensor& o : operands) o = operand_as(o, kind);
-        py::gil_scoped_release release;
-        return keeping_dtype(operands[0], [&](const auto& first) {
-          using V = std::decay_t<decltype(first)>;
-          std::vector<V> vars;
-          vars.reserve(operands.size());
-          for (const Tensor& o : operands) vars.push_back(std::get<V>(o.var));
-          return einsum(equation, vars);
-        });
+        std::vector<Tensor> operands;  // bools as 0 and 1: einsum sums their products
+        for (const py::handle h : given) operands.push_back(numeric(py::cast<Tensor>(h)));
+        return joined(operands, "einsum", [&](const auto& vars) { return einsum(equation, vars); });
       },
       py::arg("equation"),
       "torch.einsum over letters: einsum('bhqd,bhkd->bhqk', q, k), operands as arguments or one list; without '->' "

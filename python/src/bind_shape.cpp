@@ -19,25 +19,6 @@ Shape shape_of_tensor(const Tensor& t) {
   return visit(t, [](const auto& v) { return v.shape(); });
 }
 
-// The parts of a list of tensors in one storage (their promoted dtype), for cat and stack.
-template <class F>
-Tensor joined(const std::vector<Tensor>& parts, const char* op, F f) {
-  if (parts.empty()) throw std::invalid_argument(fmt::format("{}: needs at least one tensor, got none", op));
-  DType kind = parts[0].kind;
-  for (const Tensor& p : parts) kind = promote(kind, p.kind);
-  std::vector<Tensor> same;
-  same.reserve(parts.size());
-  for (const Tensor& p : parts) same.push_back(operand_as(p, kind));
-  py::gil_scoped_release release;
-  return keeping_dtype(same[0], [&](const auto& first) {
-    using V = std::decay_t<decltype(first)>;
-    std::vector<V> vs;
-    vs.reserve(same.size());
-    for (const Tensor& p : same) vs.push_back(std::get<V>(p.var));
-    return f(vs);
-  });
-}
-
 // torch.split's sizes: an int (chunks of that length, the last one shorter) or a list of lengths.
 std::vector<std::size_t> split_sizes(const py::handle& spec, std::size_t length) {
   std::vector<std::size_t> sizes;

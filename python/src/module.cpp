@@ -74,8 +74,8 @@ std::string with_python_remedies(std::string message) {
       message.replace(at, std::string(cpp).size(), python);
   // A dict's lines are those of the JSON text the package wrote for it, which the user never saw: the key path says
   // where ("<config dict>: training.steps: expected an integer ...").
-  if (message.rfind(std::string(kConfigDictName) + ": ", 0) == 0)
-    message = std::regex_replace(message, std::regex(" at line [0-9]+(, column [0-9]+)?"), "");
+  static const std::regex line(" at line [0-9]+(, column [0-9]+)?");
+  if (message.rfind(std::string(kConfigDictName) + ": ", 0) == 0) message = std::regex_replace(message, line, "");
   return message;
 }
 

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -97,6 +98,26 @@ template <class F>
 Tensor keeping_dtype(const Tensor& t, F&& f) {
   if (t.is_floating()) return visit(t, [&](const auto& v) { return Tensor(f(v)); });
   return Tensor(f(std::get<Var<double>>(t.var)), t.kind);
+}
+
+// A list of tensors in one storage (their promoted dtype): f(the vector of their Vars) with the GIL released, for cat,
+// stack and einsum.
+template <class F>
+Tensor joined(const std::vector<Tensor>& parts, const char* op, F f) {
+  if (parts.empty()) throw std::invalid_argument(fmt::format("{}: needs at least one tensor, got none", op));
+  DType kind = parts[0].kind;
+  for (const Tensor& p : parts) kind = promote(kind, p.kind);
+  std::vector<Tensor> same;
+  same.reserve(parts.size());
+  for (const Tensor& p : parts) same.push_back(operand_as(p, kind));
+  py::gil_scoped_release release;
+  return keeping_dtype(same[0], [&](const auto& first) {
+    using V = std::decay_t<decltype(first)>;
+    std::vector<V> vs;
+    vs.reserve(same.size());
+    for (const Tensor& p : same) vs.push_back(std::get<V>(p.var));
+    return f(vs);
+  });
 }
 
 // ---- Python values as tensors

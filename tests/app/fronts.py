@@ -24,8 +24,7 @@ SMALL_DICT = {"model": {"d_model": 16, "n_head": 2, "n_layer": 1}, "data": {"tas
               "training": {"batch_size": 8, "steps": 2, "eval_batches": 1}, "schedule": {"warmup_steps": 0},
               "logging": {"attention_interval": 0}}
 
-# Values of count and real arguments (tokens, temperature, batches, ...): as Python objects, and for the C++ API the
-# ones its types can hold (a JSON number, or a string for nan, inf and integers beyond JSON's).
+
 def long_run(key, value):
     """Whether the value makes a valid run of minutes: training.steps of 10^12 is a count like any other, not bad input
     (generative.py stops such a run of the CLI's with Ctrl-C and checks its checkpoint; these fronts leave it out)."""
@@ -36,6 +35,8 @@ def long_run(key, value):
     return key == "training.steps" and 10**4 < steps <= 2**53
 
 
+# Values of count and real arguments (tokens, temperature, batches, ...): as Python objects, and for the C++ API the
+# ones its types can hold (a JSON number, or a string for nan, inf and integers beyond JSON's).
 PY_COUNTS = [-1, 0, 10**12, 2**63 - 1, 2**64 - 1, 2**64, 10**30, math.nan, math.inf, -math.inf, 5e-324, 1e400, 1.5,
              "3", None, True, [], "nan"]
 CPP_COUNTS = {"tokens": [0, 1, 10**12, "9223372036854775807", "18446744073709551615", 1000001],
