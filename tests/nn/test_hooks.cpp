@@ -104,6 +104,8 @@ TEST_CASE("nn: hooks see every name of hook_names once, in the forward's order, 
       if (ends("hook_q") || ends("hook_z")) expected = {B, T, H, D};
       if (ends("hook_k") || ends("hook_v")) expected = {B, T, Hkv, D};
       if (ends("hook_attn_scores") || ends("hook_pattern")) expected = {B, H, T, T};
+      if (ends("mlp.hook_pre") || ends("mlp.hook_pre_linear") || ends("mlp.hook_post"))
+        expected = {B, T, mlp_hidden(cfg)};
       if (name == "hook_pos_embed") expected = {1, T, C};
       CHECK(to_shape(value.shape()) == expected);
     }
@@ -128,6 +130,10 @@ TEST_CASE("nn: each cached activation is where its name says: sums of its neighb
         } else {
           CHECK((c.at(b + "hook_resid_mid") == plus(c.at(b + "hook_resid_pre"), c.at(b + "hook_attn_out"))));
           CHECK((c.at(b + "hook_resid_post") == plus(c.at(b + "hook_resid_mid"), c.at(b + "hook_mlp_out"))));
+          // the neurons: post = gelu(pre) (tiny_model's MLP), mlp_out = c_proj(post)
+          CHECK((c.at(b + "mlp.hook_post") == gelu(Var<float>(c.at(b + "mlp.hook_pre"))).value()));
+          const Array<float> out = model->block(l).mlp->c_proj.forward(Var<float>(c.at(b + "mlp.hook_post"))).value();
+          CHECK((c.at(b + "hook_mlp_out") == out));
         }
         if (l + 1 < cfg.n_layer)
           CHECK((c.at(b + "hook_resid_post") == c.at("blocks." + std::to_string(l + 1) + ".hook_resid_pre")));

@@ -22,21 +22,40 @@ MLP<S>::MLP(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> 
 }
 
 template <class S>
-Var<S> MLP<S>::forward(const Var<S>& x) {
+Var<S> MLP<S>::forward(const Var<S>& x, const HookScope<S>& hooks) {
   Var<S> h;
-  switch (kind_) {
-    case config::Mlp::swiglu:
-      h = swiglu(c_fc.forward(x));
-      break;
-    case config::Mlp::relu:
-      h = relu(c_fc.forward(x));
-      break;
-    case config::Mlp::gelu:
-    case config::Mlp::none:  // a Block builds no MLP then
-      h = c_fc.forward_gelu(x);
-      break;
+  if (hooks.needs_parts("mlp.")) {
+    h = hidden_composed(x, hooks);
+  } else {
+    switch (kind_) {
+      case config::Mlp::swiglu:
+        h = swiglu(c_fc.forward(x));
+        break;
+      case config::Mlp::relu:
+        h = relu(c_fc.forward(x));
+        break;
+      case config::Mlp::gelu:
+      case config::Mlp::none:  // a Block builds no MLP then
+        h = c_fc.forward_gelu(x);
+        break;
+    }
   }
   return dropout(c_proj.forward(h), dropout_, this->training(), *dropout_rng_);
+}
+
+// The hidden activation [B,T,F] op by op, through the hook points: pre = c_fc(x) (swiglu: [gate | up] on the last
+// axis, split), post = act(pre) (swiglu: silu(gate) up). The same values as the fused kernels to rounding.
+template <class S>
+Var<S> MLP<S>::hidden_composed(const Var<S>& x, const HookScope<S>& hooks) const {
+  const Var<S> fc = c_fc.forward(x);
+  if (kind_ == config::Mlp::swiglu) {
+    const long F = static_cast<long>(fc.shape().back() / 2);
+    const Var<S> gate = hooks("mlp.hook_pre", slice(fc, -1, 0, F));
+    const Var<S> up = hooks("mlp.hook_pre_linear", slice(fc, -1, F, 2 * F));
+    return hooks("mlp.hook_post", mul(silu(gate), up));
+  }
+  const Var<S> pre = hooks("mlp.hook_pre", fc);
+  return hooks("mlp.hook_post", kind_ == config::Mlp::relu ? relu(pre) : gelu(pre));
 }
 
 template <class S>
@@ -57,7 +76,7 @@ Var<S> Block<S>::forward(const Var<S>& x, const HookScope<S>& hooks) {
   const Var<S> attn_out = hooks("hook_attn_out", attn.forward(ln_1.forward(resid_pre), hooks));
   if (!mlp) return hooks("hook_resid_post", add(resid_pre, attn_out));  // attention-only, as TransformerLens' attn_only
   const Var<S> resid_mid = hooks("hook_resid_mid", add(resid_pre, attn_out));
-  const Var<S> mlp_out = hooks("hook_mlp_out", mlp->forward(ln_2->forward(resid_mid)));
+  const Var<S> mlp_out = hooks("hook_mlp_out", mlp->forward(ln_2->forward(resid_mid), hooks));
   return hooks("hook_resid_post", add(resid_mid, mlp_out));
 }
 

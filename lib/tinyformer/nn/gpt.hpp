@@ -24,10 +24,14 @@ class MLP : public Module<S> {
  public:
   // Weights drawn from init_rng (used only here); dropout from dropout_rng, shared with the model's other modules.
   MLP(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<Rng> dropout_rng);
-  Var<S> forward(const Var<S>& x);  // [B,T,C] -> [B,T,C]
+  // [B,T,C] -> [B,T,C]; with hooks on mlp.hook_pre, hook_pre_linear or hook_post (nn/hooks.hpp), the composed
+  // forward (c_fc, the activation, c_proj) instead of the fused linear+GELU
+  Var<S> forward(const Var<S>& x, const HookScope<S>& hooks = {});
   Linear<S> c_fc, c_proj;
 
  private:
+  Var<S> hidden_composed(const Var<S>& x, const HookScope<S>& hooks) const;
+
   config::Mlp kind_;
   S dropout_;
   std::shared_ptr<Rng> dropout_rng_;

@@ -10,13 +10,16 @@ namespace tf::nn {
 std::vector<std::string> hook_names(const config::ModelConfig& cfg) {
   std::vector<std::string> names{"hook_embed"};
   if (cfg.position == config::Position::learned) names.emplace_back("hook_pos_embed");
-  const bool mlp = cfg.mlp != config::Mlp::none;  // attention-only blocks have no resid_mid and mlp_out
+  std::vector<const char*> block{"hook_resid_pre",        "attn.hook_q",       "attn.hook_k", "attn.hook_v",
+                                 "attn.hook_attn_scores", "attn.hook_pattern", "attn.hook_z", "hook_attn_out"};
+  if (cfg.mlp != config::Mlp::none) {  // attention-only blocks have no resid_mid, MLP and mlp_out
+    block.insert(block.end(), {"hook_resid_mid", "mlp.hook_pre"});
+    if (cfg.mlp == config::Mlp::swiglu) block.push_back("mlp.hook_pre_linear");
+    block.insert(block.end(), {"mlp.hook_post", "hook_mlp_out"});
+  }
+  block.push_back("hook_resid_post");
   for (std::size_t l = 0; l < cfg.n_layer; ++l)
-    for (const char* name :
-         {"hook_resid_pre", "attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores", "attn.hook_pattern",
-          "attn.hook_z", "hook_attn_out", "hook_resid_mid", "hook_mlp_out", "hook_resid_post"})
-      if (mlp || (std::string(name) != "hook_resid_mid" && std::string(name) != "hook_mlp_out"))
-        names.push_back(fmt::format("blocks.{}.{}", l, name));
+    for (const char* name : block) names.push_back(fmt::format("blocks.{}.{}", l, name));
   if (cfg.norm != config::Norm::none) names.emplace_back("ln_final.hook_normalized");
   return names;
 }

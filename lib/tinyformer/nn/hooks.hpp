@@ -13,6 +13,9 @@
 //   blocks.{l}.attn.hook_z         [B,T,H,D]  the heads' outputs before c_proj
 //   blocks.{l}.hook_attn_out       [B,T,C]    attention's output (c_proj, dropout)
 //   blocks.{l}.hook_resid_mid      [B,T,C]    resid_pre + attn_out      (absent with model.mlp: none)
+//   blocks.{l}.mlp.hook_pre        [B,T,F]    c_fc's output, before the activation (swiglu: the gate half)
+//   blocks.{l}.mlp.hook_pre_linear [B,T,F]    swiglu only: the up half of c_fc's output
+//   blocks.{l}.mlp.hook_post       [B,T,F]    the neurons: the activation, c_proj's input (F = the MLP's width)
 //   blocks.{l}.hook_mlp_out        [B,T,C]                              (absent with model.mlp: none)
 //   blocks.{l}.hook_resid_post     [B,T,C]    resid_mid + mlp_out (attention-only: resid_pre + attn_out)
 //   ln_final.hook_normalized       [B,T,C]    ln_f's output, before the unembedding (absent with model.norm: none)
@@ -70,8 +73,9 @@ struct HookScope {
 
   explicit operator bool() const { return hooks != nullptr; }
   Var<S> operator()(const char* name, const Var<S>& x) const { return hooks ? hooks->apply(prefix + name, x) : x; }
-  // q, k, v, scores, pattern and z are needed as tensors (GPT::forward takes the composed attention then).
-  bool needs_attention_parts() const { return hooks && hooks->hooks_under(prefix + "attn."); }
+  // Whether the activations inside `part` ("attn.": q, k, v, scores, pattern, z; "mlp.": pre, post) are needed as
+  // tensors: the module runs its composed forward then instead of the fused one.
+  bool needs_parts(const char* part) const { return hooks && hooks->hooks_under(prefix + part); }
 };
 
 extern template class Hooks<float>;

@@ -99,7 +99,7 @@ template <class S>
 Var<S> CausalSelfAttention<S>::attend_composed(Var<S> qkv, const HookScope<S>& hooks) {
   const std::size_t B = qkv.size(0), T = qkv.size(1), C = d_model_, H = n_head_, D = C / H, Hkv = kv_heads(heads_);
   std::vector<Var<S>> qkv_heads;  // q [B,T,H,D], k and v [B,T,Hkv,D]
-  if (hooks.needs_attention_parts()) {
+  if (hooks.needs_parts("attn.")) {
     qkv_heads = hooked_qkv(qkv, hooks);
   } else {
     if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, 0, heads_.n_kv_head);  // q and k turned by position
@@ -129,7 +129,7 @@ template <class S>
 Var<S> CausalSelfAttention<S>::forward(const Var<S>& x, const HookScope<S>& hooks) {
   Var<S> qkv = c_attn.forward(x);  // [B,T,(H+2Hkv)D]
   Var<S> y;
-  if (impl_ == config::AttentionImpl::fused && !hooks.needs_attention_parts()) {
+  if (impl_ == config::AttentionImpl::fused && !hooks.needs_parts("attn.")) {
     if (rope_) qkv = rotary_qk(qkv, n_head_, 10000.0, 0, heads_.n_kv_head);  // q and k turned by position
     y = causal_self_attention(qkv, training_heads(), *dropout_rng_, record_ ? &weights_ : nullptr);
   } else {
