@@ -2,6 +2,7 @@
 // library trains): tf.nn.Linear, LayerNorm, CausalSelfAttention and GPT hold an nn:: module of the library;
 // tinyformer/nn.py wraps them in tf.nn.Module.
 // A module's configuration arrives as the model section's JSON (config::model_from_json: the YAML names and checks).
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <type_traits>
@@ -44,53 +45,49 @@ py::list named_tensors(const nn::NamedParams<S>& params) {
   return out;
 }
 
-// logits [B,T,V] and the activations by hook name, in the forward's order (nn/hooks.hpp), as NumPy copies: every one,
-// or (`names` given) those named, read by hooks that return their input, so that the forward stays the plain one
-// where no name reaches inside an attention (TransformerLens' names_filter).
+// A Python hook as the library's: fn(activation, name) gets a NumPy copy of the activation and returns a replacement
+// (anything np.asarray takes), or None to go on with its copy: unchanged, the activation itself (its gradient kept);
+// written in place (TransformerLens' `z[:, :, h] = 0`), the copy. The GIL is taken again inside: the forward runs
+// without it.
 template <class S>
-py::tuple run_with_cache(nn::GPT<S>& g, const py::object& ids, const std::optional<std::vector<std::string>>& names) {
+typename nn::Hooks<S>::Fn python_hook(py::function fn) {
+  return [fn = std::move(fn)](const Var<S>& activation, const std::string& name) {
+    py::gil_scoped_acquire gil;
+    py::array_t<S> copy = to_numpy_copy(activation.value());
+    const py::object out = fn(copy, name);
+    if (!out.is_none()) return Var<S>(to_array<S>(out));
+    const Array<S>& value = activation.value();
+    const bool unchanged = std::memcmp(copy.data(), value.data(), value.size() * sizeof(S)) == 0;
+    return unchanged ? activation : Var<S>(to_array<S>(copy));
+  };
+}
+
+// (logits [B,T,V] as a tensor, the activations by hook name as NumPy copies) of the forward with Python hooks
+// [(name, fn)] (python_hook), then a cache: of every activation (`cache_all`), of those in `names`, or none. A cache
+// records what the hooks left; names read by hooks that return their input keep the plain (fused) forward where no
+// name reaches inside an attention or an MLP (TransformerLens' names_filter).
+template <class S>
+py::tuple run_hooked(nn::GPT<S>& g, const py::object& ids, const std::vector<std::pair<std::string, py::function>>& fns,
+                     const std::vector<std::string>& names, bool cache_all) {
   const IndexArray x = to_ids(ids);
+  nn::Hooks<S> hooks;
+  for (const auto& [name, fn] : fns) hooks.add(name, python_hook<S>(fn));
   nn::ActivationCache<S> cache;
-  Array<S> logits;
-  if (names) {
-    nn::Hooks<S> hooks;
-    for (const auto& name : *names)
-      hooks.add(name, [&cache](const Var<S>& activation, const std::string& hook_name) {
-        cache[hook_name] = activation.value();
-        return activation;
-      });
+  if (cache_all) hooks.cache_into(cache);
+  for (const auto& name : cache_all ? std::vector<std::string>{} : names)
+    hooks.add(name, [&cache](const Var<S>& activation, const std::string& hook_name) {
+      cache[hook_name] = activation.value();
+      return activation;
+    });
+  Var<S> logits;
+  {
     py::gil_scoped_release release;
-    logits = g.forward(x, hooks).value();
-  } else {
-    py::gil_scoped_release release;
-    logits = g.run_with_cache(x, cache).value();
+    logits = g.forward(x, hooks);
   }
   py::dict out;
   for (const auto& name : g.hook_names())
     if (auto it = cache.find(name); it != cache.end()) out[py::str(name)] = to_numpy_copy(it->second);
-  return py::make_tuple(to_numpy_copy(logits), out);
-}
-
-// logits [B,T,V] of the forward with Python hooks: fn(activation, name) gets a NumPy copy of the activation and returns
-// a replacement (anything np.asarray takes) or None to keep it. The GIL is released around the forward and taken
-// again in each hook: a Python function needs it.
-template <class S>
-py::array_t<S> run_with_hooks(nn::GPT<S>& g, const py::object& ids,
-                              const std::vector<std::pair<std::string, py::function>>& fns) {
-  const IndexArray x = to_ids(ids);
-  nn::Hooks<S> hooks;
-  for (const auto& [name, fn] : fns)
-    hooks.add(name, [fn = fn](const Var<S>& activation, const std::string& hook_name) {
-      py::gil_scoped_acquire gil;
-      const py::object out = fn(to_numpy_copy(activation.value()), hook_name);
-      return out.is_none() ? activation : Var<S>(to_array<S>(out));
-    });
-  Array<S> logits;
-  {
-    py::gil_scoped_release release;
-    logits = g.forward(x, hooks).value();
-  }
-  return to_numpy_copy(logits);
+  return py::make_tuple(Tensor(logits), out);
 }
 
 optim::NamedVars<float> to_named_vars(const std::vector<std::pair<std::string, Tensor>>& params) {
@@ -142,8 +139,7 @@ void bind_gpt(py::module_& m, const std::string& suffix) {
              py::gil_scoped_release release;
              return Tensor(g.loss(x, y));
            })
-      .def("run_with_cache", &run_with_cache<S>, py::arg("ids"), py::arg("names") = py::none())
-      .def("run_with_hooks", &run_with_hooks<S>, py::arg("ids"), py::arg("hooks"))
+      .def("run_hooked", &run_hooked<S>, py::arg("ids"), py::arg("hooks"), py::arg("names"), py::arg("cache_all"))
       .def("hook_names", &nn::GPT<S>::hook_names)
       .def("config_json", [](const nn::GPT<S>& g) { return config::model_json(g.config()); })
       .def_property_readonly("n_layer", &nn::GPT<S>::n_layer)

@@ -23,7 +23,7 @@ def test_the_python_reference_blocks_run_and_print_what_they_claim(capsys):
     for claim in [tf.__version__, "(4, 8)", "ok", "['layers.0.weight', 'layers.0.bias', 'layers.1.weight']",
                   "LayerNorm((8,), eps=1e-05, elementwise_affine=True)",
                   "['', 'transformer', 'transformer.wte', 'transformer.wpe', 'transformer.h']", "0.001",
-                  "31415926|62951413", "joined 11 [6, 2, 10]", "[0, 1, 2] sat the", "(1, 4, 11, 11)", "['0_pre', '1_pre', 'final_post']", "(2, 4, 64, 16) 16",
+                  "31415926|62951413", "joined 11 [6, 2, 10]", "[0, 1, 2] sat the", "(1, 4, 11, 11)", "['0_pre', '1_pre', 'final_post']", "(2, 4, 64, 16) 16", "(2, 11)", "(64, 64) 16",
                   "300", "int64 bool Tensor", "() () (2, 3, 2)", "(3, 4) [0, 1, 2, 3, 4] -0.5",
                   "TypeError: numpy.sin on a tinyformer tensor has no"]:
         assert claim in out, claim

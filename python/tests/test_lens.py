@@ -96,12 +96,18 @@ def test_each_weight_recomputes_its_hook_from_the_cached_input(variant, rng):
         if m.cfg.gated_mlp:
             gate = x2 @ _np(m.W_gate)[l]
             post = gate / (1 + np.exp(-gate)) * (x2 @ W_in[l] + b_in[l])
+            np.testing.assert_allclose(gate, cache["pre", l], rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(x2 @ W_in[l] + b_in[l], cache["pre_linear", l], rtol=1e-10, atol=1e-12)
         else:
             post = _gelu(x2 @ W_in[l] + b_in[l])
+            np.testing.assert_allclose(x2 @ W_in[l] + b_in[l], cache["pre", l], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(post, cache["post", l], rtol=1e-9, atol=1e-11)
         np.testing.assert_allclose(post @ W_out[l] + b_out[l], cache["mlp_out", l], rtol=1e-9, atol=1e-11)
     final = _norm(m.ln_final, cache["resid_post", -1])
     np.testing.assert_allclose(final @ _np(m.W_U) + _np(m.b_U), logits, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(final, cache["ln_final.hook_normalized"], rtol=1e-12, atol=1e-12)
+    # the cache's forward composes the MLP (its pre and post hooks); the plain one runs the fused linear+GELU
+    np.testing.assert_allclose(logits, _np(m(ids)), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("variant", ["gpt2", "llama"])
@@ -249,3 +255,196 @@ def test_a_loaded_model_encodes_prompts_as_the_cli_does(bpe_checkpoint, tmp_path
     np.testing.assert_allclose(view.weights, amap.weights, atol=1e-6)
     with pytest.raises(ValueError, match="one length"):
         m.to_tokens(["The", "The little fox"])
+
+
+# ---- hooks, losses, circuits and patching as TransformerLens notebooks write them
+
+
+def test_a_hook_that_writes_in_place_ablates_as_one_that_returns_the_ablated_copy(rng):
+    m = _model("gpt2")
+    ids = _ids(rng)
+    clean = m.run_with_hooks(ids)
+
+    def zero_head_in_place(z, hook):
+        z[:, :, 1] = 0  # TransformerLens' habit: no return value
+
+    def zero_head_copy(z, hook):
+        out = z.copy()
+        out[:, :, 1] = 0
+        return out
+
+    in_place = m.run_with_hooks(ids, fwd_hooks=[("blocks.0.attn.hook_z", zero_head_in_place)])
+    returned = m.run_with_hooks(ids, fwd_hooks=[("blocks.0.attn.hook_z", zero_head_copy)])
+    np.testing.assert_array_equal(in_place, returned)
+    assert np.abs(in_place - clean).max() > 1e-3
+    # a hook that only reads keeps the activation itself: gradients pass through it
+    m.zero_grad()
+    m.run_with_hooks(ids, fwd_hooks=[(lambda name: True, lambda x, hook: None)])
+    with m.hooks(fwd_hooks=[(lambda name: True, lambda x, hook: None)]):
+        loss = m(ids, return_type="loss")
+    loss.backward()
+    hooked = _np(m.transformer.wte.weight.grad).copy()
+    m.zero_grad()
+    m(ids, return_type="loss").backward()  # the plain (fused) modules: the same gradient to rounding
+    assert np.abs(hooked).max() > 1e-3
+    np.testing.assert_allclose(hooked, _np(m.transformer.wte.weight.grad), rtol=1e-9, atol=1e-13)
+
+
+def test_hook_names_may_be_functions_and_hook_points_know_their_layer_and_ctx(rng):
+    m = _model("gpt2")
+    seen = []
+
+    def record(pattern, hook):
+        seen.append((hook.name, hook.layer()))
+        hook.ctx["calls"] = hook.ctx.get("calls", 0) + 1
+
+    m.run_with_hooks(_ids(rng), fwd_hooks=[(lambda name: name.endswith("hook_pattern"), record)])
+    assert seen == [("blocks.0.attn.hook_pattern", 0), ("blocks.1.attn.hook_pattern", 1)]
+    m.run_with_hooks(_ids(rng), fwd_hooks=[("blocks.1.attn.hook_pattern", record)])
+    assert m.hook_dict["blocks.1.attn.hook_pattern"].ctx == {"calls": 2}
+    m.reset_hooks()
+    assert m.hook_dict["blocks.1.attn.hook_pattern"].ctx == {}
+    with pytest.raises(ValueError, match="not in a block"):
+        m.hook_dict["hook_embed"].layer()
+    with pytest.raises(TypeError, match=r"fwd_hooks\[0\]"):
+        m.run_with_hooks(_ids(rng), fwd_hooks=[(3, record)])
+    with pytest.raises(ValueError, match="unknown hook name 'blocks.9.hook_z'"):
+        m.run_with_hooks(_ids(rng), fwd_hooks=[("blocks.9.hook_z", record)])
+    with pytest.raises(NotImplementedError, match="bwd_hooks"):
+        m.run_with_hooks(_ids(rng), bwd_hooks=[("hook_embed", record)])
+
+
+def test_added_hooks_apply_to_every_forward_until_reset(rng):
+    m = _model("gpt2")
+    ids = _ids(rng)
+    clean = _np(m(ids))
+    zero = ("blocks.1.hook_resid_post", lambda x, hook: np.zeros_like(x))
+    m.add_hook(*zero)
+    assert np.abs(_np(m(ids)) - clean).max() > 1e-3
+    logits, cache = m.run_with_cache(ids)
+    assert np.all(cache["resid_post", 1] == 0) and np.allclose(logits, _np(m(ids)))
+    m.reset_hooks()
+    np.testing.assert_array_equal(_np(m(ids)), clean)
+    m.add_hook(*zero, is_permanent=True)
+    m.reset_hooks()
+    assert np.abs(_np(m(ids)) - clean).max() > 1e-3
+    m.reset_hooks(including_permanent=True)
+    with m.hooks(fwd_hooks=[zero]):
+        inside = _np(m(ids))
+    np.testing.assert_array_equal(inside, m.run_with_hooks(ids, fwd_hooks=[zero]))
+    np.testing.assert_array_equal(_np(m(ids)), clean)
+
+
+def test_losses_per_token_and_with_hooks_are_the_next_token_cross_entropy(rng):
+    m = _model("llama")
+    ids = _ids(rng)
+    logits = _np(m(ids))
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected = -np.take_along_axis(logp[:, :-1], ids[:, 1:, None], -1)[..., 0]  # [B, T-1]
+    np.testing.assert_allclose(_np(m(ids, return_type="loss", loss_per_token=True)), expected, rtol=1e-10)
+    np.testing.assert_allclose(m(ids, return_type="loss").item(), expected.mean(), rtol=1e-10)
+    np.testing.assert_allclose(m(ids, return_type="loss").item(), m.loss(ids[:, :-1], ids[:, 1:]).item(), rtol=1e-12)
+    np.testing.assert_allclose(_np(tf.lens.utils.lm_cross_entropy_loss(logits, ids, per_token=True)), expected,
+                               rtol=1e-10)
+    half = ("blocks.0.hook_resid_post", lambda x, hook: x / 2)
+    hooked = m.run_with_hooks(ids, fwd_hooks=[half])
+    loss = m.run_with_hooks(ids, fwd_hooks=[half], return_type="loss")
+    np.testing.assert_allclose(loss.item(), m.loss_fn(hooked, ids).item(), rtol=1e-12)
+    (both_logits, both_loss), _ = m.run_with_cache(ids, return_type="both")
+    np.testing.assert_allclose(both_logits, logits, rtol=1e-12)
+    np.testing.assert_allclose(both_loss.item(), expected.mean(), rtol=1e-10)
+    # torch's reduction="none", an ignored target counting 0
+    targets = ids[:, 1:].copy()
+    targets[0, 2] = -100
+    none = _np(tf.nn.functional.cross_entropy(tf.tensor(logits[:, :-1].reshape(-1, 13)), targets.reshape(-1),
+                                              reduction="none"))
+    assert none.reshape(targets.shape)[0, 2] == 0
+    np.testing.assert_allclose(np.delete(none, 2), np.delete(expected.reshape(-1), 2), rtol=1e-10)
+
+
+def test_factored_ov_and_qk_are_the_heads_products_and_their_svd_rebuilds_them(rng):
+    m = _model("gpt2")
+    W_Q, W_K, W_V, W_O, W_E, W_U = (_np(getattr(m, n)) for n in ("W_Q", "W_K", "W_V", "W_O", "W_E", "W_U"))
+    OV, QK = m.OV, m.QK
+    assert OV.shape == (2, 4, 24, 24) and OV.mdim == 6 and "hidden dim 6" in repr(OV)
+    np.testing.assert_allclose(OV[1, 2].AB, W_V[1, 2] @ W_O[1, 2], rtol=1e-12)
+    np.testing.assert_allclose(QK.AB, W_Q @ np.swapaxes(W_K, -1, -2), rtol=1e-12)
+    circuit = m.W_E @ OV[0, 3] @ m.W_U  # a tensor on the left, an array on the right: still factored
+    assert isinstance(circuit, tf.lens.FactoredMatrix) and circuit.shape == (13, 13)
+    dense = W_E @ W_V[0, 3] @ W_O[0, 3] @ W_U
+    np.testing.assert_allclose(circuit.AB, dense, rtol=1e-10, atol=1e-13)
+    U, S, Vh = circuit.svd()
+    np.testing.assert_allclose(U @ np.diag(S) @ Vh.T, dense, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(S, np.linalg.svd(dense, compute_uv=False)[:6], rtol=1e-8)
+    np.testing.assert_allclose(circuit.norm(), np.linalg.norm(dense), rtol=1e-10)
+    eig = np.sort_complex(circuit.eigenvalues)
+    dense_eig = np.linalg.eigvals(dense)
+    np.testing.assert_allclose(eig, np.sort_complex(dense_eig[np.argsort(-np.abs(dense_eig))[:6]]), rtol=1e-6)
+    np.testing.assert_allclose((OV[0, 3] @ OV[1, 1]).AB, OV[0, 3].AB @ OV[1, 1].AB, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(circuit.T.AB, dense.T, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(circuit.get_corner(2), dense[:2, :2], rtol=1e-10)
+    with pytest.raises(ValueError, match="do not multiply"):
+        tf.lens.FactoredMatrix(np.ones((3, 2)), np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("variant", ["gpt2", "llama"])
+def test_neurons_heads_and_biases_add_up_to_the_stream_and_logit_attrs_to_the_logit(variant, rng):
+    m = _model(variant)
+    ids = _ids(rng)
+    logits, cache = m.run_with_cache(ids)
+    neurons = cache.stack_neuron_results(layer=1)
+    assert neurons.shape == (m.cfg.d_mlp, 2, 9, 24)
+    np.testing.assert_allclose(neurons.sum(0) + _np(m.b_out)[0], cache["mlp_out", 0], rtol=1e-9, atol=1e-11)
+    parts, labels = cache.get_full_resid_decomposition(return_labels=True)
+    assert labels[:2] == ["L0H0", "L0H1"] and labels[8] == "L0N0" and labels[-1] == "bias"
+    assert len(labels) == parts.shape[0] == 2 * 4 + 2 * m.cfg.d_mlp + (2 if variant == "gpt2" else 1) + 1
+    np.testing.assert_allclose(parts.sum(0), cache["resid_post", -1], rtol=1e-9, atol=1e-10)
+    coarse = cache.get_full_resid_decomposition(expand_neurons=False)
+    np.testing.assert_allclose(coarse.sum(0), cache["resid_post", -1], rtol=1e-9, atol=1e-10)
+    answer = ids[:, -1]
+    attrs = cache.logit_attrs(parts[:, :, -1], tokens=answer, pos_slice=-1)  # [components, batch]
+    ln_bias = dict(m.ln_final.named_parameters()).get("bias")
+    bias = _np(ln_bias) @ _np(m.W_U)[:, answer] if ln_bias is not None else 0
+    np.testing.assert_allclose(attrs.sum(0) + bias, logits[np.arange(2), -1, answer], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(_np(m.tokens_to_residual_directions(answer)), _np(m.W_U)[:, answer].T, rtol=1e-12)
+
+
+def test_patching_puts_the_clean_activation_in_one_place_at_a_time(rng):
+    m = _model("gpt2")
+    clean, corrupted = _ids(rng, batch=1), _ids(rng, batch=1)
+    _, clean_cache = m.run_with_cache(clean)
+    metric = lambda logits: logits[0, -1, 3] - logits[0, -1, 5]  # noqa: E731
+    resid = tf.lens.patching.get_act_patch_resid_pre(m, corrupted, clean_cache, metric)
+    assert resid.shape == (2, 9)
+    for layer, pos in [(0, 0), (1, 8), (1, 4)]:
+        def swap(x, hook, pos=pos, layer=layer):
+            out = x.copy()
+            out[:, pos] = clean_cache["resid_pre", layer][:, pos]
+            return out
+        manual = metric(m.run_with_hooks(corrupted, fwd_hooks=[(f"blocks.{layer}.hook_resid_pre", swap)]))
+        np.testing.assert_allclose(resid[layer, pos], manual, rtol=1e-12)
+    same = tf.lens.patching.get_act_patch_resid_pre(m, clean, clean_cache, metric)  # the clean run, every time
+    np.testing.assert_allclose(same, np.full((2, 9), metric(m.run_with_hooks(clean))), rtol=1e-12)
+    heads = tf.lens.patching.get_act_patch_attn_head_out_all_pos(m, corrupted, clean_cache, metric)
+    by_pos = tf.lens.patching.get_act_patch_attn_head_out_by_pos(m, corrupted, clean_cache, metric)
+    assert heads.shape == (2, 4) and by_pos.shape == (2, 9, 4)
+    def head(z, hook):
+        z[:, :, 2] = clean_cache["z", 1][:, :, 2]
+    np.testing.assert_allclose(heads[1, 2], metric(m.run_with_hooks(corrupted, fwd_hooks=[("blocks.1.attn.hook_z",
+                                                                                             head)])), rtol=1e-12)
+    every = tf.lens.patching.get_act_patch_block_every(m, corrupted, clean_cache, metric)
+    np.testing.assert_array_equal(every[0], resid)
+    with pytest.raises(ValueError, match="clean cache"):
+        tf.lens.patching.get_act_patch_resid_pre(m, _ids(rng, batch=1, T=5), clean_cache, metric)
+
+
+def test_generate_takes_transformerlens_arguments(rng):
+    m = _model("gpt2")
+    m32 = tf.nn.GPT({**BASE}, seed=5, dtype=tf.float32)
+    ids = _ids(rng, batch=1, T=4)
+    greedy = m32.generate(ids, max_new_tokens=3, do_sample=False, verbose=False)
+    np.testing.assert_array_equal(greedy, m32.generate(ids, max_new_tokens=3, temperature=0))
+    np.testing.assert_array_equal(greedy, m32.generate(ids, max_new_tokens=3, temperature=0, use_past_kv_cache=False))
+    assert m.to("cpu") is m and m.cfg.to_dict()["n_layers"] == 2
+    with pytest.raises(ValueError, match="CPU"):
+        m.to("cuda")

@@ -189,8 +189,12 @@ def test_functional_cross_entropy_takes_torchs_layouts_and_ignore_index(rng):
     t2 = np.array([[1, 0, 4], [3, 3, 7]])
     _both(lambda a: F.cross_entropy(a, t2, ignore_index=7),
           lambda a: TF.cross_entropy(a, torch.from_numpy(t2), ignore_index=7), spatial)
-    with pytest.raises(ValueError, match="reduction='none'"):
-        F.cross_entropy(tf.tensor(logits), target, reduction="none")
+    _both(lambda a: F.cross_entropy(a, target, reduction="none"),
+          lambda a: TF.cross_entropy(a, torch.from_numpy(target), reduction="none"), logits)
+    _both(lambda a: F.cross_entropy(a, t2, ignore_index=7, reduction="none"),
+          lambda a: TF.cross_entropy(a, torch.from_numpy(t2), ignore_index=7, reduction="none"), spatial)
+    with pytest.raises(ValueError, match="reduction='max'"):
+        F.cross_entropy(tf.tensor(logits), target, reduction="max")
     with pytest.raises(ValueError, match="integer class ids"):
         F.cross_entropy(tf.tensor(logits), target.astype(np.float64))
     with pytest.raises(ValueError, match="approximate='tanh'"):

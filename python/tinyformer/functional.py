@@ -118,14 +118,15 @@ def cross_entropy(input: Any, target: Any, ignore_index: int = -100, reduction: 
                   label_smoothing: float = 0.0) -> Any:
     """The cross-entropy of logits against integer targets, as torch's: input [N, C] with target [N], or
     [N, C, d1, ...] with target [N, d1, ...] (the classes on axis 1); targets equal to ignore_index count for
-    nothing. reduction "mean" (over the counted targets) or "sum".
+    nothing. reduction "mean" (over the counted targets), "sum", or "none" (each target's loss, shaped as target;
+    0 where ignored).
 
         loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))
     """
     if label_smoothing != 0.0:
         raise ValueError("cross_entropy: label_smoothing is not a library op; use label_smoothing=0.0")
-    if reduction not in ("mean", "sum"):
-        raise ValueError(f"cross_entropy: reduction={reduction!r}: valid are 'mean' and 'sum'")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"cross_entropy: reduction={reduction!r}: valid are 'mean', 'sum' and 'none'")
     target = np.asarray(target)
     if target.dtype.kind not in "iu":
         raise ValueError(f"cross_entropy: target must hold integer class ids, got dtype {target.dtype}")
@@ -136,6 +137,10 @@ def cross_entropy(input: Any, target: Any, ignore_index: int = -100, reduction: 
     target = np.where(ignored, -1, target)  # the library's mark of an ignored target
     if input.ndim > 2:  # torch puts the classes on axis 1; the library's op takes them last
         input = _core.permute(input, [0, *range(2, input.ndim), 1])
+    if reduction == "none":  # -log p[target] of each row: log_softmax, gather, the ignored ones times 0
+        picked = _core.gather(_core.log_softmax(input, -1), -1, _core.tensor(np.where(ignored, 0, target)[..., None]))
+        kept = _core.tensor((~ignored).astype(np.float64), dtype=input.dtype)
+        return _core.reshape(picked, list(target.shape)) * kept * -1.0
     loss = _core.cross_entropy(input, target, -1)
     if reduction == "sum":
         loss = loss * float((~ignored).sum())

@@ -18,18 +18,21 @@ detached torch tensors).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _core
+from .factored_matrix import FactoredMatrix
 from .functional import _full
 
 __all__ = ["HookedTransformerConfig", "ActivationCache", "get_act_name", "HookedTransformer", "AttentionWeights",
-           "MLPWeights"]
+           "MLPWeights", "HookPoint", "FactoredMatrix", "lm_cross_entropy_loss", "to_numpy", "utils", "patching"]
 
 _LAYER_TYPE_ALIASES = {"a": "attn", "m": "mlp", "b": "", "block": "", "blocks": "", "attention": "attn"}
 _NAME_ALIASES = {"attn": "pattern", "attn_logits": "attn_scores", "key": "k", "query": "q", "value": "v",
@@ -91,6 +94,10 @@ class HookedTransformerConfig:
     tokenizer_name: Optional[str] = None
     original_architecture: str = "tinyformer.GPT"
     model_name: str = "tinyformer"
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields as a dict."""
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_model(cls, model: Any) -> "HookedTransformerConfig":
@@ -364,6 +371,45 @@ class HookedTransformer:
             raise ValueError(f"to_single_token: {string!r} is {len(ids)} tokens, not one")
         return int(ids[0])
 
+    def to_single_str_token(self, int_token: int) -> str:
+        """The string of one token id."""
+        return self._token_strings([int(int_token)])[0]
+
+    def tokens_to_residual_directions(self, tokens: Any) -> Any:
+        """The unembedding direction of each token (a column of W_U): an id (or a one-token string) gives [d_model],
+        ids [...] give [..., d_model]. A tensor (gradients reach the head's weight)."""
+        if isinstance(tokens, str):
+            tokens = self.to_single_token(tokens)
+        return _core.embedding(np.asarray(tokens, dtype=np.int64), _core.transpose(self.W_U, 0, 1))
+
+    def loss_fn(self, logits: Any, tokens: Any, per_token: bool = False) -> Any:
+        """The next-token loss of logits on tokens (lm_cross_entropy_loss)."""
+        return lm_cross_entropy_loss(logits, self._tokens(tokens), per_token)
+
+    @property
+    def OV(self) -> "FactoredMatrix":
+        """W_V @ W_O as a FactoredMatrix [n_layers, n_heads, d_model, d_model]: what each head writes for what it
+        reads (NumPy; model.OV[l, h].AB is the full matrix)."""
+        return FactoredMatrix(np.asarray(self.W_V), np.asarray(self.W_O))
+
+    @property
+    def QK(self) -> "FactoredMatrix":
+        """W_Q @ W_K^T as a FactoredMatrix [n_layers, n_heads, d_model, d_model]: the bilinear form of each head's
+        scores (query residual on the left, key residual on the right; before 1/sqrt(d_head) and the rotation of
+        model.position: rope)."""
+        return FactoredMatrix(np.asarray(self.W_Q), np.swapaxes(np.asarray(self.W_K), -1, -2))
+
+    def set_use_attn_result(self, use_attn_result: bool) -> None:
+        """With True, run_with_cache adds blocks.{l}.attn.hook_result to each cache (ActivationCache.
+        compute_head_results, from the cached z), as TransformerLens' cfg.use_attn_result."""
+        self._hook_state()["use_attn_result"] = bool(use_attn_result)
+
+    def to(self, device_or_dtype: Any) -> "HookedTransformer":
+        """model.to("cpu") returns the model (tinyformer runs on the CPU); another device is a ValueError. A dtype:
+        build the model in it (tf.nn.GPT(config, dtype=...))."""
+        _check_cpu(device_or_dtype)
+        return self
+
     def _tokens(self, input: Any) -> np.ndarray:
         """Text (or a list of texts) or ids -> ids [batch, pos] (one row for a 1-D input)."""
         if isinstance(input, str) or (isinstance(input, (list, tuple)) and input and isinstance(input[0], str)):
@@ -371,24 +417,210 @@ class HookedTransformer:
         ids = np.asarray(input)
         return ids.reshape(1, -1) if ids.ndim <= 1 else ids
 
-    # -- running with a cache
+    # -- running: TransformerLens' forward, hooks and cache over the library's forward (nn/hooks.hpp)
+    def _run(self, input: Any, return_type: Optional[str], loss_per_token: bool = False, fwd_hooks: Any = (),
+             names: Optional[List[str]] = None, cache_all: bool = False) -> Tuple[Any, Dict[str, np.ndarray]]:
+        """(the forward's output as TransformerLens' return_type, the activations cached by name): the hooks added
+        with add_hook, then fwd_hooks, then the cache (every name with cache_all, else `names`)."""
+        if return_type not in ("logits", "loss", "both", None):
+            raise ValueError(f"return_type {return_type!r}: valid are 'logits', 'loss', 'both' and None")
+        ids = self._tokens(input)
+        if return_type in ("loss", "both") and ids.shape[-1] < 2:
+            raise ValueError("return_type 'loss' needs at least two tokens (each predicts the next)")
+        hooks = self._library_hooks([*self._hook_state()["added"], *fwd_hooks])
+        if hooks or names or cache_all:
+            logits, acts = self._impl.run_hooked(ids, hooks, list(names or []), cache_all)
+        else:
+            logits, acts = self._impl.forward(ids), {}
+        if return_type in (None, "logits"):
+            return (None if return_type is None else logits), acts
+        loss = lm_cross_entropy_loss(logits, ids, per_token=loss_per_token)
+        return (loss if return_type == "loss" else (logits, loss)), acts
+
     def run_with_cache(self, input: Any, names_filter: Union[None, str, Sequence[str], Callable[[str], bool]] = None,
-                       remove_batch_dim: bool = False) -> Tuple[np.ndarray, "ActivationCache"]:
-        """(logits [batch, pos, d_vocab], cache): the library's forward on text or ids with the activations copied
-        into an ActivationCache (NumPy arrays) under their hook names. names_filter: a name, a list of names or a
-        function of the name; only those are kept, and a forward whose names stay outside the attention's insides
-        runs the plain (fused) attention.
+                       remove_batch_dim: bool = False, return_type: Optional[str] = "logits",
+                       loss_per_token: bool = False) -> Tuple[Any, "ActivationCache"]:
+        """(logits [batch, pos, d_vocab] as NumPy, cache): the library's forward on text or ids with the activations
+        copied into an ActivationCache (NumPy arrays) under their hook names, after any hooks of add_hook or
+        model.hooks(). names_filter: a name, a list of names or a function of the name; only those are kept, and a
+        forward whose names stay outside the attention's and the MLP's insides runs the plain (fused) modules.
+        return_type "loss" or "both" as forward (the loss a tensor).
 
             logits, cache = model.run_with_cache("31415926|62", names_filter=lambda n: n.endswith("hook_pattern"))
             cache["pattern", 0].shape           # (1, n_heads, pos, pos)
         """
-        ids = self._tokens(input)
         names = _filtered_names(self.hook_names(), names_filter)
-        logits, acts = self._run_with_cache(ids, names)
-        cache = ActivationCache(acts, self, tokens=ids)
+        out, acts = self._run(input, return_type, loss_per_token, names=names, cache_all=names is None)
+        cache = ActivationCache(acts, self, tokens=self._tokens(input))
+        if self._hook_state().get("use_attn_result") and any(k.endswith("attn.hook_z") for k in acts):
+            cache.compute_head_results()
         if remove_batch_dim:
             cache.remove_batch_dim()
-        return logits, cache
+        return _logits_numpy(out, return_type), cache
+
+    def run_with_hooks(self, input: Any, fwd_hooks: Sequence[Tuple[Any, Callable]] = (), bwd_hooks: Sequence[Any] = (),
+                       reset_hooks_end: bool = True, clear_contexts: bool = False, return_type: Optional[str] = "logits",
+                       loss_per_token: bool = False) -> Any:
+        """The forward with hooks [(name, fn)] (and those of add_hook): fn(activation, hook) gets a NumPy copy and the
+        HookPoint (hook.name, hook.layer(), hook.ctx), and returns a replacement of the same shape, or None: the copy
+        goes on, with what fn wrote into it (`z[:, :, head] = 0` ablates a head, as in TransformerLens). A name may be
+        a function of the name (every hook it accepts). Logits [B,T,V] as NumPy, or return_type "loss" / "both" as
+        forward. An unknown name or a wrong shape is a ValueError naming it.
+
+            def ablate_head_0(z, hook):
+                z[:, :, 0] = 0
+            loss = model.run_with_hooks(tokens, return_type="loss", fwd_hooks=[("blocks.0.attn.hook_z", ablate_head_0)])
+        """
+        _refuse_bwd_hooks(bwd_hooks)
+        out, _ = self._run(input, return_type, loss_per_token, fwd_hooks=fwd_hooks)
+        if clear_contexts:
+            self._clear_contexts()
+        return _logits_numpy(out, return_type)
+
+    # -- hooks that stay: add_hook, reset_hooks, hooks(), hook_dict
+    def _hook_state(self) -> Dict[str, Any]:
+        """This model's added hooks and its HookPoints (made on first use: a module's attributes go through
+        nn.Module's __setattr__, so the state lives in the instance dict)."""
+        state = self.__dict__.get("_lens_hooks")
+        if state is None:
+            state = {"added": [], "permanent": [], "points": {n: HookPoint(n) for n in self.hook_names()}}
+            self.__dict__["_lens_hooks"] = state
+        return state
+
+    @property
+    def hook_dict(self) -> Dict[str, "HookPoint"]:
+        """{name: HookPoint} of every hook point, in the forward's order (model.hook_names())."""
+        return dict(self._hook_state()["points"])
+
+    def _library_hooks(self, fwd_hooks: Sequence[Tuple[Any, Callable]]) -> List[Tuple[str, Callable]]:
+        """[(name, fn(activation, name))] for the library: a name that is a function becomes every hook name it
+        accepts, and each fn gets its HookPoint."""
+        points = self._hook_state()["points"]
+        out = []
+        for i, pair in enumerate(fwd_hooks):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not callable(pair[1]):
+                raise TypeError(f"fwd_hooks[{i}]: expected (name, fn(activation, hook)), got {pair!r}")
+            name, fn = pair
+            if callable(name):
+                out += [(n, _with_point(fn, points[n])) for n in points if name(n)]
+            elif isinstance(name, str):
+                out.append((name, _with_point(fn, points.get(name) or HookPoint(name))))
+            else:
+                raise TypeError(f"fwd_hooks[{i}]: a hook's name is a string or a function of the name, got "
+                                f"{type(name).__name__}")
+        return out
+
+    def add_hook(self, name: Union[str, Callable[[str], bool]], hook: Callable, dir: str = "fwd",
+                 is_permanent: bool = False) -> None:
+        """Keeps hook(activation, hook_point) on `name` (a hook name or a function of it) for every later forward,
+        run_with_cache and run_with_hooks, until reset_hooks() (is_permanent: reset_hooks(including_permanent=True))."""
+        if dir != "fwd":
+            _refuse_bwd_hooks([(name, hook)])
+        self._library_hooks([(name, hook)])  # checks the pair now, not at the next forward
+        state = self._hook_state()
+        pair = (name, hook)
+        state["added"].append(pair)
+        if is_permanent:
+            state["permanent"].append(pair)
+
+    def reset_hooks(self, clear_contexts: bool = True, direction: str = "both", including_permanent: bool = False
+                    ) -> None:
+        """Removes the hooks of add_hook (the permanent ones too with including_permanent) and empties each
+        HookPoint's ctx (clear_contexts)."""
+        state = self._hook_state()
+        keep = [] if including_permanent else state["permanent"]
+        state["added"] = [h for h in state["added"] if any(h is k for k in keep)]
+        state["permanent"] = [h for h in state["permanent"] if any(h is k for k in keep)]
+        if clear_contexts:
+            self._clear_contexts()
+
+    def _clear_contexts(self) -> None:
+        for point in self._hook_state()["points"].values():
+            point.ctx.clear()
+
+    @contextlib.contextmanager
+    def hooks(self, fwd_hooks: Sequence[Tuple[Any, Callable]] = (), bwd_hooks: Sequence[Any] = (),
+              reset_hooks_end: bool = True, clear_contexts: bool = False) -> Iterator["HookedTransformer"]:
+        """with model.hooks(fwd_hooks=[(name, fn)]): every forward inside runs with these hooks; they are removed
+        at the end (reset_hooks_end=False keeps them).
+
+            with model.hooks(fwd_hooks=[("blocks.0.attn.hook_pattern", show)]):
+                model(tokens)
+        """
+        _refuse_bwd_hooks(bwd_hooks)
+        state = self._hook_state()
+        before = list(state["added"])
+        for name, fn in fwd_hooks:
+            self.add_hook(name, fn)
+        try:
+            yield self
+        finally:
+            if reset_hooks_end:
+                state["added"] = before
+            if clear_contexts:
+                self._clear_contexts()
+
+
+class HookPoint:
+    """What a hook function gets besides the activation, as TransformerLens' HookPoint: hook.name, hook.layer() and
+    hook.ctx (a dict kept between forwards until reset_hooks)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.ctx: Dict[str, Any] = {}
+
+    def layer(self) -> int:
+        """The block of this hook (blocks.{l}....); a ValueError for hooks outside the blocks (hook_embed, ...)."""
+        match = re.match(r"blocks\.(\d+)\.", self.name)
+        if match is None:
+            raise ValueError(f"{self.name} is not in a block: it has no layer")
+        return int(match.group(1))
+
+    def __repr__(self) -> str:
+        return f"HookPoint({self.name!r})"
+
+
+def _check_cpu(device: Any) -> None:
+    if str(device) not in ("cpu", "device(type='cpu')"):
+        raise ValueError(f"to({device!r}): tinyformer runs on the CPU ('cpu'); a model's dtype is chosen when it is "
+                         f"built (tf.nn.GPT(config, dtype=...))")
+
+
+def _with_point(fn: Callable, point: HookPoint) -> Callable:
+    return lambda activation, name: fn(activation, point)
+
+
+def _refuse_bwd_hooks(bwd_hooks: Sequence[Any]) -> None:
+    if bwd_hooks:
+        raise NotImplementedError("bwd_hooks: the library has no backward hooks; read gradients with tensor.grad "
+                                  "after loss.backward(), or replace a forward activation with fwd_hooks")
+
+
+def _logits_numpy(out: Any, return_type: Optional[str]) -> Any:
+    """run_with_cache and run_with_hooks give logits as NumPy (the cache's type); a loss stays a tensor."""
+    if return_type == "logits":
+        return out.numpy()
+    if return_type == "both":
+        return out[0].numpy(), out[1]
+    return out
+
+
+def to_numpy(tensor: Any) -> np.ndarray:
+    """A tensor (or anything np.asarray takes) as a NumPy array (TransformerLens' utils.to_numpy)."""
+    return tensor.detach().numpy() if hasattr(tensor, "detach") else np.asarray(tensor)
+
+
+def lm_cross_entropy_loss(logits: Any, tokens: Any, per_token: bool = False) -> Any:
+    """The next-token loss of logits [batch, pos, d_vocab] on tokens [batch, pos] (TransformerLens'
+    utils.lm_cross_entropy_loss): position i predicts token i+1; the mean, or [batch, pos-1] with per_token. A tensor
+    with its graph (the library's cross_entropy); NumPy logits are taken as a constant."""
+    from .functional import cross_entropy
+    logits = logits if hasattr(logits, "backward") else _core.tensor(np.asarray(logits))
+    tokens = np.asarray(tokens).reshape(logits.shape[:-1])
+    batch, pos, vocab = logits.shape
+    flat = _core.reshape(logits[:, :-1], [batch * (pos - 1), vocab])
+    loss = cross_entropy(flat, tokens[:, 1:].reshape(-1), reduction="none" if per_token else "mean")
+    return _core.reshape(loss, [batch, pos - 1]) if per_token else loss
 
 
 def _filtered_names(all_names: List[str], names_filter: Any) -> Optional[List[str]]:
@@ -567,6 +799,38 @@ class ActivationCache(Mapping):
             stack = self.apply_ln_to_stack(stack, layer, mlp_input=mlp_input, pos_slice=pos_slice)
         return (stack, labels) if return_labels else stack
 
+    def get_full_resid_decomposition(self, layer: Optional[int] = None, expand_neurons: bool = True,
+                                     apply_ln: bool = False, pos_slice: _PosSlice = None, return_labels: bool = False
+                                     ) -> Union[np.ndarray, Tuple[np.ndarray, List[str]]]:
+        """The residual stream before block `layer` (None: after the last) in its finest parts: each head
+        ("L0H0", ...), each neuron ("L0N0", ...; expand_neurons=False: each MLP, "0_mlp_out"), "embed", "pos_embed"
+        and "bias" (the attention's and the MLP's output biases, b_O and b_out, summed): [components, (batch,) pos,
+        d_model], adding up to the stream.
+
+            parts, labels = cache.get_full_resid_decomposition(layer=-1, pos_slice=-1, return_labels=True)
+        """
+        layer = self._layer_or_all(layer)
+        heads, labels = self.stack_head_results(layer, return_labels=True, pos_slice=pos_slice)
+        parts = [heads]
+        if not self.model.cfg.attn_only:
+            if expand_neurons:
+                neurons, names = self.stack_neuron_results(layer, pos_slice=pos_slice, return_labels=True)
+            else:
+                neurons, names = self.decompose_resid(layer, mode="mlp", pos_slice=pos_slice, incl_embeds=False,
+                                                      return_labels=True) if layer else (heads[:0], [])
+            parts.append(neurons)
+            labels += names
+        embeds, names = self.decompose_resid(0, pos_slice=pos_slice, return_labels=True)
+        bias = sum((np.asarray(self.model.b_O)[l] + (0 if self.model.cfg.attn_only else np.asarray(self.model.b_out)[l])
+                    for l in range(layer)), np.zeros(embeds.shape[-1], dtype=embeds.dtype))
+        parts += [embeds, np.broadcast_to(bias, embeds.shape[1:])[None]]
+        labels += [*names, "bias"]
+        shape = np.broadcast_shapes(*(p.shape[1:] for p in parts))
+        stack = np.concatenate([np.broadcast_to(p, (p.shape[0], *shape)) for p in parts])
+        if apply_ln:
+            stack = self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice)
+        return (stack, labels) if return_labels else stack
+
     def compute_head_results(self) -> None:
         """Adds blocks.{l}.attn.hook_result [(batch,) pos, n_heads, d_model] to the cache: each head's output,
         z[..., h, :] @ W_O[l, h] (without b_O: the attention's output is their sum plus b_O)."""
@@ -603,6 +867,56 @@ class ActivationCache(Mapping):
         if apply_ln:
             stack = self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice)
         return (stack, labels) if return_labels else stack
+
+    def stack_neuron_results(self, layer: int = -1, pos_slice: _PosSlice = None, neuron_slice: _PosSlice = None,
+                             return_labels: bool = False, incl_remainder: bool = False, apply_ln: bool = False
+                             ) -> Union[np.ndarray, Tuple[np.ndarray, List[str]]]:
+        """Each neuron's output of the MLPs before `layer` (-1 or None: all), labelled "L0N0", "L0N1", ...: its
+        activation (mlp.hook_post) times its row of W_out, [neurons, (batch,) pos, d_model] (without b_out: the
+        MLP's output is their sum plus b_out). neuron_slice picks neurons in each layer; incl_remainder and apply_ln
+        as stack_head_results.
+
+            neurons, labels = cache.stack_neuron_results(layer=1, return_labels=True)   # block 0's neurons
+        """
+        layer = self._layer_or_all(layer)
+        W_out = np.asarray(self.model.W_out) if layer else None
+        parts, labels = [], []
+        for l in range(layer):
+            post = _apply_slice(self["post", l], pos_slice, -2)  # [..., d_mlp]
+            rows = _apply_slice(np.arange(post.shape[-1]), neuron_slice, 0).reshape(-1)
+            parts.append(np.einsum("...n,nm->n...m", post[..., rows], W_out[l][rows]))
+            labels.extend(f"L{l}N{n}" for n in rows)
+        stack = np.concatenate(parts) if parts else np.zeros((0, *_apply_slice(self["hook_embed"], pos_slice, -2)
+                                                               .shape), dtype=self["hook_embed"].dtype)
+        if incl_remainder:
+            total = _apply_slice(self["resid_post", layer - 1] if layer else self["resid_pre", 0], pos_slice, -2)
+            stack = np.concatenate([stack, (total - stack.sum(0))[None]])
+            labels.append("remainder")
+        if apply_ln:
+            stack = self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice)
+        return (stack, labels) if return_labels else stack
+
+    def logit_attrs(self, residual_stack: np.ndarray, tokens: Any, incorrect_tokens: Any = None,
+                    pos_slice: _PosSlice = None) -> np.ndarray:
+        """Each component's logit for `tokens` (less that of incorrect_tokens): the stack [components, ..., d_model]
+        through the final norm (apply_ln_to_stack) dotted with the tokens' unembedding directions
+        (model.tokens_to_residual_directions), [components, ...], as TransformerLens' logit_attrs. tokens: an id, or
+        ids (or a string) shaped as the stack's axes between the components and d_model.
+
+            stack, labels = cache.decompose_resid(layer=-1, pos_slice=-1, return_labels=True)
+            attrs = cache.logit_attrs(stack, tokens=answer_ids)    # [components, batch]
+        """
+        directions = np.asarray(self.model.tokens_to_residual_directions(tokens))
+        if incorrect_tokens is not None:
+            directions = directions - np.asarray(self.model.tokens_to_residual_directions(incorrect_tokens))
+        scaled = self.apply_ln_to_stack(residual_stack, layer=None, pos_slice=pos_slice)
+        return (scaled * directions).sum(-1)
+
+    def to(self, device: Any) -> "ActivationCache":
+        """TransformerLens' cache.to(device): the cache is NumPy on the CPU; "cpu" returns it, another device is a
+        ValueError."""
+        _check_cpu(device)
+        return self
 
     def stack_activation(self, activation_name: str, layer: int = -1, sublayer_type: Optional[str] = None
                          ) -> np.ndarray:
@@ -658,3 +972,9 @@ class ActivationCache(Mapping):
         ids = None if self.tokens is None else (self.tokens[batch] if self.has_batch_dim else self.tokens)
         labels = None if ids is None else self.model.to_str_tokens(np.asarray(ids))
         return AttentionMap(weights, labels, ids=ids, title=title or "attention (run_with_cache)")
+
+
+# TransformerLens' module names: `from transformer_lens import utils` reads as `from tinyformer.lens import utils`,
+# whose get_act_name, to_numpy and lm_cross_entropy_loss are this module's; patching is tinyformer.patching.
+utils = sys.modules[__name__]
+from . import patching  # noqa: E402  (it reads the model through the methods above)

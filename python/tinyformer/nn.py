@@ -764,20 +764,11 @@ class GPT(_Wrapped, _lens.HookedTransformer):
         """The model section, completed with the library's defaults."""
         return _json.loads(self._impl.config_json())
 
-    def forward(self, input: Any, return_type: Optional[str] = "logits") -> Any:
-        """Logits [B,T,V] of ids [B,T] ([T] and text are one row; text needs a vocabulary: tf.load's model). As
-        TransformerLens: return_type "loss" gives the mean next-token loss of the input, "both" (logits, loss),
-        None nothing."""
-        ids = self._tokens(input)
-        if return_type not in ("logits", "loss", "both", None):
-            raise ValueError(f"return_type {return_type!r}: valid are 'logits', 'loss', 'both' and None")
-        logits = self._impl.forward(ids) if return_type in ("logits", "both") else None
-        if return_type in ("loss", "both"):
-            if ids.shape[-1] < 2:
-                raise ValueError("return_type 'loss' needs at least two tokens (each predicts the next)")
-            loss = self._impl.loss(ids[:, :-1], ids[:, 1:])
-            return loss if return_type == "loss" else (logits, loss)
-        return logits
+    def forward(self, input: Any, return_type: Optional[str] = "logits", loss_per_token: bool = False) -> Any:
+        """Logits [B,T,V] of ids [B,T] ([T] and text are one row; text needs a vocabulary: tf.load's model), with
+        the hooks of add_hook or model.hooks() (tinyformer.lens). As TransformerLens: return_type "loss" gives the
+        mean next-token loss of the input ([B,T-1] with loss_per_token), "both" (logits, loss), None nothing."""
+        return self._run(input, return_type, loss_per_token)[0]
 
     def loss(self, ids: Any, targets: Any) -> _Tensor:
         """The mean cross-entropy of the next-token logits of ids [B,T] against targets [B,T] (-1: ignored)."""
@@ -787,16 +778,6 @@ class GPT(_Wrapped, _lens.HookedTransformer):
         """The names of the forward's hook points, TransformerLens' (blocks.{l}.attn.hook_pattern, ...), in the order
         the forward reaches them (nn/hooks.hpp lists them with their shapes)."""
         return self._impl.hook_names()
-
-    def _run_with_cache(self, ids: _np.ndarray, names: Optional[List[str]]) -> Tuple[_np.ndarray, Dict[str, Any]]:
-        return self._impl.run_with_cache(ids, names)
-
-    def run_with_hooks(self, ids: Any, fwd_hooks: Sequence[Tuple[str, Callable]] = ()) -> _np.ndarray:
-        """Logits [B,T,V] of the library's forward with hooks [(name, fn)]: fn(activation, hook) gets a NumPy copy
-        and hook.name, and returns a replacement of the same shape or None to keep it (activation patching, the
-        logit lens). A wrong shape or an unknown name is a ValueError naming it."""
-        hooks = [(name, _hook_call(fn)) for name, fn in fwd_hooks]
-        return self._impl.run_with_hooks(self._tokens(ids), hooks)
 
     def sample(self, ids: Any, tokens: int = 32, temperature: float = 1.0, top_k: int = 0, seed: int = 1337,
                use_cache: bool = True) -> List[int]:
@@ -811,25 +792,22 @@ class GPT(_Wrapped, _lens.HookedTransformer):
         return self._impl.generate([int(i) for i in _np.asarray(ids).reshape(-1)], tokens, temperature, top_k, seed,
                                    use_cache)
 
-    def generate(self, idx: Any, max_new_tokens: int, temperature: float = 1.0, top_k: Optional[int] = None,
-                 seed: int = 1337) -> _np.ndarray:
-        """nanoGPT's generate: idx [1,T] (or [T]) -> [1, T + max_new_tokens] ids (sample() under nanoGPT's names)."""
-        ids = self.sample(idx, tokens=max_new_tokens, temperature=temperature, top_k=top_k or 0, seed=seed)
+    def generate(self, idx: Any, max_new_tokens: int = 10, temperature: float = 1.0, top_k: Optional[int] = None,
+                 seed: int = 1337, do_sample: bool = True, use_past_kv_cache: bool = True, verbose: bool = False
+                 ) -> Any:
+        """nanoGPT's generate: idx [1,T] (or [T]) -> [1, T + max_new_tokens] ids (sample() under nanoGPT's names).
+        TransformerLens' too: text in gives text out (a model with a vocabulary), do_sample=False is greedy,
+        use_past_kv_cache=False recomputes every position; verbose (a progress bar there) prints nothing here."""
+        if isinstance(idx, str):
+            out = self.generate(self.to_tokens(idx), max_new_tokens, temperature, top_k, seed, do_sample,
+                                use_past_kv_cache)
+            return self.to_string(out[0])
+        ids = self.sample(idx, tokens=max_new_tokens, temperature=temperature if do_sample else 0.0,
+                          top_k=top_k or 0, seed=seed, use_cache=use_past_kv_cache)
         return _np.asarray(ids, dtype=_np.int64)[None, :]
 
     def _repr_name(self) -> str:
         return "GPT"
 
 
-class HookPoint:
-    """What a hook function gets besides the activation: its name (hook.name), as in TransformerLens."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"HookPoint({self.name!r})"
-
-
-def _hook_call(fn: Callable) -> Callable:
-    return lambda activation, name: fn(activation, HookPoint(name))
+HookPoint = _lens.HookPoint  # what a hook function gets (tinyformer.lens), here as before
