@@ -448,3 +448,30 @@ def test_generate_takes_transformerlens_arguments(rng):
     assert m.to("cpu") is m and m.cfg.to_dict()["n_layers"] == 2
     with pytest.raises(ValueError, match="CPU"):
         m.to("cuda")
+
+
+def test_detect_head_scores_each_heads_share_of_attention_on_the_pattern(rng):
+    hd = tf.lens.head_detector
+    tokens = np.array([4, 7, 9, 4, 7, 9])
+    np.testing.assert_array_equal(np.argwhere(hd.get_previous_token_head_detection_pattern(tokens)),
+                                  [[1, 0], [2, 1], [3, 2], [4, 3], [5, 4]])
+    np.testing.assert_array_equal(np.argwhere(hd.get_duplicate_token_head_detection_pattern(tokens)),
+                                  [[3, 0], [4, 1], [5, 2]])
+    np.testing.assert_array_equal(np.argwhere(hd.get_induction_head_detection_pattern(tokens)),
+                                  [[3, 1], [4, 2], [5, 3]])
+    m = _model("gpt2")
+    _, cache = m.run_with_cache(tokens)
+    scores = hd.detect_head(m, tokens, "induction_head")
+    p = cache["pattern", 1][0, 3]  # layer 1, head 3: [q, k]
+    np.testing.assert_allclose(scores[1, 3], (p[3, 1] + p[4, 2] + p[5, 3]) / p.sum(), rtol=1e-12)
+    mine = np.tril(np.ones((6, 6))) / np.arange(1, 7)[:, None]  # uniform over the past
+    abs_scores = hd.detect_head(m, tokens, mine, error_measure="abs", exclude_bos=True)
+    diff = np.abs(cache["pattern", 0][0, 2] - mine)
+    diff[:, 0] = 0
+    assert abs_scores[0, 2] == 1 - round(diff.mean() * 6, 3)
+    some = hd.detect_head(m, tokens, "previous_token_head", heads=[(0, 1), (1, 2)], cache=cache)
+    assert (some == -1).sum() == 6 and some[0, 1] == hd.detect_head(m, tokens, "previous_token_head")[0, 1]
+    with pytest.raises(ValueError, match="lower-triangular"):
+        hd.detect_head(m, tokens, np.ones((6, 6)))
+    with pytest.raises(ValueError, match="valid are 2 to the context, 12"):
+        hd.detect_head(m, np.arange(13) % 13, "induction_head")

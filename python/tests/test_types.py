@@ -1,7 +1,7 @@
 """Type hints and docstrings: tinyformer/_core.pyi (written at build time from the bindings, python/make_stub.py) is
 valid Python and names every public function and class of the compiled module with their public methods; and every
 public name of the Python layers (tf.nn, tf.nn.functional, tf.optim, tf.optim.lr_scheduler, tinyformer.lens, its
-patching and FactoredMatrix, the notebook views) has a docstring and annotated arguments. Under a second."""
+patching, head detector and FactoredMatrix, the notebook views) has a docstring and annotated arguments. Under a second."""
 import ast
 import inspect
 import os
@@ -10,7 +10,7 @@ import pytest
 
 import tinyformer as tf
 import tinyformer._core as core
-from tinyformer import factored_matrix, functional, lens, lr_scheduler, nn, optim, patching, views
+from tinyformer import factored_matrix, functional, head_detector, lens, lr_scheduler, nn, optim, patching, views
 
 
 def _stub():
@@ -45,7 +45,8 @@ def _public(module):
     return [(name, getattr(module, name)) for name in module.__all__]
 
 
-@pytest.mark.parametrize("module", [nn, functional, optim, lr_scheduler, lens, patching, factored_matrix, views],
+@pytest.mark.parametrize("module", [nn, functional, optim, lr_scheduler, lens, patching, factored_matrix,
+                                    head_detector, views],
                          ids=lambda m: m.__name__)
 def test_every_public_name_has_a_docstring_and_annotations(module):
     missing = []

@@ -32,7 +32,7 @@ from .factored_matrix import FactoredMatrix
 from .functional import _full
 
 __all__ = ["HookedTransformerConfig", "ActivationCache", "get_act_name", "HookedTransformer", "AttentionWeights",
-           "MLPWeights", "HookPoint", "FactoredMatrix", "lm_cross_entropy_loss", "to_numpy", "utils", "patching"]
+           "MLPWeights", "HookPoint", "FactoredMatrix", "lm_cross_entropy_loss", "to_numpy", "utils", "patching", "head_detector"]
 
 _LAYER_TYPE_ALIASES = {"a": "attn", "m": "mlp", "b": "", "block": "", "blocks": "", "attention": "attn"}
 _NAME_ALIASES = {"attn": "pattern", "attn_logits": "attn_scores", "key": "k", "query": "q", "value": "v",
@@ -975,6 +975,7 @@ class ActivationCache(Mapping):
 
 
 # TransformerLens' module names: `from transformer_lens import utils` reads as `from tinyformer.lens import utils`,
-# whose get_act_name, to_numpy and lm_cross_entropy_loss are this module's; patching is tinyformer.patching.
+# whose get_act_name, to_numpy and lm_cross_entropy_loss are this module's; patching and head_detector are
+# tinyformer.patching and tinyformer.head_detector.
 utils = sys.modules[__name__]
-from . import patching  # noqa: E402  (it reads the model through the methods above)
+from . import head_detector, patching  # noqa: E402  (they read the model through the methods above)
