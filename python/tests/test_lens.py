@@ -475,3 +475,17 @@ def test_detect_head_scores_each_heads_share_of_attention_on_the_pattern(rng):
         hd.detect_head(m, tokens, np.ones((6, 6)))
     with pytest.raises(ValueError, match="valid are 2 to the context, 12"):
         hd.detect_head(m, np.arange(13) % 13, "induction_head")
+
+
+def test_test_prompt_ranks_each_answer_token_among_the_logits_before_it(bpe_checkpoint, capsys):
+    m = tf.load(bpe_checkpoint)
+    prompt, answer = "The little fox", " ran away"
+    ranks = tf.lens.utils.test_prompt(prompt, answer, m, top_k=3)
+    ids = np.concatenate([m.to_tokens(prompt)[0], m.to_tokens(answer, prepend_bos=False)[0]])
+    logits = np.asarray(m(ids[None]))[0]
+    n = len(m.to_tokens(prompt)[0])
+    expected = [(m.vocab[t], int((logits[n + i - 1] > logits[n + i - 1, t]).sum())) for i, t in enumerate(ids[n:])]
+    assert ranks == expected and len(ranks) >= 2
+    out = capsys.readouterr().out
+    assert out.startswith("Tokenized prompt: ['<s>'") and out.count("Top 0th token") == len(ranks)
+    assert f"Ranks of the answer tokens: {expected}" in out

@@ -32,7 +32,7 @@ from .factored_matrix import FactoredMatrix
 from .functional import _full
 
 __all__ = ["HookedTransformerConfig", "ActivationCache", "get_act_name", "HookedTransformer", "AttentionWeights",
-           "MLPWeights", "HookPoint", "FactoredMatrix", "lm_cross_entropy_loss", "to_numpy", "utils", "patching", "head_detector"]
+           "MLPWeights", "HookPoint", "FactoredMatrix", "lm_cross_entropy_loss", "to_numpy", "test_prompt", "utils", "patching", "head_detector"]
 
 _LAYER_TYPE_ALIASES = {"a": "attn", "m": "mlp", "b": "", "block": "", "blocks": "", "attention": "attn"}
 _NAME_ALIASES = {"attn": "pattern", "attn_logits": "attn_scores", "key": "k", "query": "q", "value": "v",
@@ -605,6 +605,43 @@ def _logits_numpy(out: Any, return_type: Optional[str]) -> Any:
     return out
 
 
+def test_prompt(prompt: str, answer: str, model: Any, prepend_space_to_answer: bool = False, print_details: bool = True,
+                prepend_bos: Optional[bool] = None, top_k: int = 10) -> List[Tuple[str, int]]:
+    """TransformerLens' utils.test_prompt: runs prompt + answer and prints, for each token of the answer, its rank
+    among the next-token logits, its logit and probability, and the top_k tokens there; returns [(answer token, rank)].
+    prepend_space_to_answer defaults to False here (TransformerLens: True, for GPT-2's words that start with a
+    space; a character vocabulary has none).
+
+        tf.lens.utils.test_prompt("31415926|", "6", model)
+    """
+    answer = (" " + answer) if prepend_space_to_answer and not answer.startswith(" ") else answer
+    prompt_ids = model.to_tokens(prompt, prepend_bos)[0]
+    answer_ids = model.to_tokens(answer, prepend_bos=False)[0]
+    ids = np.concatenate([prompt_ids, answer_ids])[None]
+    logits = np.asarray(model(ids).detach().numpy(), dtype=np.float64)[0]  # [pos, d_vocab]
+    logp = logits - logits.max(-1, keepdims=True)
+    probs = np.exp(logp) / np.exp(logp).sum(-1, keepdims=True)
+    strings = model.to_str_tokens
+    if print_details:
+        print("Tokenized prompt:", strings(prompt_ids))
+        print("Tokenized answer:", strings(answer_ids))
+    ranks = []
+    for i, token in enumerate(answer_ids):
+        at = len(prompt_ids) + i - 1  # the position whose logits predict this token
+        order = np.argsort(-logits[at], kind="stable")
+        rank = int(np.nonzero(order == token)[0][0])
+        piece = strings([token])[0]
+        ranks.append((piece, rank))
+        if print_details:
+            print(f"Performance on answer token:\nRank: {rank:<8} Logit: {logits[at, token]:5.2f} Prob: "
+                  f"{probs[at, token]:6.2%} Token: |{piece}|")
+            for k, t in enumerate(order[:top_k]):
+                print(f"Top {k}th token. Logit: {logits[at, t]:5.2f} Prob: {probs[at, t]:6.2%} Token: "
+                      f"|{strings([t])[0]}|")
+    print(f"Ranks of the answer tokens: {ranks}")
+    return ranks
+
+
 def to_numpy(tensor: Any) -> np.ndarray:
     """A tensor (or anything np.asarray takes) as a NumPy array (TransformerLens' utils.to_numpy)."""
     return tensor.detach().numpy() if hasattr(tensor, "detach") else np.asarray(tensor)
@@ -975,7 +1012,7 @@ class ActivationCache(Mapping):
 
 
 # TransformerLens' module names: `from transformer_lens import utils` reads as `from tinyformer.lens import utils`,
-# whose get_act_name, to_numpy and lm_cross_entropy_loss are this module's; patching and head_detector are
+# whose get_act_name, to_numpy, lm_cross_entropy_loss and test_prompt are this module's; patching and head_detector are
 # tinyformer.patching and tinyformer.head_detector.
 utils = sys.modules[__name__]
 from . import head_detector, patching  # noqa: E402  (they read the model through the methods above)
