@@ -46,19 +46,21 @@ py::list named_tensors(const nn::NamedParams<S>& params) {
 }
 
 // A Python hook as the library's: fn(activation, name) gets a NumPy copy of the activation and returns a replacement
-// (anything np.asarray takes), or None to go on with its copy: unchanged, the activation itself (its gradient kept);
-// written in place (TransformerLens' `z[:, :, h] = 0`), the copy. The GIL is taken again inside: the forward runs
-// without it.
+// (anything np.asarray takes), or None to go on with its copy, as fn left it (TransformerLens' `z[:, :, h] = 0`
+// writes in place). What holds the activation's own bits is the activation itself: its gradient kept, and the
+// modules' fused paths (a norm's scale that was only read). The GIL is taken again inside: the forward runs without
+// it.
 template <class S>
 typename nn::Hooks<S>::Fn python_hook(py::function fn) {
   return [fn = std::move(fn)](const Var<S>& activation, const std::string& name) {
     py::gil_scoped_acquire gil;
     py::array_t<S> copy = to_numpy_copy(activation.value());
     const py::object out = fn(copy, name);
-    if (!out.is_none()) return Var<S>(to_array<S>(out));
+    Array<S> result = to_array<S>(out.is_none() ? py::object(copy) : out);
     const Array<S>& value = activation.value();
-    const bool unchanged = std::memcmp(copy.data(), value.data(), value.size() * sizeof(S)) == 0;
-    return unchanged ? activation : Var<S>(to_array<S>(copy));
+    const bool same =
+        result.shape() == value.shape() && std::memcmp(result.data(), value.data(), value.size() * sizeof(S)) == 0;
+    return same ? activation : Var<S>(std::move(result));
   };
 }
 

@@ -80,6 +80,11 @@ def test_each_weight_recomputes_its_hook_from_the_cached_input(variant, rng):
     group = H // (m.cfg.n_key_value_heads or H)
     for l, block in enumerate(m.blocks):
         x = _norm(block.ln1, cache["resid_pre", l])
+        np.testing.assert_allclose(x, cache["normalized", l, "ln1"], rtol=1e-10, atol=1e-12)
+        stream = cache["resid_pre", l]
+        centred = stream - stream.mean(-1, keepdims=True) if m.cfg.normalization_type == "LN" else stream
+        np.testing.assert_allclose(np.sqrt((centred ** 2).mean(-1, keepdims=True) + 1e-5), cache["scale", l, "ln1"],
+                                   rtol=1e-12)
         q = np.einsum("btc,hcd->bthd", x, W_Q[l]) + b_Q[l]
         k = np.einsum("btc,hcd->bthd", x, W_K[l]) + b_K[l]
         v = np.einsum("btc,hcd->bthd", x, W_V[l]) + b_V[l]
@@ -156,7 +161,8 @@ def test_cache_keys_follow_get_act_name(rng):
     for short, full in [(("k", 6, "a"), "blocks.6.attn.hook_k"), (("pre", 2), "blocks.2.mlp.hook_pre"),
                         (("embed",), "hook_embed"), (("normalized", 27, "ln2"), "blocks.27.ln2.hook_normalized"),
                         (("k6",), "blocks.6.attn.hook_k"), (("scale4ln1",), "blocks.4.ln1.hook_scale"),
-                        (("pre5",), "blocks.5.mlp.hook_pre"), (("resid_pre", 0), "blocks.0.hook_resid_pre")]:
+                        (("pre5",), "blocks.5.mlp.hook_pre"), (("resid_pre", 0), "blocks.0.hook_resid_pre"),
+                        (("scale",), "ln_final.hook_scale")]:
         assert get_act_name(*short) == full, short
     assert len(cache) == len(m.hook_names()) and list(cache) == m.hook_names()
     with pytest.raises(KeyError, match="blocks.5.attn.hook_pattern"):
@@ -489,3 +495,18 @@ def test_test_prompt_ranks_each_answer_token_among_the_logits_before_it(bpe_chec
     out = capsys.readouterr().out
     assert out.startswith("Tokenized prompt: ['<s>'") and out.count("Top 0th token") == len(ranks)
     assert f"Ranks of the answer tokens: {expected}" in out
+
+
+@pytest.mark.parametrize("variant", ["gpt2", "llama"])
+def test_a_replaced_norm_scale_divides_the_stream_and_a_read_one_changes_nothing(variant, rng):
+    m = _model(variant)
+    ids = _ids(rng)
+    logits, cache = m.run_with_cache(ids)
+    plain = _np(m(ids))
+    read = m.run_with_hooks(ids, fwd_hooks=[(lambda n: n.endswith("hook_scale"), lambda s, hook: None)])
+    np.testing.assert_array_equal(read, plain)
+    doubled = m.run_with_hooks(ids, fwd_hooks=[("ln_final.hook_scale", lambda s, hook: 2 * s)])
+    params = dict(m.ln_final.named_parameters())
+    bias = _np(params["bias"]) if "bias" in params else 0
+    final = (cache["ln_final.hook_normalized"] - bias) / 2 + bias
+    np.testing.assert_allclose(doubled, final @ _np(m.W_U), rtol=1e-10, atol=1e-12)

@@ -54,6 +54,8 @@ def get_act_name(name: str, layer: Optional[Union[int, str]] = None, layer_type:
     if match is not None and layer is None:
         name, layer, layer_type = match.group(1), match.group(2), match.group(3) or None
     name = _NAME_ALIASES.get(name, name)
+    if name in ("scale", "normalized") and layer is None:  # the final norm's
+        return f"ln_final.hook_{name}"
     if name in _ATTN_NAMES:
         layer_type = "attn"
     elif name in _MLP_NAMES:

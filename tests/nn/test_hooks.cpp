@@ -106,6 +106,7 @@ TEST_CASE("nn: hooks see every name of hook_names once, in the forward's order, 
       if (ends("hook_attn_scores") || ends("hook_pattern")) expected = {B, H, T, T};
       if (ends("mlp.hook_pre") || ends("mlp.hook_pre_linear") || ends("mlp.hook_post"))
         expected = {B, T, mlp_hidden(cfg)};
+      if (ends("hook_scale")) expected = {B, T, 1};
       if (name == "hook_pos_embed") expected = {1, T, C};
       CHECK(to_shape(value.shape()) == expected);
     }
@@ -134,6 +135,16 @@ TEST_CASE("nn: each cached activation is where its name says: sums of its neighb
           CHECK((c.at(b + "mlp.hook_post") == gelu(Var<float>(c.at(b + "mlp.hook_pre"))).value()));
           const Array<float> out = model->block(l).mlp->c_proj.forward(Var<float>(c.at(b + "mlp.hook_post"))).value();
           CHECK((c.at(b + "hook_mlp_out") == out));
+        }
+        if (cfg.norm != config::Norm::none) {  // ln1's output is the fused norm's, to rounding; its scale by hand
+          const Array<float>& pre = c.at(b + "hook_resid_pre");
+          const Array<float> fused = model->block(l).ln_1.forward(Var<float>(pre)).value();
+          CHECK(xt::allclose(c.at(b + "ln1.hook_normalized"), fused, 1e-5, 1e-6));
+          double mean = 0, var = 0;
+          const std::size_t C = pre.shape()[2];
+          for (std::size_t i = 0; i < C; ++i) mean += pre(1, 2, i) / double(C);
+          for (std::size_t i = 0; i < C; ++i) var += (pre(1, 2, i) - mean) * (pre(1, 2, i) - mean) / double(C);
+          CHECK(std::abs(c.at(b + "ln1.hook_scale")(1, 2, 0) - std::sqrt(var + 1e-5)) < 1e-5);
         }
         if (l + 1 < cfg.n_layer)
           CHECK((c.at(b + "hook_resid_post") == c.at("blocks." + std::to_string(l + 1) + ".hook_resid_pre")));

@@ -73,10 +73,10 @@ Block<S>::Block(const config::ModelConfig& cfg, Rng& init_rng, std::shared_ptr<R
 template <class S>
 Var<S> Block<S>::forward(const Var<S>& x, const HookScope<S>& hooks) {
   const Var<S> resid_pre = hooks("hook_resid_pre", x);
-  const Var<S> attn_out = hooks("hook_attn_out", attn.forward(ln_1.forward(resid_pre), hooks));
+  const Var<S> attn_out = hooks("hook_attn_out", attn.forward(ln_1.forward(resid_pre, hooks, "ln1."), hooks));
   if (!mlp) return hooks("hook_resid_post", add(resid_pre, attn_out));  // attention-only, as TransformerLens' attn_only
   const Var<S> resid_mid = hooks("hook_resid_mid", add(resid_pre, attn_out));
-  const Var<S> mlp_out = hooks("hook_mlp_out", mlp->forward(ln_2->forward(resid_mid), hooks));
+  const Var<S> mlp_out = hooks("hook_mlp_out", mlp->forward(ln_2->forward(resid_mid, hooks, "ln2."), hooks));
   return hooks("hook_resid_post", add(resid_mid, mlp_out));
 }
 
@@ -194,8 +194,7 @@ Var<S> GPT<S>::embed(const IndexArray& ids, std::size_t p0, const HookScope<S>& 
 
 template <class S>
 Var<S> GPT<S>::head(const Var<S>& x, const HookScope<S>& hooks) {
-  Var<S> h = transformer_->ln_f.forward(x);  // x itself with model.norm: none, which has no ln_final hook
-  if (cfg_.norm != config::Norm::none) h = hooks("ln_final.hook_normalized", h);
+  const Var<S> h = transformer_->ln_f.forward(x, hooks, "ln_final.");  // x itself with model.norm: none (no hook)
   if (lm_head_) return lm_head_->forward(h);
   return matmul(h, transformer_->wte.weight(), false, true);  // tied: [B,n,C] x [V,C]^T
 }

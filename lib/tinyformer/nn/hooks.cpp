@@ -10,17 +10,22 @@ namespace tf::nn {
 std::vector<std::string> hook_names(const config::ModelConfig& cfg) {
   std::vector<std::string> names{"hook_embed"};
   if (cfg.position == config::Position::learned) names.emplace_back("hook_pos_embed");
-  std::vector<const char*> block{"hook_resid_pre",        "attn.hook_q",       "attn.hook_k", "attn.hook_v",
-                                 "attn.hook_attn_scores", "attn.hook_pattern", "attn.hook_z", "hook_attn_out"};
+  const bool norms = cfg.norm != config::Norm::none;
+  std::vector<const char*> block{"hook_resid_pre"};
+  if (norms) block.insert(block.end(), {"ln1.hook_scale", "ln1.hook_normalized"});
+  block.insert(block.end(), {"attn.hook_q", "attn.hook_k", "attn.hook_v", "attn.hook_attn_scores", "attn.hook_pattern",
+                             "attn.hook_z", "hook_attn_out"});
   if (cfg.mlp != config::Mlp::none) {  // attention-only blocks have no resid_mid, MLP and mlp_out
-    block.insert(block.end(), {"hook_resid_mid", "mlp.hook_pre"});
+    block.push_back("hook_resid_mid");
+    if (norms) block.insert(block.end(), {"ln2.hook_scale", "ln2.hook_normalized"});
+    block.push_back("mlp.hook_pre");
     if (cfg.mlp == config::Mlp::swiglu) block.push_back("mlp.hook_pre_linear");
     block.insert(block.end(), {"mlp.hook_post", "hook_mlp_out"});
   }
   block.push_back("hook_resid_post");
   for (std::size_t l = 0; l < cfg.n_layer; ++l)
     for (const char* name : block) names.push_back(fmt::format("blocks.{}.{}", l, name));
-  if (cfg.norm != config::Norm::none) names.emplace_back("ln_final.hook_normalized");
+  if (norms) names.insert(names.end(), {"ln_final.hook_scale", "ln_final.hook_normalized"});
   return names;
 }
 

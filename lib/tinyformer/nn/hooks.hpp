@@ -6,6 +6,9 @@
 //   hook_pos_embed                 [1,T,C]    learned position embeddings (wpe; absent with model.position: rope);
 //                                             TransformerLens repeats them over the batch, here they broadcast
 //   blocks.{l}.hook_resid_pre      [B,T,C]    the block's input
+//   blocks.{l}.ln1.hook_scale      [B,T,1]    the norm's divisor sqrt(mean(x^2) + eps), x centred for layernorm
+//   blocks.{l}.ln1.hook_normalized [B,T,C]    the norm's output, attention's input   (both absent with model.norm:
+//                                             none; likewise ln2 before the MLP and ln_final before the unembedding)
 //   blocks.{l}.attn.hook_q         [B,T,H,D]  before the rotation of model.position: rope
 //   blocks.{l}.attn.hook_k/hook_v  [B,T,Hkv,D] (Hkv = n_kv_head, or H)
 //   blocks.{l}.attn.hook_attn_scores [B,H,T,T] q k^T / sqrt(D), -inf above the diagonal
@@ -13,12 +16,13 @@
 //   blocks.{l}.attn.hook_z         [B,T,H,D]  the heads' outputs before c_proj
 //   blocks.{l}.hook_attn_out       [B,T,C]    attention's output (c_proj, dropout)
 //   blocks.{l}.hook_resid_mid      [B,T,C]    resid_pre + attn_out      (absent with model.mlp: none)
+//   blocks.{l}.ln2.hook_scale, ln2.hook_normalized
 //   blocks.{l}.mlp.hook_pre        [B,T,F]    c_fc's output, before the activation (swiglu: the gate half)
 //   blocks.{l}.mlp.hook_pre_linear [B,T,F]    swiglu only: the up half of c_fc's output
 //   blocks.{l}.mlp.hook_post       [B,T,F]    the neurons: the activation, c_proj's input (F = the MLP's width)
 //   blocks.{l}.hook_mlp_out        [B,T,C]                              (absent with model.mlp: none)
 //   blocks.{l}.hook_resid_post     [B,T,C]    resid_mid + mlp_out (attention-only: resid_pre + attn_out)
-//   ln_final.hook_normalized       [B,T,C]    ln_f's output, before the unembedding (absent with model.norm: none)
+//   ln_final.hook_scale, ln_final.hook_normalized [B,T,C]    ln_f's, before the unembedding
 #include <functional>
 #include <map>
 #include <string>
@@ -72,10 +76,12 @@ struct HookScope {
   std::string prefix;
 
   explicit operator bool() const { return hooks != nullptr; }
-  Var<S> operator()(const char* name, const Var<S>& x) const { return hooks ? hooks->apply(prefix + name, x) : x; }
+  Var<S> operator()(const std::string& name, const Var<S>& x) const {
+    return hooks ? hooks->apply(prefix + name, x) : x;
+  }
   // Whether the activations inside `part` ("attn.": q, k, v, scores, pattern, z; "mlp.": pre, post) are needed as
   // tensors: the module runs its composed forward then instead of the fused one.
-  bool needs_parts(const char* part) const { return hooks && hooks->hooks_under(prefix + part); }
+  bool needs_parts(const std::string& part) const { return hooks && hooks->hooks_under(prefix + part); }
 };
 
 extern template class Hooks<float>;

@@ -79,6 +79,20 @@ Var<S> Norm<S>::forward(const Var<S>& x) const {
   return layer_norm(x, weight_, bias_);
 }
 
+template <class S>
+Var<S> Norm<S>::forward(const Var<S>& x, const HookScope<S>& hooks, const char* name) const {
+  const std::string prefix(name), scale_name = prefix + "hook_scale";
+  if (kind_ == config::Norm::none) return x;
+  if (!hooks.needs_parts(scale_name)) return hooks(prefix + "hook_normalized", forward(x));
+  const Var<S> centred = kind_ == config::Norm::layernorm ? sub(x, mean(x, -1, true)) : x;
+  const Var<S> computed = sqrt(add_scalar(mean(mul(centred, centred), -1, true), static_cast<S>(kNormEps)));
+  const Var<S> scale = hooks(scale_name, computed);
+  if (scale.node_ptr() == computed.node_ptr())  // read, not replaced: the fused op, bit for bit
+    return hooks(prefix + "hook_normalized", forward(x));
+  const Var<S> y = mul(div(centred, scale), weight_);
+  return hooks(prefix + "hook_normalized", bias_.defined() ? add(y, bias_) : y);
+}
+
 template class Linear<float>;
 template class Linear<double>;
 template class Embedding<float>;
