@@ -298,3 +298,28 @@ TEST_CASE("nn: a hook's result of another shape, and a name the model does not h
     CHECK((model->forward(ids).value() == plain));  // a refused forward leaves nothing behind
   }
 }
+
+TEST_CASE("nn: a cache of named activations holds only those and keeps the fused kernels outside them", "[nn][hooks]") {
+  for (const auto& [what, cfg] : variants(AttentionImpl::fused)) {
+    INFO(what);
+    auto model = make_model(cfg);
+    const IndexArray ids = prompt(2, 5, 1);
+    const Array<float> plain = model->forward(ids).value();
+    ActivationCache<float> all, some;
+    model->run_with_cache(ids, all);
+    Hooks<float> hooks;
+    hooks.cache_into(some, {"hook_embed", "blocks.1.hook_resid_post"});
+    CHECK((model->forward(ids, hooks).value() == plain));  // no name inside attention or the MLP: bit for bit
+    REQUIRE(some.size() == 2);
+    CHECK(xt::allclose(some.at("blocks.1.hook_resid_post"), all.at("blocks.1.hook_resid_post"), 1e-5, 1e-6));
+    CHECK((some.at("hook_embed") == all.at("hook_embed")));
+    ActivationCache<float> z;
+    Hooks<float> inside;
+    inside.cache_into(z, {"blocks.0.attn.hook_z"});
+    model->forward(ids, inside);
+    CHECK((z.size() == 1 && (z.at("blocks.0.attn.hook_z") == all.at("blocks.0.attn.hook_z"))));
+    Hooks<float> wrong;
+    wrong.cache_into(z, {"blocks.7.hook_z"});
+    CHECK_THROWS_WITH(model->forward(ids, wrong), Catch::Contains("unknown hook name 'blocks.7.hook_z'"));
+  }
+}

@@ -33,7 +33,15 @@ struct Readout {
     NoGradGuard no_grad;
     const bool was_training = model.training();
     model.eval();
-    logits = model.run_with_cache(ids, cache).value();
+    std::vector<std::string> names{"hook_embed", "blocks.0.hook_resid_pre"};  // what the readouts below read
+    if (cfg.position == config::Position::learned) names.emplace_back("hook_pos_embed");
+    for (std::size_t l = 0; l < L; ++l) {
+      for (const char* leaf : {"hook_resid_post", "attn.hook_z"}) names.push_back(fmt::format("blocks.{}.{}", l, leaf));
+      if (cfg.mlp != config::Mlp::none) names.push_back(fmt::format("blocks.{}.hook_mlp_out", l));
+    }
+    nn::Hooks<float> hooks;
+    hooks.cache_into(cache, names);
+    logits = model.forward(ids, hooks).value();
     model.train(was_training);
     params = model.named_parameters();
     unembed = find(cfg.tie_weights ? "transformer.wte.weight" : "lm_head.weight");

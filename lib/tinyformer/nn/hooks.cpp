@@ -39,19 +39,37 @@ Hooks<S>& Hooks<S>::add(std::string name, Fn fn) {
 template <class S>
 Hooks<S>& Hooks<S>::cache_into(ActivationCache<S>& cache) {
   cache_ = &cache;
+  cache_names_.reset();
   return *this;
 }
 
 template <class S>
+Hooks<S>& Hooks<S>::cache_into(ActivationCache<S>& cache, std::vector<std::string> names) {
+  cache_ = &cache;
+  cache_names_ = std::move(names);
+  return *this;
+}
+
+template <class S>
+bool Hooks<S>::caches(const std::string& name) const {
+  return cache_ != nullptr &&
+         (!cache_names_ || std::find(cache_names_->begin(), cache_names_->end(), name) != cache_names_->end());
+}
+
+template <class S>
 bool Hooks<S>::hooks_under(const std::string& prefix) const {
-  return cache_ != nullptr || std::any_of(fns_.begin(), fns_.end(), [&](const auto& f) {
-           return f.first.compare(0, prefix.size(), prefix) == 0;
-         });
+  const auto under = [&](const std::string& name) { return name.compare(0, prefix.size(), prefix) == 0; };
+  if (cache_ != nullptr && (!cache_names_ || std::any_of(cache_names_->begin(), cache_names_->end(), under)))
+    return true;
+  return std::any_of(fns_.begin(), fns_.end(), [&](const auto& f) { return under(f.first); });
 }
 
 template <class S>
 void Hooks<S>::check_names(const std::vector<std::string>& valid) const {
-  for (const auto& [name, fn] : fns_)
+  std::vector<std::string> named;
+  for (const auto& f : fns_) named.push_back(f.first);
+  if (cache_names_) named.insert(named.end(), cache_names_->begin(), cache_names_->end());
+  for (const auto& name : named)
     if (std::find(valid.begin(), valid.end(), name) == valid.end())
       throw std::invalid_argument(fmt::format("unknown hook name '{}': this model's are {}, ..., {} ({} names; "
                                               "nn::hook_names lists them)",
@@ -70,7 +88,7 @@ Var<S> Hooks<S>::apply(const std::string& name, const Var<S>& x) const {
                                               shape_str(out.shape())));
     out = std::move(replaced);
   }
-  if (cache_) (*cache_)[name] = out.value();
+  if (caches(name)) (*cache_)[name] = out.value();
   return out;
 }
 

@@ -25,6 +25,7 @@
 //   ln_final.hook_scale, ln_final.hook_normalized [B,T,C]    ln_f's, before the unembedding
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,7 +52,10 @@ class Hooks {
   using Fn = std::function<Var<S>(const Var<S>& activation, const std::string& name)>;
 
   Hooks& add(std::string name, Fn fn);
+  // Every activation into `cache`, or only those `names` (a forward whose names stay outside attention's and the
+  // MLP's insides then keeps the fused kernels, and the cache holds no more than asked).
   Hooks& cache_into(ActivationCache<S>& cache);
+  Hooks& cache_into(ActivationCache<S>& cache, std::vector<std::string> names);
 
   // Whether a forward must expose the insides of the attention whose hook names start with `prefix` ("blocks.0.attn."):
   // with a cache, or a function on such a name.
@@ -64,8 +68,11 @@ class Hooks {
   Var<S> apply(const std::string& name, const Var<S>& x) const;
 
  private:
+  bool caches(const std::string& name) const;
+
   std::vector<std::pair<std::string, Fn>> fns_;
   ActivationCache<S>* cache_ = nullptr;
+  std::optional<std::vector<std::string>> cache_names_;  // none: every name
 };
 
 // What a module's forward is given: the model's hooks (none: the plain forward, unchanged) and the prefix of its hook

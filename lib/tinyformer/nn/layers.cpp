@@ -84,12 +84,17 @@ Var<S> Norm<S>::forward(const Var<S>& x, const HookScope<S>& hooks, const char* 
   const std::string prefix(name), scale_name = prefix + "hook_scale";
   if (kind_ == config::Norm::none) return x;
   if (!hooks.needs_parts(scale_name)) return hooks(prefix + "hook_normalized", forward(x));
-  const Var<S> centred = kind_ == config::Norm::layernorm ? sub(x, mean(x, -1, true)) : x;
-  const Var<S> computed = sqrt(add_scalar(mean(mul(centred, centred), -1, true), static_cast<S>(kNormEps)));
+  const auto centre = [&] { return kind_ == config::Norm::layernorm ? sub(x, mean(x, -1, true)) : x; };
+  Var<S> computed;
+  {
+    NoGradGuard constant;  // what hooks read: no graph kept (a cache of a big batch holds only the [...,1] scale)
+    const Var<S> c = centre();
+    computed = sqrt(add_scalar(mean(mul(c, c), -1, true), static_cast<S>(kNormEps)));
+  }
   const Var<S> scale = hooks(scale_name, computed);
   if (scale.node_ptr() == computed.node_ptr())  // read, not replaced: the fused op, bit for bit
     return hooks(prefix + "hook_normalized", forward(x));
-  const Var<S> y = mul(div(centred, scale), weight_);
+  const Var<S> y = mul(div(centre(), scale), weight_);
   return hooks(prefix + "hook_normalized", bias_.defined() ? add(y, bias_) : y);
 }
 

@@ -61,9 +61,10 @@ class Norm : public Module<S> {
   explicit Norm(const config::ModelConfig& cfg);  // d_model, norm and bias of the model section
   Var<S> forward(const Var<S>& x) const;
   // forward(x) through the hook points `name`hook_scale [...,1] and `name`hook_normalized (the output; "ln1.":
-  // blocks.{l}.ln1.hook_...). The scale is computed beside the fused op when a hook or a cache reaches it; a hook
-  // that replaces it (a frozen scale) makes the norm op by op, as TransformerLens' norms (centred for layernorm,
-  // divided by the scale, times the weight, plus the bias); one that returns it keeps the fused op's bits.
+  // blocks.{l}.ln1.hook_...). The scale is computed beside the fused op, as a constant, when a hook or a cache reaches
+  // it; a hook that replaces it makes the norm op by op with that scale as a constant (TransformerLens' frozen scale:
+  // centred for layernorm, divided by the scale, times the weight, plus the bias); one that returns it keeps the
+  // fused op's bits.
   // model.norm none: x, no hook.
   Var<S> forward(const Var<S>& x, const HookScope<S>& hooks, const char* name) const;
 
