@@ -159,6 +159,13 @@ template <class S> Var<S> var(const Var<S>& a, double correction = 1);
 template <class S> Var<S> var(const Var<S>& a, const std::vector<long>& axes, double correction = 1, bool keepdim = false);
 template <class S> Var<S> std_dev(const Var<S>& a, double correction = 1);
 template <class S> Var<S> std_dev(const Var<S>& a, const std::vector<long>& axes, double correction = 1, bool keepdim = false);
+// torch.cumsum: the running sum along one axis (a 0-d tensor: itself); da is the running sum of dout backwards.
+template <class S> Var<S> cumsum(const Var<S>& a, long axis);
+// torch.logsumexp: log sum exp(a) over the axes, without overflow (the max taken out first); da = softmax(a) dout.
+template <class S> Var<S> logsumexp(const Var<S>& a, const std::vector<long>& axes, bool keepdim = false);
+// torch.linalg.vector_norm with ord 2: sqrt(sum a^2) over the axes (an empty list: all); da = a / norm dout, and 0
+// where the norm is 0 (as torch).
+template <class S> Var<S> norm(const Var<S>& a, const std::vector<long>& axes, bool keepdim = false);
 
 // ---- extrema.cpp: largest and smallest values (torch.max, min, argmax, argmin, maximum, minimum). A NaN is larger
 // and smaller than any number (it propagates, as in torch); ties pick the first index.

@@ -4,6 +4,9 @@
 //   out = (1/n) sum_i a_i              da = dout / n
 //   out = sum_i (a_i - m)^2 / (n - c)  da = dout 2 (a_i - m) / (n - c)       m = mean over the reduced axes
 // (the mean's own derivative drops out of var's: sum_i (a_i - m) = 0). std_dev = sqrt(var), composed.
+//   out_i = sum_{j <= i} a_j along one axis (cumsum)      da_j = sum_{i >= j} dout_i, the reversed running sum
+//   out = sqrt(sum a^2) (norm)                            da = a dout / out, 0 where out is 0 (as torch)
+// logsumexp is composed: m + log sum exp(a - m), m the max as a constant (its derivative drops out: softmax remains).
 #include <algorithm>
 #include <stdexcept>
 
@@ -11,6 +14,7 @@
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xnoalias.hpp>
 #include <xtensor/xreducer.hpp>
+#include <xtensor/xsort.hpp>
 
 #include "tinyformer/ops/ops.hpp"
 
@@ -104,7 +108,81 @@ Var<S> variance(const Var<S>& a, const std::vector<std::size_t>& axes, double co
       "var");
 }
 
+// A running sum along `axis` of a row-major array seen as [outer, n, inner], forwards or (reverse) backwards.
+template <class S>
+void running_sum(const Shape& shape, std::size_t axis, const S* in, S* out, bool reverse) {
+  const std::size_t n = shape[axis];
+  std::size_t outer = 1, inner = 1;
+  for (std::size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (std::size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  for (std::size_t o = 0; o < outer; ++o)
+    for (std::size_t k = 0; k < inner; ++k) {
+      S total = 0;
+      for (std::size_t step = 0; step < n; ++step) {
+        const std::size_t i = reverse ? n - 1 - step : step;
+        const std::size_t at = (o * n + i) * inner + k;
+        total += in[at];
+        out[at] = total;
+      }
+    }
+}
+
 }  // namespace
+
+template <class S>
+Var<S> cumsum(const Var<S>& a, long axis) {
+  check_input(a, "cumsum", "a");
+  if (a.dim() == 0) return scale(a, S(1));  // torch: a 0-d tensor's cumsum is itself
+  const std::size_t ax = normalize_axis(axis, a.dim(), "cumsum");
+  const Shape shape = a.shape();
+  Array<S> out = Array<S>::from_shape(shape);
+  const Array<S>& in = a.value();  // contiguous
+  running_sum<S>(shape, ax, in.data(), out.data(), false);
+  return make_result<S>(
+      std::move(out), {a},
+      [shape, ax](Node<S>& self) {
+        Array<S> g = Array<S>::from_shape(shape);
+        const Array<S> dout = self.grad;
+        running_sum<S>(shape, ax, dout.data(), g.data(), true);
+        accumulate_grad(*self.inputs[0], g);
+      },
+      "cumsum");
+}
+
+template <class S>
+Var<S> logsumexp(const Var<S>& a, const std::vector<long>& axes, bool keepdim) {
+  check_input(a, "logsumexp", "a");
+  const std::vector<std::size_t> ax = reduced_axes(axes, a.dim(), "logsumexp");
+  if (reduced_count(a.shape(), ax) == 0) throw std::invalid_argument("logsumexp: the reduced axes hold no element");
+  Array<S> m = xt::amax(a.value(), ax, xt::evaluation_strategy::immediate);
+  m = xt::where(xt::isfinite(m), m, S(0));  // a row of -inf (or inf) keeps its own value through exp and log
+  m.reshape(reduced_shape(a.shape(), ax, true));
+  const Var<S> shift(m);
+  Var<S> out = add(log(sum(exp(sub(a, shift)), std::vector<long>(ax.begin(), ax.end()), true)), shift);
+  if (keepdim) return out;
+  const Shape kept = reduced_shape(a.shape(), ax, false);
+  return reshape(out, std::vector<long>(kept.begin(), kept.end()));
+}
+
+template <class S>
+Var<S> norm(const Var<S>& a, const std::vector<long>& axes, bool keepdim) {
+  check_input(a, "norm", "a");
+  const std::vector<std::size_t> ax = reduced_axes(axes, a.dim(), "norm");
+  const Shape kept_shape = reduced_shape(a.shape(), ax, true);
+  Array<S> n = xt::sqrt(xt::sum(a.value() * a.value(), ax, xt::evaluation_strategy::immediate));
+  n.reshape(kept_shape);
+  Array<S> out = n;
+  out.reshape(reduced_shape(a.shape(), ax, keepdim));
+  return make_result<S>(
+      std::move(out), {a},
+      [kept_shape, n = std::move(n)](Node<S>& self) {
+        Array<S> g = self.grad;
+        g.reshape(kept_shape);
+        const Array<S> per = xt::where(xt::equal(n, S(0)), S(0), g / n);  // a zero norm passes no gradient (torch)
+        accumulate_grad(*self.inputs[0], self.inputs[0]->value * per);
+      },
+      "norm");
+}
 
 template <class S>
 Var<S> sum(const Var<S>& a) {
@@ -166,17 +244,20 @@ Var<S> std_dev(const Var<S>& a, const std::vector<long>& axes, double correction
   return sqrt(var(a, axes, correction, keepdim));
 }
 
-#define TF_INSTANTIATE(S)                                                        \
-  template Var<S> sum<S>(const Var<S>&);                                         \
-  template Var<S> sum<S>(const Var<S>&, long, bool);                             \
-  template Var<S> sum<S>(const Var<S>&, const std::vector<long>&, bool);         \
-  template Var<S> mean<S>(const Var<S>&);                                        \
-  template Var<S> mean<S>(const Var<S>&, long, bool);                            \
-  template Var<S> mean<S>(const Var<S>&, const std::vector<long>&, bool);        \
-  template Var<S> var<S>(const Var<S>&, double);                                 \
-  template Var<S> var<S>(const Var<S>&, const std::vector<long>&, double, bool); \
-  template Var<S> std_dev<S>(const Var<S>&, double);                             \
-  template Var<S> std_dev<S>(const Var<S>&, const std::vector<long>&, double, bool);
+#define TF_INSTANTIATE(S)                                                            \
+  template Var<S> sum<S>(const Var<S>&);                                             \
+  template Var<S> sum<S>(const Var<S>&, long, bool);                                 \
+  template Var<S> sum<S>(const Var<S>&, const std::vector<long>&, bool);             \
+  template Var<S> mean<S>(const Var<S>&);                                            \
+  template Var<S> mean<S>(const Var<S>&, long, bool);                                \
+  template Var<S> mean<S>(const Var<S>&, const std::vector<long>&, bool);            \
+  template Var<S> var<S>(const Var<S>&, double);                                     \
+  template Var<S> var<S>(const Var<S>&, const std::vector<long>&, double, bool);     \
+  template Var<S> std_dev<S>(const Var<S>&, double);                                 \
+  template Var<S> std_dev<S>(const Var<S>&, const std::vector<long>&, double, bool); \
+  template Var<S> cumsum<S>(const Var<S>&, long);                                    \
+  template Var<S> logsumexp<S>(const Var<S>&, const std::vector<long>&, bool);       \
+  template Var<S> norm<S>(const Var<S>&, const std::vector<long>&, bool);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)
 #undef TF_INSTANTIATE
