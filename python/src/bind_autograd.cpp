@@ -67,7 +67,7 @@ void bind_gradient_state(py::class_<Tensor>& t) {
       .def_property_readonly("is_leaf",
                              [](const Tensor& x) { return visit(x, [](const auto& v) { return v.node().is_leaf(); }); })
       .def_property_readonly("op", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.op(); }); })
-      .def_property_readonly(
+      .def_property(
           "grad",
           [](const Tensor& x) -> py::object {
             return visit(x, [](const auto& v) -> py::object {
@@ -75,7 +75,14 @@ void bind_gradient_state(py::class_<Tensor>& t) {
               return to_numpy_copy(v.grad());
             });
           },
-          "The gradient as a NumPy array (a copy: zero_grad() frees the buffer), or None before any backward")
+          [](Tensor& x, const py::object& value) {
+            if (!value.is_none())
+              throw py::type_error("grad: only None can be assigned (it frees the gradient, as zero_grad() does); "
+                                   "gradients come from backward()");
+            visit(x, [](auto v) { v.zero_grad(); });
+          },
+          "The gradient as a NumPy array (a copy: zero_grad() or grad = None frees the buffer), or None before any "
+          "backward")
       .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
       .def("zero_grad", [](Tensor& x) { visit(x, [](auto v) { v.zero_grad(); }); })
       .def("retain_grad", [](Tensor& x) { visit(x, [](auto v) { v.retain_grad(); }); })
@@ -98,6 +105,7 @@ void bind_grad_mode(py::module_& m) {
       .def("__enter__", [](NoGrad& g) { g.guard = std::make_unique<NoGradGuard>(); })
       .def("__exit__", [](NoGrad& g, const py::args&) { g.guard.reset(); });
   m.def("is_grad_enabled", &grad_enabled);
+  m.def("_set_grad_enabled", &set_grad_enabled, py::arg("mode"));
   m.def("set_num_threads", &set_num_threads, py::arg("n"), "threads of the library's kernels (n >= 1)");
   m.def("get_num_threads", &num_threads);
 }

@@ -17,7 +17,11 @@ namespace {
 // default_generator owns it.
 Rng* g_default_generator = nullptr;
 
+}  // namespace
+
 Rng& generator_or_default(Rng* g) { return g ? *g : *g_default_generator; }
+
+namespace {
 
 Shape to_size(const std::vector<long>& dims, const char* what) {
   Shape s;
@@ -101,6 +105,27 @@ void bind_constant_makers(py::module_& m) {
       py::arg("start"), py::arg("end") = py::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = py::none(),
       py::arg("requires_grad") = false,
       "arange(5), arange(1, 4), arange(0, 1, 0.25): int64 when every bound is an int, else float32 (as torch)");
+  m.def(
+      "linspace",
+      [](double start, double end, long steps, const py::object& dtype, bool requires_grad) {
+        if (steps < 0) throw std::invalid_argument(fmt::format("linspace: steps must be >= 0, got {}", steps));
+        const DType kind = dtype_or(dtype, DType::float32);
+        // torch's arithmetic, in the result's precision: step = (end - start) / (steps - 1), the first half counted
+        // from start and the second from end (so both ends are exact)
+        const auto fill = [&](auto zero) {
+          using T = decltype(zero);
+          const T lo = static_cast<T>(start), hi = static_cast<T>(end);
+          const T step = steps > 1 ? (hi - lo) / static_cast<T>(steps - 1) : T(0);
+          Array<double> values = Array<double>::from_shape({static_cast<std::size_t>(steps)});
+          for (long i = 0; i < steps; ++i)
+            values(i) =
+                i < steps / 2 || steps == 1 ? lo + step * static_cast<T>(i) : hi - step * static_cast<T>(steps - 1 - i);
+          return values;
+        };
+        return from_array(kind == DType::float32 ? fill(0.0F) : fill(0.0), kind, requires_grad);
+      },
+      py::arg("start"), py::arg("end"), py::arg("steps"), py::kw_only(), py::arg("dtype") = py::none(),
+      py::arg("requires_grad") = false, "steps values from start to end, both included (float32 unless dtype=)");
 }
 
 void bind_like_makers(py::module_& m) {
@@ -160,6 +185,18 @@ void bind_random_makers(py::module_& m) {
       },
       py::arg("generator") = py::none(), py::arg("dtype") = py::none(),
       "Integers in [low, high) (low 0 unless given), int64 unless dtype= says otherwise");
+  m.def(
+      "randperm",
+      [](long n, Rng* g, const py::object& dtype) {
+        if (n < 0) throw std::invalid_argument(fmt::format("randperm: n must be >= 0, got {}", n));
+        if (n == 0) return from_array(Array<double>::from_shape({0}), dtype_or(dtype, DType::int64));
+        const Array<double> ones = xt::ones<double>({static_cast<std::size_t>(n)});
+        const Array<std::int64_t> order =
+            multinomial(ones, static_cast<std::size_t>(n), false, generator_or_default(g));  // each index once
+        return from_array(xt::cast<double>(order), dtype_or(dtype, DType::int64));
+      },
+      py::arg("n"), py::kw_only(), py::arg("generator") = py::none(), py::arg("dtype") = py::none(),
+      "A random permutation of 0 .. n-1 (int64), from the default generator (tf.manual_seed) or generator=");
   m.def(
       "multinomial",
       [](const Tensor& weights, long samples, bool replacement, Rng* g) {

@@ -17,6 +17,7 @@
 #include "tinyformer/nn/gpt.hpp"
 #include "tinyformer/ops/ops.hpp"
 #include "tinyformer/optim/adam.hpp"
+#include "tinyformer/optim/clip.hpp"
 #include "tinyformer/optim/schedule.hpp"
 #include "tinyformer/optim/sgd.hpp"
 
@@ -65,9 +66,9 @@ typename nn::Hooks<S>::Fn python_hook(py::function fn) {
 }
 
 // (logits [B,T,V] as a tensor, the activations by hook name as NumPy copies) of the forward with Python hooks
-// [(name, fn)] (python_hook), then a cache: of every activation (`cache_all`), of those in `names`, or none. A cache
-// records what the hooks left; names read by hooks that return their input keep the plain (fused) forward where no
-// name reaches inside an attention or an MLP (TransformerLens' names_filter).
+// [(name, fn)] (python_hook), then a cache: of every activation (`cache_all`), of those in `names`, or none
+// (nn::Hooks::cache_into). A cache records what the hooks left; a forward whose names stay outside attention's and
+// the MLP's insides keeps the fused kernels (TransformerLens' names_filter).
 template <class S>
 py::tuple run_hooked(nn::GPT<S>& g, const py::object& ids, const std::vector<std::pair<std::string, py::function>>& fns,
                      const std::vector<std::string>& names, bool cache_all) {
@@ -75,12 +76,10 @@ py::tuple run_hooked(nn::GPT<S>& g, const py::object& ids, const std::vector<std
   nn::Hooks<S> hooks;
   for (const auto& [name, fn] : fns) hooks.add(name, python_hook<S>(fn));
   nn::ActivationCache<S> cache;
-  if (cache_all) hooks.cache_into(cache);
-  for (const auto& name : cache_all ? std::vector<std::string>{} : names)
-    hooks.add(name, [&cache](const Var<S>& activation, const std::string& hook_name) {
-      cache[hook_name] = activation.value();
-      return activation;
-    });
+  if (cache_all)
+    hooks.cache_into(cache);
+  else if (!names.empty())
+    hooks.cache_into(cache, names);
   Var<S> logits;
   {
     py::gil_scoped_release release;
@@ -235,9 +234,33 @@ void bind_modules(py::module_& m, const std::string& suffix) {
   bind_gpt<S>(m, suffix);
 }
 
+// torch.nn.utils.clip_grad_norm_ over the library's (optim/clip.hpp).
+void bind_clipping(py::module_& m) {
+  m.def(
+      "_clip_grad_norm",
+      [](const std::vector<Tensor>& params, double max_norm) {
+        std::vector<Var<float>> f32;
+        std::vector<Var<double>> f64;
+        for (const Tensor& p : params) {
+          if (p.kind == DType::float32)
+            f32.push_back(p.as<float>());
+          else if (p.kind == DType::float64)
+            f64.push_back(p.as<double>());
+        }
+        if (!f32.empty() && !f64.empty())
+          throw std::invalid_argument(
+              "clip_grad_norm_: the parameters mix float32 and float64; clip each dtype on its own");
+        py::gil_scoped_release release;
+        return f64.empty() ? optim::clip_grad_norm(f32, max_norm) : optim::clip_grad_norm(f64, max_norm);
+      },
+      py::arg("parameters"), py::arg("max_norm"),
+      "optim::clip_grad_norm: scales every gradient so that their total 2-norm is at most max_norm; the total before");
+}
+
 }  // namespace
 
 void bind_nn(py::module_& m) {
+  bind_clipping(m);
   m.attr("_norm_eps") = kNormEps;  // the eps of LayerNorm and RMSNorm (ops/ops.hpp)
   m.def(
       "_model_config", [](const std::string& json) { return config::model_json(config::model_from_json(json)); },

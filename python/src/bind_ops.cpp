@@ -307,6 +307,30 @@ void bind_arithmetic(py::module_& m, py::class_<Tensor>& t) {
       py::arg("input"), py::arg("other"), py::arg("transpose_a") = false, py::arg("transpose_b") = false,
       "torch.matmul (1-D operands, broadcast batch dims); transpose_a / transpose_b read an operand transposed "
       "without a copy");
+  def_function_and_method(
+      m, t, "bmm",
+      [](const Tensor& a, const Tensor& b) {
+        const std::size_t ra = visit(a, [](const auto& v) { return v.dim(); });
+        const std::size_t rb = visit(b, [](const auto& v) { return v.dim(); });
+        if (ra != 3 || rb != 3)
+          throw std::invalid_argument(fmt::format("bmm: both operands must be 3-D [b, n, m] and [b, m, p], got {}-D "
+                                                  "and {}-D (matmul broadcasts any others)",
+                                                  ra, rb));
+        py::gil_scoped_release release;
+        return matmul_t(a, b);
+      },
+      py::arg("input"), py::arg("mat2"), "torch.bmm: batched matrix products of two 3-D tensors");
+  def_function_and_method(
+      m, t, "outer",
+      [](const Tensor& a, const Tensor& b) {
+        return visit2(numeric(a), numeric(b), [](const auto& x, const auto& y) {
+          if (x.dim() != 1 || y.dim() != 1)
+            throw std::invalid_argument(
+                fmt::format("outer: both operands must be 1-D, got {}-D and {}-D", x.dim(), y.dim()));
+          return mul(reshape(x, {-1, 1}), reshape(y, {1, -1}));
+        });
+      },
+      py::arg("input"), py::arg("vec2"), "torch.outer: [n] and [m] -> [n, m], a_i b_j");
   const std::pair<const char*, BinaryOp> functions[] = {
       {"maximum", &maximum_t}, {"minimum", &minimum_t}, {"eq", &eq_t},          {"ne", &ne_t},
       {"lt", &lt_t},           {"le", &le_t},           {"gt", &gt_t},          {"ge", &ge_t},

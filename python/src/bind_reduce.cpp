@@ -1,6 +1,8 @@
 // Reductions as torch has them, functions and methods: sum, mean, var, std over None, one dim or a tuple of dims;
 // max and min (everything; along a dim as (values, indices); of two tensors), argmax and argmin; any and all.
+#include <algorithm>
 #include <optional>
+#include <string>
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -13,7 +15,7 @@ namespace tf::python {
 namespace {
 
 // torch.return_types.max and .min: named tuples (values, indices), made once in the module's return_types.
-py::handle g_max_type, g_min_type, g_topk_type;
+py::handle g_max_type, g_min_type, g_topk_type, g_sort_type;
 
 double variance_correction(const py::object& unbiased, const py::object& correction) {
   if (!unbiased.is_none() && !correction.is_none())
@@ -96,6 +98,58 @@ py::object topk_t(const Tensor& a, long k, long dim, bool largest, bool /*sorted
   return g_topk_type(values, from_array(xt::cast<double>(indices), DType::int64));
 }
 
+// torch.sort: (values, indices) along dim, ascending (descending=True: largest first) - topk of every entry.
+py::object sort_t(const Tensor& a, long dim, bool descending, bool /*stable*/) {
+  const long n = visit(a, [&](const auto& v) { return v.dim() == 0 ? 1L : static_cast<long>(v.size(dim)); });
+  const py::object r = topk_t(a, n, dim, descending, true);
+  return g_sort_type(r.attr("values"), r.attr("indices"));
+}
+
+Tensor argsort_t(const Tensor& a, long dim, bool descending, bool stable) {
+  return py::cast<Tensor>(sort_t(a, dim, descending, stable).attr("indices"));
+}
+
+Tensor cumsum_t(const Tensor& a, long dim) {
+  const Tensor x = a.kind == DType::boolean ? converted(a, DType::int64) : a;  // torch: bools count as int64
+  py::gil_scoped_release release;
+  return keeping_dtype(x, [&](const auto& v) { return cumsum(v, dim); });
+}
+
+Tensor logsumexp_t(const Tensor& a, const py::object& dim, bool keepdim) {
+  const std::vector<long> dims = dims_argument(dim).value_or(std::vector<long>{});
+  py::gil_scoped_release release;
+  return on_floating(a, [&](const auto& v) { return logsumexp(v, dims, keepdim); });
+}
+
+// torch.norm / Tensor.norm: the 2-norm ("fro" for matrices is the same sum) over everything or dims.
+Tensor norm_t(const Tensor& a, const py::object& p, const py::object& dim, bool keepdim) {
+  const bool two = p.is_none() || (py::isinstance<py::str>(p) && py::cast<std::string>(p) == "fro") ||
+                   (!py::isinstance<py::str>(p) && py::cast<double>(p) == 2.0);
+  if (!two)
+    throw std::invalid_argument(
+        fmt::format("norm: p={} is not here; the 2-norm (p=2 or 'fro') is", std::string(py::str(py::repr(p)))));
+  const std::vector<long> dims = dims_argument(dim).value_or(std::vector<long>{});
+  py::gil_scoped_release release;
+  return on_floating(a, [&](const auto& v) { return norm(v, dims, keepdim); });
+}
+
+// torch.amax / amin: the largest (smallest) values over one dim or several (None or (): all), without indices.
+template <bool Largest>
+Tensor extreme_values_t(const Tensor& a, const py::object& dim, bool keepdim) {
+  std::vector<long> dims = dims_argument(dim).value_or(std::vector<long>{});
+  const long rank = visit(a, [](const auto& v) { return static_cast<long>(v.dim()); });
+  if (dims.empty())
+    for (long d = 0; d < rank; ++d) dims.push_back(d);
+  for (long& d : dims) d = static_cast<long>(normalize_axis(d, static_cast<std::size_t>(rank), "amax"));
+  std::sort(dims.rbegin(), dims.rend());  // the last first: the others keep their numbers
+  py::gil_scoped_release release;
+  return keeping_dtype(a, [&](const auto& v) {
+    auto out = v;
+    for (const long d : dims) out = (Largest ? max(out, d, keepdim) : min(out, d, keepdim)).values;
+    return out;
+  });
+}
+
 template <bool Largest>
 Tensor extreme_index_t(const Tensor& a, const py::object& dim, bool keepdim) {
   const Tensor x = a.kind == DType::boolean ? converted(a, DType::int64) : a;
@@ -132,6 +186,9 @@ void make_return_types(py::module_& m) {
   g_max_type = types.attr("max");
   g_min_type = types.attr("min");
   g_topk_type = types.attr("topk");
+  types.attr("sort") = namedtuple("sort", py::make_tuple("values", "indices"));
+  types.attr("sort").attr("__module__") = "tinyformer.return_types";
+  g_sort_type = types.attr("sort");
 }
 
 }  // namespace
@@ -142,6 +199,23 @@ void bind_reductions(py::module_& m, py::class_<Tensor>& t) {
                           py::arg("largest") = true, py::arg("sorted") = true,
                           "(values, indices) of the k largest entries along dim, largest first (smallest with "
                           "largest=False); NaN ranks above every number, ties keep their order");
+  def_function_and_method(m, t, "sort", &sort_t, py::arg("input"), py::arg("dim") = -1, py::arg("descending") = false,
+                          py::arg("stable") = false,
+                          "(values, indices) along dim, smallest first (descending=True: largest first); topk of "
+                          "every entry, so NaN ranks above every number and ties keep their order");
+  def_function_and_method(m, t, "argsort", &argsort_t, py::arg("input"), py::arg("dim") = -1,
+                          py::arg("descending") = false, py::arg("stable") = false, "sort's indices");
+  def_function_and_method(m, t, "cumsum", &cumsum_t, py::arg("input"), py::arg("dim"),
+                          "the running sum along dim (bools count as int64)");
+  def_function_and_method(m, t, "logsumexp", &logsumexp_t, py::arg("input"), py::arg("dim"), py::arg("keepdim") = false,
+                          "log(sum(exp(x))) over dim (an int or a tuple), without overflow");
+  def_function_and_method(m, t, "norm", &norm_t, py::arg("input"), py::arg("p") = py::none(),
+                          py::arg("dim") = py::none(), py::arg("keepdim") = false,
+                          "the 2-norm (p=2 or 'fro') over everything or dim; its gradient is 0 where it is 0");
+  def_function_and_method(m, t, "amax", &extreme_values_t<true>, py::arg("input"), py::arg("dim") = py::tuple(),
+                          py::arg("keepdim") = false, "the largest values over dim (an int or a tuple; () all)");
+  def_function_and_method(m, t, "amin", &extreme_values_t<false>, py::arg("input"), py::arg("dim") = py::tuple(),
+                          py::arg("keepdim") = false, "the smallest values over dim (an int or a tuple; () all)");
   def_function_and_method(m, t, "sum", &sum_t, py::arg("input"), py::arg("dim") = py::none(),
                           py::arg("keepdim") = false, "over everything (dim None), one dim or a tuple of dims");
   def_function_and_method(m, t, "mean", &mean_t, py::arg("input"), py::arg("dim") = py::none(),

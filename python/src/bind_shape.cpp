@@ -1,6 +1,7 @@
 // Shape ops and subscripts, as functions and methods with torch's signatures: reshape / view, permute, transpose, t,
 // T, unsqueeze, squeeze, flatten, expand, split, chunk, cat, stack, unbind, take, x[...] and iteration. Each calls
 // the library's op (ops/ops.hpp); a subscript is parsed here into the library's TensorIndex entries.
+#include <algorithm>
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -10,6 +11,59 @@
 #include "tinyformer/ops/ops.hpp"
 
 namespace tf::python {
+
+// An index array (a list, NumPy array or tensor of ints or bools) as a TensorIndex.
+static TensorIndex array_index(const py::handle& item, std::size_t entry) {
+  py::array values;
+  py::detail::make_caster<Tensor> caster;
+  if (caster.load(item, false)) {
+    const Tensor& t = py::detail::cast_op<const Tensor&>(caster);
+    if (t.is_floating())
+      throw py::index_error(
+          fmt::format("a tensor used as an index must be int64 or bool, got {} (entry {})", t.dtype(), entry));
+    values = to_numpy(t);
+  } else {
+    values = py::module_::import("numpy").attr("asarray")(item);
+  }
+  const char kind = values.dtype().kind();
+  if (kind != 'b' && kind != 'i' && kind != 'u' && values.size() > 0)
+    throw py::index_error(fmt::format("entry {} of the subscript is an array of {}: only integer and bool arrays "
+                                      "index",
+                                      entry, std::string(py::str(values.dtype()))));
+  Array<std::int64_t> a = to_array<std::int64_t>(values);
+  return kind == 'b' ? TensorIndex::mask(std::move(a)) : TensorIndex::positions(std::move(a));
+}
+
+static std::optional<long> slice_end(const py::handle& v) {
+  if (v.is_none()) return std::nullopt;
+  return py::cast<long>(v);
+}
+
+std::vector<TensorIndex> subscript(const py::handle& key) {
+  py::tuple items = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  std::vector<TensorIndex> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const py::handle item = items[i];
+    if (item.is_none()) {
+      out.push_back(TensorIndex::new_axis());
+    } else if (item.ptr() == Py_Ellipsis) {
+      out.push_back(TensorIndex::ellipsis());
+    } else if (PySlice_Check(item.ptr())) {
+      const py::object step = item.attr("step");
+      out.push_back(Slice{slice_end(item.attr("start")), slice_end(item.attr("stop")),
+                          step.is_none() ? 1 : py::cast<long>(step)});
+    } else if (PyBool_Check(item.ptr())) {
+      throw py::index_error(fmt::format("entry {} of the subscript is a bool; index with ints, slices, None, ..., or "
+                                        "integer / bool arrays",
+                                        i));
+    } else if (PyIndex_Check(item.ptr()) && !py::isinstance<Tensor>(item)) {
+      out.emplace_back(py::cast<long>(item));
+    } else {
+      out.push_back(array_index(item, i));
+    }
+  }
+  return out;
+}
 
 namespace {
 
@@ -87,66 +141,35 @@ std::vector<std::size_t> permutation(const std::vector<long>& dims, std::size_t 
 
 // ---- subscripts
 
-// An index array (a list, NumPy array or tensor of ints or bools) as a TensorIndex.
-TensorIndex array_index(const py::handle& item, std::size_t entry) {
-  py::array values;
-  py::detail::make_caster<Tensor> caster;
-  if (caster.load(item, false)) {
-    const Tensor& t = py::detail::cast_op<const Tensor&>(caster);
-    if (t.is_floating())
-      throw py::index_error(
-          fmt::format("a tensor used as an index must be int64 or bool, got {} (entry {})", t.dtype(), entry));
-    values = to_numpy(t);
-  } else {
-    values = py::module_::import("numpy").attr("asarray")(item);
-  }
-  const char kind = values.dtype().kind();
-  if (kind != 'b' && kind != 'i' && kind != 'u' && values.size() > 0)
-    throw py::index_error(fmt::format("entry {} of the subscript is an array of {}: only integer and bool arrays "
-                                      "index",
-                                      entry, std::string(py::str(values.dtype()))));
-  Array<std::int64_t> a = to_array<std::int64_t>(values);
-  return kind == 'b' ? TensorIndex::mask(std::move(a)) : TensorIndex::positions(std::move(a));
-}
-
-std::optional<long> slice_end(const py::handle& v) {
-  if (v.is_none()) return std::nullopt;
-  return py::cast<long>(v);
-}
-
-std::vector<TensorIndex> subscript(const py::handle& key) {
-  py::tuple items = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
-  std::vector<TensorIndex> out;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    const py::handle item = items[i];
-    if (item.is_none()) {
-      out.push_back(TensorIndex::new_axis());
-    } else if (item.ptr() == Py_Ellipsis) {
-      out.push_back(TensorIndex::ellipsis());
-    } else if (PySlice_Check(item.ptr())) {
-      const py::object step = item.attr("step");
-      out.push_back(Slice{slice_end(item.attr("start")), slice_end(item.attr("stop")),
-                          step.is_none() ? 1 : py::cast<long>(step)});
-    } else if (PyBool_Check(item.ptr())) {
-      throw py::index_error(fmt::format("entry {} of the subscript is a bool; index with ints, slices, None, ..., or "
-                                        "integer / bool arrays",
-                                        i));
-    } else if (PyIndex_Check(item.ptr()) && !py::isinstance<Tensor>(item)) {
-      out.emplace_back(py::cast<long>(item));
-    } else {
-      out.push_back(array_index(item, i));
-    }
-  }
-  return out;
-}
-
 Tensor getitem(const Tensor& a, const py::handle& key) {
   const std::vector<TensorIndex> index_entries = subscript(key);
   py::gil_scoped_release release;
   return keeping_dtype(a, [&](const auto& v) { return index(v, index_entries); });
 }
 
+// torch.index_select: the entries at `index` (1-D int64) along dim, a subscript a[:, ..., index].
+Tensor index_select_t(const Tensor& a, long dim, const py::handle& index) {
+  const std::size_t rank = visit(a, [](const auto& v) { return v.dim(); });
+  const std::size_t axis = normalize_axis(dim, std::max<std::size_t>(rank, 1), "index_select");
+  std::vector<TensorIndex> entries(axis, TensorIndex(Slice{}));
+  entries.push_back(array_index(index, axis));
+  if (entries.back().values.dimension() != 1)
+    throw py::index_error(fmt::format("index_select: index must be 1-D, got {}-D", entries.back().values.dimension()));
+  py::gil_scoped_release release;
+  return keeping_dtype(a, [&](const auto& v) { return tf::index(v, entries); });
+}
+
+// torch.nonzero: the coordinates of the nonzero entries, int64 [n, ndim], in row-major order (a constant).
+Tensor nonzero_t(const Tensor& a) {
+  const py::array where = py::module_::import("numpy").attr("argwhere")(to_numpy(a));
+  return make_tensor(where, py::str("int64"), false);
+}
+
 void bind_views(py::module_& m, py::class_<Tensor>& t) {
+  def_function_and_method(m, t, "index_select", &index_select_t, py::arg("input"), py::arg("dim"), py::arg("index"),
+                          "the entries at index (1-D int64) along dim; the gradient scatter-added");
+  def_function_and_method(m, t, "nonzero", &nonzero_t, py::arg("input"),
+                          "int64 [n, ndim]: the coordinates of the nonzero entries, row-major");
   auto reshaped = [](const Tensor& a, const std::vector<long>& shape) {
     return keeping_dtype(a, [&](const auto& v) { return reshape(v, shape); });
   };
@@ -283,10 +306,6 @@ void bind_pieces(py::module_& m, py::class_<Tensor>& t) {
       "The last two dims swapped (torch.Tensor.mT)");
   t.def("__getitem__", &getitem,
         "x[0], x[:, 1:3], x[..., -1], x[None], x[[0, 2]], x[mask]: NumPy's basic and advanced indexing, with gradient");
-  t.def("__setitem__", [](const Tensor&, const py::handle&, const py::handle&) {
-    throw py::type_error("tinyformer tensors are not changed in place (x[...] = value); make a new one, e.g. with "
-                         "tf.where(mask, value, x) or x.masked_fill(mask, value)");
-  });
   t.def("__iter__", [](const Tensor& a) {
     if (shape_of_tensor(a).empty()) throw py::type_error("iteration over a 0-d tensor");
     return py::iter(py::cast(unbind_t(a, 0)));

@@ -1,6 +1,8 @@
 // tinyformer.Tensor itself: its shape and dtype, its values out as NumPy, Python numbers, lists and text, and the
 // dtype conversions (float, double, long, bool, to).
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -152,13 +154,89 @@ Tensor as_dtype(const Tensor& x, DType kind, const char* what) {
   return converted(x, kind);
 }
 
+// torch's device names: "cpu" is the only device here; "cuda", "mps" and the others are refused naming them.
+std::optional<std::string> device_name(const py::handle& h) {
+  if (py::hasattr(h, "type") && py::isinstance<py::str>(h.attr("type")) && !py::isinstance<py::str>(h))
+    return py::cast<std::string>(h.attr("type"));  // a tf.device
+  if (!py::isinstance<py::str>(h)) return std::nullopt;
+  const std::string s = py::cast<std::string>(h);
+  const std::string kind = s.substr(0, s.find(':'));
+  for (const char* d : {"cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "vulkan", "ipu", "hpu", "mtia"})
+    if (kind == d) return kind;
+  return std::nullopt;
+}
+
+void check_cpu(const std::string& name, const char* what) {
+  if (name != "cpu")
+    throw std::invalid_argument(
+        fmt::format("{}: device '{}' is not here; tinyformer runs on the CPU ('cpu')", what, name));
+}
+
+// x.to(dtype), x.to(device), x.to(device, dtype), x.to(other), x.to(dtype=..., device=...), as torch.
+Tensor to_t(const Tensor& x, const py::args& args, const py::kwargs& kwargs) {
+  std::optional<DType> kind;
+  const auto take = [&](const py::handle& a) {
+    py::detail::make_caster<Tensor> caster;
+    if (caster.load(a, false))
+      kind = py::detail::cast_op<const Tensor&>(caster).kind;
+    else if (const std::optional<std::string> device = device_name(a))
+      check_cpu(*device, "to()");
+    else if (!a.is_none())
+      kind = dtype_of(a);
+  };
+  for (const py::handle a : args) take(a);
+  for (const auto& [key, value] : kwargs) {
+    const std::string k = py::str(key);
+    if (k == "dtype" || k == "device")
+      take(value);
+    else if (k != "non_blocking" && k != "copy")
+      throw py::type_error(fmt::format("to(): unexpected keyword '{}' (dtype, device, non_blocking, copy)", k));
+  }
+  return kind ? as_dtype(x, *kind, "to()") : x;
+}
+
 void bind_dtype_conversions(py::class_<Tensor>& t) {
   const char* note =
       "a new tensor of that dtype (a constant), or self when it has that dtype already; a tensor that "
       "requires a gradient is refused as another float dtype (a dtype change is not differentiable here)";
-  t.def(
-       "to", [](const Tensor& x, const py::object& dtype) { return as_dtype(x, dtype_of(dtype), "to()"); },
-       py::arg("dtype"), note)
+  t.def("to", &to_t,
+        "x.to(dtype), x.to('cpu'), x.to(device, dtype), x.to(other): the dtype as given or other's; "
+        "the device must be the CPU")
+      .def(
+          "type_as", [](const Tensor& x, const Tensor& other) { return as_dtype(x, other.kind, "type_as()"); },
+          py::arg("other"), note)
+      .def(
+          "cpu", [](const py::object& self) { return self; }, "self: every tensor is on the CPU")
+      .def("cuda",
+           [](const Tensor&, const py::args&, const py::kwargs&) -> Tensor {
+             throw std::invalid_argument("cuda(): there is no CUDA here; tinyformer runs on the CPU");
+           })
+      .def_property_readonly(
+          "device", [](const Tensor&) { return py::module_::import("tinyformer._core").attr("device")("cpu"); },
+          "device(type='cpu')")
+      .def_property_readonly("is_cuda", [](const Tensor&) { return false; })
+      .def(
+          "new_zeros",
+          [](const Tensor& x, const py::args& size) {
+            return py::module_::import("tinyformer._core").attr("zeros")(*size, py::arg("dtype") = x.dtype());
+          },
+          "zeros of this tensor's dtype")
+      .def(
+          "new_ones",
+          [](const Tensor& x, const py::args& size) {
+            return py::module_::import("tinyformer._core").attr("ones")(*size, py::arg("dtype") = x.dtype());
+          },
+          "ones of this tensor's dtype")
+      .def(
+          "new_full",
+          [](const Tensor& x, const py::object& size, const py::object& value) {
+            return py::module_::import("tinyformer._core").attr("full")(size, value, py::arg("dtype") = x.dtype());
+          },
+          py::arg("size"), py::arg("fill_value"), "fill_value of this tensor's dtype")
+      .def(
+          "new_tensor",
+          [](const Tensor& x, const py::object& data) { return make_tensor(data, py::str(x.dtype()), false); },
+          py::arg("data"), "a new tensor of data in this tensor's dtype")
       .def(
           "float", [](const Tensor& x) { return as_dtype(x, DType::float32, "float()"); }, note)
       .def(
@@ -175,9 +253,30 @@ void bind_dtype_conversions(py::class_<Tensor>& t) {
           "__deepcopy__", [](const Tensor& x, const py::dict&) { return copy_of(x); }, py::arg("memo"));
 }
 
+// torch.device: a device name; "cpu" is the one tinyformer computes on (x.to(device) refuses the others).
+struct Device {
+  std::string type;
+};
+
+void bind_device(py::module_& m) {
+  py::class_<Device>(m, "device", "torch.device: tf.device('cpu'); other names are kept, and refused by to()")
+      .def(py::init([](const std::string& name) { return Device{name.substr(0, name.find(':'))}; }), py::arg("type"))
+      .def_readonly("type", &Device::type)
+      .def_property_readonly("index", [](const Device&) { return py::none(); })
+      .def("__str__", [](const Device& d) { return d.type; })
+      .def("__repr__", [](const Device& d) { return fmt::format("device(type='{}')", d.type); })
+      .def("__eq__",
+           [](const Device& d, const py::object& other) {
+             if (py::isinstance<py::str>(other)) return d.type == py::cast<std::string>(other);
+             return py::isinstance<Device>(other) && d.type == other.cast<const Device&>().type;
+           })
+      .def("__hash__", [](const Device& d) { return py::hash(py::str(d.type)); });
+}
+
 }  // namespace
 
 void bind_tensor(py::module_& m, py::class_<Tensor>& t) {
+  bind_device(m);
   bind_shape_properties(t);
   bind_value_exports(t);
   bind_dtype_conversions(t);

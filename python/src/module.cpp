@@ -118,6 +118,7 @@ PYBIND11_MODULE(_core, m) {
   tf::python::bind_arithmetic(m, tensor);
   tf::python::bind_reductions(m, tensor);
   tf::python::bind_shapes(m, tensor);
+  tf::python::bind_in_place(m, tensor);
   tf::python::bind_layers(m);
   tf::python::bind_autograd(m, tensor);
   tf::python::bind_numpy(m, tensor);

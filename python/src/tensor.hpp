@@ -18,6 +18,11 @@
 
 #include "tinyformer/autograd/variable.hpp"
 
+namespace tf {
+struct TensorIndex;  // ops/ops.hpp
+class Rng;           // tensor/random.hpp
+}  // namespace tf
+
 namespace tf::python {
 
 namespace py = pybind11;
@@ -32,6 +37,7 @@ DType dtype_of(const py::handle& dtype);
 struct Tensor {
   std::variant<Var<float>, Var<double>> var;
   DType kind = DType::float32;
+  bool data_alias = false;  // x.data: the same values, changed in place even while x is recorded (torch's .data)
 
   Tensor() = default;
   Tensor(Var<float> v) : var(std::move(v)) {}                                   // NOLINT(google-explicit-constructor)
@@ -183,7 +189,13 @@ py::str utf8_str(const std::string& text);
 py::list utf8_list(const std::vector<std::string>& texts);
 
 // Each topic adds its functions to the module and its methods to the Tensor class.
+// A subscript (x[...]'s key) as the library's index entries: ints, slices, None, ..., integer and bool arrays.
+std::vector<TensorIndex> subscript(const py::handle& key);
+// `g`, or the default generator (tf.manual_seed's) when g is null.
+Rng& generator_or_default(Rng* g);
+
 void bind_tensor(py::module_& m, py::class_<Tensor>& t);
+void bind_in_place(py::module_& m, py::class_<Tensor>& t);
 void bind_factories(py::module_& m);
 void bind_arithmetic(py::module_& m, py::class_<Tensor>& t);
 void bind_reductions(py::module_& m, py::class_<Tensor>& t);

@@ -83,6 +83,36 @@ CASES = [
     "L.einsum('bij,bkj,jl->bil', b3, b3, x.T)", "L.einsum('ij,ij->i', [x, y])",
     "L.from_numpy(np.arange(6.0).reshape(2, 3))", "L.from_numpy(np.ones(3, np.float32))", "L.from_numpy(np.arange(4))",
     "F.cross_entropy(x, L.tensor([1, 0, 3]))", "F.cross_entropy(x @ w, (ids[:3] > 1).long())", "F.embedding(ids, x) * 2",
+    # ---- sorts, running sums, norms and the like (makemore's, minGPT's and ARENA's habits)
+    "x.sort(dim=1).values", "L.sort(x, 0, descending=True)", "x.argsort(dim=-1)", "L.argsort(x, dim=0, descending=True)",
+    "x.cumsum(1)", "L.cumsum(b3, dim=0)", "(x > 0).cumsum(0)", "ids.cumsum(0)", "L.logsumexp(x, 1)",
+    "x.logsumexp(dim=(0, 1))", "L.logsumexp(b3, 2, keepdim=True)", "x.norm()", "L.norm(x, dim=1)",
+    "b3.norm(dim=(1, 2), keepdim=True)", "x.norm(p='fro')", "x.amax(1)", "L.amax(b3, dim=(0, 2))", "x.amin(dim=0, keepdim=True)",
+    "x.amax()", "L.bmm(b3, b3.transpose(1, 2))", "L.outer(u, v)", "x.index_select(1, ids[:2])",
+    "L.index_select(b3, 0, ids[1:2])", "(x > 0).nonzero()", "x.type_as(ids)", "ids.type_as(x)", "x.new_zeros(2, 3)",
+    "x.new_ones((2,))", "x.new_full((2,), 3.0)", "x.new_tensor([1.0, 2.0])", "L.linspace(0, 1, 5)", "L.linspace(-2, 2, 4)", "L.linspace(3, 9, 1)", "L.linspace(0.1, 0.7, 7)",
+    "L.nn.functional.pad(x, (1, 2))", "L.nn.functional.pad(b3, (1, 0, 0, 2), value=-1.0)",
+    "L.nn.functional.one_hot(ids, 4)", "L.nn.functional.one_hot(ids)", "L.nn.functional.normalize(x, dim=1)",
+    "L.nn.functional.normalize(b3, dim=-1)", "L.nn.functional.cross_entropy(x, L.tensor([1, 0, 3]), reduction='none')",
+    "L.nn.CrossEntropyLoss()(x, L.tensor([1, 0, 3]))", "L.nn.MSELoss(reduction='sum')(x, y)",
+    # ---- in place on an op's result: recorded, as torch records it
+    "x.clone().masked_fill_(m, 0.0)", "x.clone().add_(y, alpha=2)", "x.clone().mul_(2).sub_(y)",
+    "x.clone().clamp_(-0.5, 0.5)", "x.clone().zero_()", "x.clone().fill_(2.5)", "x.clone().copy_(y)",
+    "x.clone().div_(p)", "x.clone().__iadd__(y)", "x.clone().__imul__(p)", "x.clone().__itruediv__(p)",
+    "x.clone().__isub__(1.5)", "x.detach().clone().add_(1.0)", "ids.clone().add_(1)",
+]
+
+# Statements as PyTorch users write them (x[...] = v, +=, in-place updates under no_grad): `out` is compared as a
+# CASES expression is, values and gradients.
+STATEMENTS = [
+    "y = x.clone(); y[0] = 0; out = y",
+    "y = x.clone(); y[m] = -1.0; out = y * 2",
+    "y = x * 1; y[:, 1:3] = 0.5; y[[0, 2], 0] = L.tensor([7.0, 8.0], dtype=x.dtype); out = y.exp()",
+    "y = x.clone(); y += p; y *= 2; y -= x; out = y",
+    "z = x.detach().clone(); z[z < 0] = 0; out = z + x",
+    "with L.no_grad():\n    c = x.detach().clone(); c -= 0.5 * c; c[0, 0] = 3.0\nout = c * x",
+    "logits = x.detach().clone()\nwith L.no_grad():\n    v, _ = L.topk(logits, 2)\n    logits[logits < v[:, [-1]]] = -float('inf')\nout = L.softmax(logits, dim=-1)",
+    "y = x.clone(); z = y; y.mul_(3); out = z",
 ]
 
 
@@ -169,6 +199,45 @@ def test_expression_matches_torch(expr, dtype):
             continue
         assert o_grad is not None, f"{expr}: {name} got no gradient in tinyformer"
         np.testing.assert_allclose(o_grad, t_in.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"{expr}: d/d{name}")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+@pytest.mark.parametrize("code", STATEMENTS)
+def test_statement_matches_torch(code, dtype):
+    rtol, atol = (1e-10, 1e-12) if dtype == np.float64 else (1e-5, 1e-6)
+    results = []
+    for lib in ("torch", "tf"):
+        inputs = make_inputs(lib, dtype)
+        scope = dict(inputs, np=np, L=torch if lib == "torch" else tf)
+        exec(code, scope)  # noqa: S102 (the table above)
+        out = scope["out"]
+        seed = np.random.default_rng(7).standard_normal(tuple(out.shape)).astype(dtype)
+        if out.requires_grad:
+            (out * (torch.tensor(seed) if lib == "torch" else tf.tensor(seed))).sum().backward()
+        grads = {n: (t.grad.numpy() if lib == "torch" else t.grad) if t.grad is not None else None
+                 for n, t in inputs.items() if t.requires_grad}
+        results.append((values(out), dtype_name(out), grads))
+    (theirs, their_dtype, their_grads), (ours, our_dtype, our_grads) = results
+    assert our_dtype == their_dtype and ours.shape == theirs.shape, code
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, err_msg=code)
+    for name, g in their_grads.items():
+        if g is None:
+            assert our_grads[name] is None or not np.any(our_grads[name]), f"{code}: d/d{name} only in tinyformer"
+        else:
+            np.testing.assert_allclose(our_grads[name], g, rtol=rtol, atol=atol, err_msg=f"{code}: d/d{name}")
+
+
+@pytest.mark.parametrize("code", ["x += 1", "x.mul_(2)", "x[0] = 0", "x.zero_()"])
+def test_a_leaf_that_requires_grad_is_not_changed_in_place_while_recording(code):
+    for lib in (torch, tf):
+        inputs = make_inputs("torch" if lib is torch else "tf", np.float64)
+        with pytest.raises(RuntimeError):
+            exec(code, dict(inputs, L=lib))  # noqa: S102
+    inputs = make_inputs("tf", np.float64)
+    before = inputs["x"].numpy().copy()
+    with tf.no_grad():  # an update by hand: in place, and every reference sees it
+        exec(code, dict(inputs, L=tf))  # noqa: S102
+    assert not np.array_equal(inputs["x"].numpy(), before) or code == "x.mul_(2)" and not before.any()
 
 
 def test_the_table_holds_at_least_100_expressions():

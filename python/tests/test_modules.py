@@ -280,3 +280,116 @@ def test_lr_schedulers_set_the_same_rates_as_torchs():
         sched.step()
         seen.append(opt.lr)
     assert seen[:3] == pytest.approx([1e-3 / 3, 2e-3 / 3, 1e-3]) and seen[-1] == pytest.approx(1e-4)
+
+
+# ---- training written by hand, as makemore and micrograd write it, and torch's utilities
+
+
+def test_a_hand_written_sgd_loop_trains_as_torchs(rng):
+    ours, theirs = tf.nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    _copy_to_torch(ours, theirs)
+    x = rng.standard_normal((8, 4)).astype(np.float32)
+    for step in range(4):
+        for model, lib in ((ours, tf), (theirs, torch)):
+            loss = (model(lib.tensor(x)) ** 2).mean()
+            for p in model.parameters():
+                p.grad = None
+            loss.backward()
+            if step % 2 == 0:
+                with lib.no_grad():  # p -= ...: in place, so the module's own parameter changes
+                    for p in model.parameters():
+                        p -= 0.1 * (lib.tensor(p.grad) if lib is tf else p.grad)
+            else:
+                for p in model.parameters():  # makemore's p.data += -lr * p.grad
+                    p.data += -0.1 * (lib.tensor(p.grad) if lib is tf else p.grad)
+    for name, p in theirs.named_parameters():
+        np.testing.assert_allclose(dict(ours.named_parameters())[name].numpy(), p.detach().numpy(), rtol=1e-6,
+                                   atol=1e-7, err_msg=name)
+    assert np.abs(ours.weight.numpy() - tf.nn.Linear(4, 3).weight.numpy()).max() > 1e-3  # it moved
+
+
+def test_clip_grad_norm_and_cosine_annealing_are_torchs(rng):
+    ours, theirs = tf.nn.Linear(5, 4), torch.nn.Linear(5, 4)
+    _copy_to_torch(ours, theirs)
+    x = rng.standard_normal((6, 5)).astype(np.float32) * 10
+    (ours(tf.tensor(x)) ** 2).sum().backward()
+    (theirs(torch.tensor(x)) ** 2).sum().backward()
+    total = tf.nn.utils.clip_grad_norm_(ours.parameters(), 1.0)
+    their_total = torch.nn.utils.clip_grad_norm_(theirs.parameters(), 1.0)
+    np.testing.assert_allclose(float(total), float(their_total), rtol=1e-5)
+    for name, p in theirs.named_parameters():
+        np.testing.assert_allclose(dict(ours.named_parameters())[name].grad, p.grad.numpy(), rtol=1e-5, atol=1e-7)
+    opt, topt = tf.optim.AdamW(ours.parameters(), lr=0.1), torch.optim.AdamW(theirs.parameters(), lr=0.1)
+    sched = tf.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=8, eta_min=0.01)
+    tsched = torch.optim.lr_scheduler.CosineAnnealingLR(topt, T_max=8, eta_min=0.01)
+    for _ in range(12):
+        opt.step(), topt.step(), sched.step(), tsched.step()
+        np.testing.assert_allclose(sched.get_last_lr(), tsched.get_last_lr(), rtol=1e-12)
+
+
+def test_buffers_are_kept_listed_and_saved_as_torchs():
+    class Attention(tf.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = tf.nn.Linear(4, 4)
+            self.register_buffer("bias", tf.tril(tf.ones(3, 3)).view(1, 1, 3, 3))
+            self.register_buffer("scratch", tf.zeros(2), persistent=False)
+
+    class TorchAttention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(4, 4)
+            self.register_buffer("bias", torch.tril(torch.ones(3, 3)).view(1, 1, 3, 3))
+            self.register_buffer("scratch", torch.zeros(2), persistent=False)
+
+    ours, theirs = Attention(), TorchAttention()
+    assert [n for n, _ in ours.named_buffers()] == [n for n, _ in theirs.named_buffers()] == ["bias", "scratch"]
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["bias", "proj.weight", "proj.bias"]
+    assert len(list(ours.parameters())) == 2 and ours.bias[:, :, :2, :2].shape == (1, 1, 2, 2)
+    state = ours.state_dict()
+    state["bias"] = np.zeros((1, 1, 3, 3), np.float32)
+    ours.load_state_dict(state)
+    assert ours.bias.sum().item() == 0
+    with pytest.raises(ValueError, match="missing: bias"):
+        ours.load_state_dict({k: v for k, v in state.items() if k != "bias"})
+    with pytest.raises(TypeError, match="a buffer is a tensor"):
+        ours.register_buffer("mask", np.ones(3))
+
+
+def test_init_functions_draw_from_the_seeded_generator_in_place():
+    lin = tf.nn.Linear(64, 32)
+    weight = lin.weight
+    tf.manual_seed(3)
+    tf.nn.init.normal_(lin.weight, mean=0.0, std=0.02)
+    tf.nn.init.zeros_(lin.bias)
+    drawn = lin.weight.numpy().copy()
+    assert np.array_equal(weight.numpy(), drawn) and weight.is_leaf and weight.requires_grad  # the same tensor
+    assert abs(drawn.std() - 0.02) < 0.002 and lin.bias.numpy().sum() == 0
+    tf.manual_seed(3)
+    np.testing.assert_array_equal(tf.nn.init.normal_(tf.zeros(32, 64), std=0.02).numpy(), drawn)
+    bound = math.sqrt(6.0 / (64 + 32))
+    w = tf.nn.init.xavier_uniform_(tf.zeros(32, 64)).numpy()
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+    assert tf.nn.init.calculate_gain("relu") == torch.nn.init.calculate_gain("relu")
+
+
+def test_grad_mode_device_and_random_helpers_read_as_torchs():
+    x = tf.randn(3, requires_grad=True)
+    with tf.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad and tf.is_grad_enabled()
+    with tf.inference_mode():
+        assert not (x * 2).requires_grad
+    assert x.device == "cpu" and x.device == tf.device("cpu") and str(x.device) == "cpu" and not tf.cuda.is_available()
+    assert x.to("cpu") is not None and x.cpu().shape == (3,) and x.detach().to("cpu", tf.float64).dtype == tf.float64
+    with pytest.raises(ValueError, match="device 'cuda' is not here"):
+        x.to("cuda")
+    with pytest.raises(ValueError, match="device 'mps' is not here"):
+        x.to(tf.device("mps"))
+    model = tf.nn.Linear(2, 2)
+    assert model.to("cpu") is model and model.to(tf.device("cpu")) is model
+    tf.manual_seed(5)
+    first = tf.randperm(10).tolist()
+    tf.manual_seed(5)
+    assert tf.randperm(10).tolist() == first and sorted(first) == list(range(10)) and first != list(range(10))
+    assert tf.get_default_dtype() == tf.float32

@@ -65,8 +65,14 @@ def test_indexing_errors_name_what_is_wrong():
         x[tf.tensor([0.0])]
     with pytest.raises(IndexError, match="a bool"):
         x[True]
-    with pytest.raises(TypeError, match="not changed in place"):
+    with pytest.raises(RuntimeError, match="requires a gradient and ops are being recorded"):  # a leaf, as torch
         x[0] = 1.0
+    with pytest.raises(IndexError, match="out of range"):
+        x.detach()[3] = 1.0
+    with pytest.raises(ValueError, match="does not broadcast"):
+        x.detach()[0] = np.ones(3)
+    with pytest.raises(ValueError, match="a float32 value does not go into this int64 tensor"):
+        tf.arange(3)[0] = 0.5
     assert x[::-1, 0].tolist() == [8.0, 4.0, 0.0]  # negative steps, as NumPy (torch refuses them)
 
 

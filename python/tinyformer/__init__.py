@@ -29,7 +29,8 @@ from ._core import (tensor, zeros, ones, full, zeros_like, ones_like, full_like,
                     var, std, max, min, argmax, argmin, t, unsqueeze, squeeze, flatten, broadcast_to, chunk, unbind,
                     stack, take, tril, triu, any, all, return_types, _dtype_name, clamp, clip, rsqrt, isclose,
                     allclose, gather, flip, topk, multinomial, remainder, floor_divide, einsum,
-                    from_numpy)
+                    from_numpy, sort, argsort, cumsum, logsumexp, norm, amax, amin, bmm, outer, index_select,
+                    nonzero, linspace, randperm, device)
 
 
 def __getattr__(name):
@@ -82,6 +83,28 @@ from .views import AttentionMap, RunReport, report  # noqa: E402
 __version__: str = _core.__version__  # the project's version (CMakeLists.txt), compiled into the module
 
 
+def get_default_dtype():
+    """float32: the dtype of a tensor made from Python floats and of the factories (as torch's default)."""
+    return float32
+
+
+class _Cuda:
+    """torch.cuda's questions, answered for a CPU library: no CUDA device here."""
+
+    @staticmethod
+    def is_available():
+        """False: tinyformer runs on the CPU."""
+        return False
+
+    @staticmethod
+    def device_count():
+        """0."""
+        return 0
+
+
+cuda = _Cuda()
+
+
 class no_grad(_core.no_grad):
     """Ops record nothing for backward (their results are constants): as a context manager, `with tf.no_grad():`,
     or as a decorator, `@tf.no_grad()` (each call of the function runs without grad), as torch.no_grad."""
@@ -93,3 +116,38 @@ class no_grad(_core.no_grad):
                 return fn(*args, **kwargs)
         return without_grad
 
+
+class inference_mode(no_grad):
+    """torch.inference_mode: no_grad (the library has no separate inference mode); a context manager or decorator.
+    inference_mode(False) records as usual."""
+
+    def __init__(self, mode=True):
+        super().__init__()
+        self._mode = mode
+
+    def __enter__(self):
+        if self._mode:
+            super().__enter__()
+
+    def __exit__(self, *exc):
+        if self._mode:
+            super().__exit__(*exc)
+
+
+class set_grad_enabled:
+    """torch.set_grad_enabled(mode): switches recording on or off from here on, and as a context manager restores the
+    previous mode at its end.
+
+        with tf.set_grad_enabled(is_train):
+            loss = model(x)
+    """
+
+    def __init__(self, mode):
+        self._previous = is_grad_enabled()
+        _core._set_grad_enabled(bool(mode))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _core._set_grad_enabled(self._previous)

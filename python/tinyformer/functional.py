@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "embedding", "layer_norm",
+__all__ = ["pad", "one_hot", "normalize", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax", "linear", "embedding", "layer_norm",
            "rms_norm", "dropout", "cross_entropy", "mse_loss", "scaled_dot_product_attention"]
 
 
@@ -170,3 +170,44 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     if is_causal:
         scores = _core.causal_mask(scores)
     return _core.matmul(_core.softmax(scores, -1), value)
+
+
+def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float = 0.0) -> Any:
+    """torch.nn.functional.pad with mode "constant": pad = (left, right) for the last dim, then (top, bottom) for the
+    one before, ...; value fills the new entries (the gradient reaches input's). Negative pads are refused."""
+    if mode != "constant":
+        raise ValueError(f"pad: mode {mode!r}: only 'constant' is here")
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: {list(pad)} must hold (before, after) pairs for at most {input.ndim} dims")
+    if any(int(p) < 0 for p in pad):
+        raise ValueError(f"pad: {list(pad)}: negative pads (cropping) are not here; slice the tensor instead")
+    out = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        before, after = int(pad[2 * i]), int(pad[2 * i + 1])
+        parts = []
+        for n in (before, after):
+            shape = list(out.shape)
+            shape[dim] = n
+            parts.append(_core.full(tuple(shape), value, dtype=out.dtype) if n else None)
+        out = _core.cat([p for p in (parts[0], out, parts[1]) if p is not None], dim)
+    return out
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Any:
+    """int64 [..., num_classes] with a 1 at each id (num_classes -1: the largest id + 1), as torch."""
+    ids = np.asarray(tensor)
+    if ids.dtype.kind not in "iu":
+        raise ValueError(f"one_hot: expected integer class ids, got dtype {ids.dtype}")
+    n = int(ids.max()) + 1 if num_classes < 0 and ids.size else num_classes
+    if ids.size and (ids.min() < 0 or ids.max() >= n):
+        raise ValueError(f"one_hot: ids must be in [0, {n}), got {int(ids.min())} to {int(ids.max())}")
+    return _core.tensor(np.eye(n, dtype=np.int64)[ids] if ids.size else np.zeros((*ids.shape, n), np.int64))
+
+
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:
+    """input / max(||input||_2 over dim, eps) (p=2 only), as torch.nn.functional.normalize."""
+    if p != 2:
+        raise ValueError(f"normalize: p={p}: only the 2-norm is here")
+    return input / _core.clamp(_core.norm(input, dim=dim, keepdim=True), min=eps)
+

@@ -406,12 +406,6 @@ class HookedTransformer:
         compute_head_results, from the cached z), as TransformerLens' cfg.use_attn_result."""
         self._hook_state()["use_attn_result"] = bool(use_attn_result)
 
-    def to(self, device_or_dtype: Any) -> "HookedTransformer":
-        """model.to("cpu") returns the model (tinyformer runs on the CPU); another device is a ValueError. A dtype:
-        build the model in it (tf.nn.GPT(config, dtype=...))."""
-        _check_cpu(device_or_dtype)
-        return self
-
     def _tokens(self, input: Any) -> np.ndarray:
         """Text (or a list of texts) or ids -> ids [batch, pos] (one row for a 1-D input)."""
         if isinstance(input, str) or (isinstance(input, (list, tuple)) and input and isinstance(input[0], str)):

@@ -9,11 +9,12 @@ get_lr), computed by the library.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, List
 
 from . import _core
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "TrainerSchedule"]
+__all__ = ["LRScheduler", "LambdaLR", "StepLR", "CosineAnnealingLR", "TrainerSchedule"]
 
 
 class LRScheduler:
@@ -68,6 +69,22 @@ class StepLR(LRScheduler):
 
     def get_lr(self) -> List[float]:
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """lr = eta_min + (base_lr - eta_min) (1 + cos(pi step / T_max)) / 2 (torch's CosineAnnealingLR, in its closed
+    form; past T_max the cosine goes on, as torch's)."""
+
+    def __init__(self, optimizer: Any, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:
+        if T_max < 1:
+            raise ValueError(f"CosineAnnealingLR: T_max {T_max} must be at least 1")
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        cosine = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+        return [self.eta_min + (base - self.eta_min) * cosine for base in self.base_lrs]
 
 
 class TrainerSchedule(LRScheduler):

@@ -22,14 +22,18 @@ import numpy as _np
 from . import _core
 from . import functional
 from . import lens as _lens
+from . import nn_init as init
+from . import nn_utils as utils
 from ._core import Tensor as _Tensor
 
 # `import tinyformer.nn.functional as F` finds it as torch's users write it (as os.path is found under os).
 _sys.modules[__name__ + ".functional"] = functional
+_sys.modules[__name__ + ".init"] = init
+_sys.modules[__name__ + ".utils"] = utils
 
 __all__ = ["Parameter", "Module", "Sequential", "ModuleList", "ModuleDict", "Linear", "Embedding", "LayerNorm",
            "RMSNorm", "CausalSelfAttention", "MLP", "Block", "GPT", "ReLU", "GELU", "SiLU", "Tanh", "Softmax",
-           "Dropout", "Identity", "HookPoint", "functional"]
+           "Dropout", "Identity", "HookPoint", "CrossEntropyLoss", "MSELoss", "functional", "init", "utils"]
 
 
 def Parameter(data: Any, requires_grad: bool = True, dtype: Any = "float32") -> _Tensor:
@@ -57,6 +61,7 @@ class Module:
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", _OrderedDict())
         object.__setattr__(self, "_modules", _OrderedDict())
+        object.__setattr__(self, "_buffers", _OrderedDict())  # name -> persistent (in state_dict)
         object.__setattr__(self, "training", True)
 
     def __getattr__(self, name: str) -> Any:
@@ -106,6 +111,57 @@ class Module:
             raise TypeError(f"register_parameter('{name}'): a parameter is a leaf tensor that requires a gradient, got "
                             f"{what}; wrap it: tf.nn.Parameter(value)")
         self.__setattr__(name, value)
+
+    def register_buffer(self, name: str, tensor: Optional[_Tensor], persistent: bool = True) -> None:
+        """Keeps `tensor` as the attribute `name`: not a parameter (no optimizer changes it), listed by
+        named_buffers(), and in state_dict() when persistent, as torch's buffers (nanoGPT's causal mask)."""
+        if not isinstance(name, str) or not name or "." in name:
+            raise TypeError(f"register_buffer: the name must be a non-empty string without '.', got {name!r}")
+        if tensor is not None and not isinstance(tensor, _Tensor):
+            raise TypeError(f"register_buffer('{name}'): a buffer is a tensor or None, got {type(tensor).__name__}")
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"register_buffer('{name}'): the name is a parameter or a module of this module already")
+        self.__dict__.setdefault("_buffers", _OrderedDict())[name] = bool(persistent)
+        object.__setattr__(self, name, tensor)
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, _Tensor]]:
+        """Every buffer (register_buffer), depth first, named as named_parameters() names parameters."""
+        for name in self.__dict__.get("_buffers", {}):
+            value = self.__dict__.get(name)
+            if value is not None:
+                yield prefix + name, value
+        if recurse:
+            for name, child in self._modules.items():
+                yield from child.named_buffers(prefix + name + ".")
+
+    def buffers(self, recurse: bool = True) -> Iterator[_Tensor]:
+        """The tensors of named_buffers()."""
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def _state_items(self, prefix: str = "") -> Iterator[Tuple[str, _Tensor]]:
+        """What state_dict() holds, in torch's order: each module's parameters, then its persistent buffers, then its
+        children's."""
+        for name, p in self._own_parameters():
+            yield prefix + name, p
+        for name, persistent in self.__dict__.get("_buffers", {}).items():
+            if persistent and self.__dict__.get(name) is not None:
+                yield prefix + name, self.__dict__[name]
+        for name, child in self._modules.items():
+            yield from child._state_items(prefix + name + ".")
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """model.to("cpu") (or a tf.device): the module itself, as every tensor is on the CPU; another device is a
+        ValueError. A dtype: build the module in it (dtype= of the library's modules)."""
+        for device in [*args, *kwargs.values()]:
+            if str(device).split(":")[0] != "cpu":
+                raise ValueError(f"to({device!r}): tinyformer runs on the CPU ('cpu'); a module's dtype is chosen "
+                                 f"when it is built (dtype=)")
+        return self
+
+    def cpu(self) -> "Module":
+        """The module itself: every tensor is on the CPU."""
+        return self
 
     def add_module(self, name: str, module: Optional["Module"]) -> None:
         """Registers `module` as the child `name` (torch's add_module): the same as an assignment."""
@@ -198,8 +254,8 @@ class Module:
         return self.train(False)
 
     def state_dict(self) -> "_OrderedDict[str, _np.ndarray]":
-        """A dict of NumPy arrays (copies), by parameter name."""
-        return _OrderedDict((name, _np.array(p.numpy())) for name, p in self.named_parameters())
+        """A dict of NumPy arrays (copies), by parameter and persistent buffer name, in torch's order."""
+        return _OrderedDict((name, _np.array(p.numpy())) for name, p in self._state_items())
 
     def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True) -> None:
         """Copies the arrays into the parameters in place, all or nothing: every missing or unexpected name, every
@@ -208,7 +264,7 @@ class Module:
         if not hasattr(state_dict, "items"):
             raise TypeError(f"load_state_dict: state_dict must be a dict of arrays by name, got "
                             f"{type(state_dict).__name__}")
-        params = dict(self.named_parameters())
+        params = dict(self._state_items())
         problems = []
         missing = [n for n in params if n not in state_dict]
         unexpected = [n for n in state_dict if n not in params]
@@ -445,6 +501,28 @@ class Identity(Module):
 
     def forward(self, x: Any) -> Any:
         return x
+
+
+class CrossEntropyLoss(Module):
+    """loss(input, target) = F.cross_entropy(input, target, ignore_index, reduction) (torch.nn.CrossEntropyLoss)."""
+
+    def __init__(self, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        super().__init__()
+        self.ignore_index, self.reduction, self.label_smoothing = ignore_index, reduction, label_smoothing
+
+    def forward(self, input: _Tensor, target: Any) -> _Tensor:
+        return functional.cross_entropy(input, target, self.ignore_index, self.reduction, self.label_smoothing)
+
+
+class MSELoss(Module):
+    """loss(input, target) = F.mse_loss(input, target, reduction) (torch.nn.MSELoss)."""
+
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input: _Tensor, target: Any) -> _Tensor:
+        return functional.mse_loss(input, target, reduction=self.reduction)
 
 
 class Dropout(Module):

@@ -164,6 +164,8 @@ Var<S> make_result(Array<S> value, const std::vector<Var<S>>& inputs, std::funct
 
 // Grad mode (thread-local). NoGradGuard switches it off for its scope.
 bool grad_enabled();
+// Switches grad mode for this thread from here on (torch.set_grad_enabled); a NoGradGuard restores what it found.
+void set_grad_enabled(bool on);
 class NoGradGuard {
  public:
   NoGradGuard();
