@@ -257,6 +257,51 @@ void bind_clipping(py::module_& m) {
       "optim::clip_grad_norm: scales every gradient so that their total 2-norm is at most max_norm; the total before");
 }
 
+// The library's optimizers (float32) under the names tinyformer/optim.py wraps.
+void bind_optimizers(py::module_& m) {
+  using Optimizer = optim::Optimizer<float>;
+  py::class_<Optimizer>(m, "_Optimizer")
+      .def("step", &Optimizer::step, Release())
+      .def("zero_grad", &Optimizer::zero_grad)
+      .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
+      .def_property_readonly("step_count", &Optimizer::step_count)
+      .def_property_readonly("name", &Optimizer::name)
+      .def("state_tensors",
+           [](const Optimizer& o) {
+             py::dict out;
+             for (const auto& [name, a] : o.state_tensors()) out[py::str(name)] = to_numpy_copy(a);
+             return out;
+           })
+      .def(
+          "load_state",
+          [](Optimizer& o, const py::dict& tensors, std::int64_t step_count) {
+            optim::NamedArrays<float> state;
+            for (const auto& [name, a] : tensors) state.emplace_back(py::cast<std::string>(name), to_array<float>(a));
+            o.load_state(state, step_count);
+          },
+          py::arg("tensors"), py::arg("step_count"),
+          "optim::Optimizer::load_state: the state tensors state_tensors() gave, and the step count (checked)");
+  py::class_<optim::SGD<float>, Optimizer>(m, "_SGD").def(
+      py::init([](const PyGroups& groups, double lr, double momentum, double dampening, bool nesterov) {
+        optim::SgdOptions o;
+        o.momentum = momentum;
+        o.dampening = dampening;
+        o.nesterov = nesterov;
+        return std::make_unique<optim::SGD<float>>(to_groups(groups), lr, o);
+      }),
+      py::arg("groups"), py::arg("lr"), py::arg("momentum"), py::arg("dampening"), py::arg("nesterov"));
+  py::class_<optim::Adam<float>, Optimizer>(m, "_Adam")
+      .def(py::init([](const PyGroups& groups, double lr, double beta1, double beta2, double eps) {
+             return std::make_unique<optim::Adam<float>>(to_groups(groups), lr, optim::AdamOptions{beta1, beta2, eps});
+           }),
+           py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"));
+  py::class_<optim::AdamW<float>, optim::Adam<float>>(m, "_AdamW")
+      .def(py::init([](const PyGroups& groups, double lr, double beta1, double beta2, double eps) {
+             return std::make_unique<optim::AdamW<float>>(to_groups(groups), lr, optim::AdamOptions{beta1, beta2, eps});
+           }),
+           py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"));
+}
+
 }  // namespace
 
 void bind_nn(py::module_& m) {
@@ -283,37 +328,7 @@ void bind_nn(py::module_& m) {
     });
   });
 
-  using Optimizer = optim::Optimizer<float>;
-  py::class_<Optimizer>(m, "_Optimizer")
-      .def("step", &Optimizer::step, Release())
-      .def("zero_grad", &Optimizer::zero_grad)
-      .def_property("lr", &Optimizer::lr, &Optimizer::set_lr)
-      .def_property_readonly("step_count", &Optimizer::step_count)
-      .def_property_readonly("name", &Optimizer::name)
-      .def("state_tensors", [](const Optimizer& o) {
-        py::dict out;
-        for (const auto& [name, a] : o.state_tensors()) out[py::str(name)] = to_numpy_copy(a);
-        return out;
-      });
-  py::class_<optim::SGD<float>, Optimizer>(m, "_SGD").def(
-      py::init([](const PyGroups& groups, double lr, double momentum, double dampening, bool nesterov) {
-        optim::SgdOptions o;
-        o.momentum = momentum;
-        o.dampening = dampening;
-        o.nesterov = nesterov;
-        return std::make_unique<optim::SGD<float>>(to_groups(groups), lr, o);
-      }),
-      py::arg("groups"), py::arg("lr"), py::arg("momentum"), py::arg("dampening"), py::arg("nesterov"));
-  py::class_<optim::Adam<float>, Optimizer>(m, "_Adam")
-      .def(py::init([](const PyGroups& groups, double lr, double beta1, double beta2, double eps) {
-             return std::make_unique<optim::Adam<float>>(to_groups(groups), lr, optim::AdamOptions{beta1, beta2, eps});
-           }),
-           py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"));
-  py::class_<optim::AdamW<float>, optim::Adam<float>>(m, "_AdamW")
-      .def(py::init([](const PyGroups& groups, double lr, double beta1, double beta2, double eps) {
-             return std::make_unique<optim::AdamW<float>>(to_groups(groups), lr, optim::AdamOptions{beta1, beta2, eps});
-           }),
-           py::arg("groups"), py::arg("lr"), py::arg("beta1"), py::arg("beta2"), py::arg("eps"));
+  bind_optimizers(m);
 
   // The trainer's learning-rate schedule (optim/schedule.hpp, nanoGPT's get_lr): the lr of a 0-based step.
   m.def(

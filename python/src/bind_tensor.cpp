@@ -248,6 +248,12 @@ void bind_dtype_conversions(py::class_<Tensor>& t) {
       .def(
           "contiguous", [](const py::object& self) { return self; },
           "self: every tinyformer tensor is a contiguous row-major buffer")
+      .def("__reduce__",
+           [](const Tensor& x) {  // pickle (tf.save): the values, requires_grad of a leaf, the dtype
+             const bool grad = visit(x, [](const auto& v) { return v.requires_grad() && v.node().is_leaf(); });
+             return py::make_tuple(py::module_::import("tinyformer.serialization").attr("_rebuild_tensor"),
+                                   py::make_tuple(to_numpy(x).attr("copy")(), grad, x.dtype()));
+           })
       .def("__copy__", &copy_of)
       .def(
           "__deepcopy__", [](const Tensor& x, const py::dict&) { return copy_of(x); }, py::arg("memo"));

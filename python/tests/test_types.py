@@ -11,7 +11,7 @@ import pytest
 import tinyformer as tf
 import tinyformer._core as core
 from tinyformer import (factored_matrix, functional, head_detector, lens, lr_scheduler, nn, nn_init, nn_utils, optim,
-                        patching, views)
+                        patching, serialization, views)
 
 
 def _stub():
@@ -47,7 +47,7 @@ def _public(module):
 
 
 @pytest.mark.parametrize("module", [nn, functional, optim, lr_scheduler, lens, patching, factored_matrix,
-                                    head_detector, nn_init, nn_utils, views],
+                                    head_detector, nn_init, nn_utils, serialization, views],
                          ids=lambda m: m.__name__)
 def test_every_public_name_has_a_docstring_and_annotations(module):
     missing = []

@@ -72,6 +72,7 @@ def gradcheck_params(fn, params, eps=1e-6, rtol=1e-5, atol=1e-8, raise_exception
 
 from . import nn, optim  # noqa: E402  (they use the names above)
 from .runs import train, load, heads, config_yaml, Stop  # noqa: E402
+from .serialization import save  # noqa: E402
 
 # ---- modules, TransformerLens' names, notebook views and the version (docs/python.md)
 import functools as _functools  # noqa: E402

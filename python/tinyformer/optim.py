@@ -113,6 +113,29 @@ class Optimizer:
         """"SGD", "Adam" or "AdamW"."""
         return self._impl.name
 
+    def state_dict(self) -> Dict[str, Any]:
+        """What load_state_dict() restores (torch's use, tinyformer's content): {"state": the state tensors by
+        "<kind>.<parameter name>" (NumPy copies), "step": step_count, "param_groups": each group's hyper-parameters}."""
+        return {"state": self.state_tensors(), "step": self.step_count,
+                "param_groups": [{k: v for k, v in g.items() if k != "params"} for g in self.param_groups]}
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        """Restores a state_dict() of an optimizer of the same kind over the same parameters: the state tensors (the
+        library checks their names and shapes, all or nothing), the step count and each group's hyper-parameters."""
+        if not isinstance(state_dict, dict) or not {"state", "step", "param_groups"} <= set(state_dict):
+            raise ValueError("load_state_dict: expected what state_dict() gives: a dict with 'state', 'step' and "
+                             "'param_groups'")
+        if len(state_dict["param_groups"]) != len(self.param_groups):
+            raise ValueError(f"load_state_dict: {len(state_dict['param_groups'])} param groups, this optimizer has "
+                             f"{len(self.param_groups)}")
+        for g, (group, saved) in enumerate(zip(self.param_groups, state_dict["param_groups"])):
+            fixed = [k for k, v in saved.items() if k != "lr" and k in group and group[k] != v]
+            if fixed:
+                raise ValueError(f"load_state_dict: param group {g}'s {fixed[0]!r} is {saved[fixed[0]]}, this "
+                                 f"optimizer's {group[fixed[0]]} (only lr can differ; nothing was loaded)")
+        self._impl.load_state(dict(state_dict["state"]), int(state_dict["step"]))
+        self.param_groups[0]["lr"] = state_dict["param_groups"][0].get("lr", self.lr)
+
     def state_tensors(self) -> Dict[str, Any]:
         """The per-parameter state as NumPy copies, named "<kind>.<parameter name>" (exp_avg.<p>, ...)."""
         return self._impl.state_tensors()

@@ -13,6 +13,7 @@ import yaml
 
 from . import _core
 from . import nn as _nn
+from . import serialization as _serialization
 
 _MAX_DEPTH = 32  # the library's config reader refuses deeper nesting: refused here first, without recursion
 
@@ -162,11 +163,20 @@ def config_yaml(config, overrides=None):
     return _core._config_yaml(name, text, _override_list(overrides))
 
 
-def load(checkpoint):
+def load(checkpoint, map_location=None, weights_only=True):
     """A trained model from a checkpoint.safetensors, opened with every check `tinyformer sample` makes: .config (the
     run's config, a dict), .vocabulary (its tf.Vocabulary), .vocab (the tokens, .vocabulary.tokens), .sample(),
-    .attention(), .heads(), .ablate(), .run_with_cache(), .run_with_hooks(); in eval mode."""
-    return Model(_core._TrainedModel(_path(checkpoint, "checkpoint")))
+    .attention(), .heads(), .ablate(), .run_with_cache(), .run_with_hooks(); in eval mode. A file that tf.save
+    wrote (or a binary file object) gives back what was saved, as torch.load (weights_only: see tf.save);
+    map_location is "cpu" or None."""
+    if map_location is not None and str(map_location).split(":")[0] != "cpu":
+        raise ValueError(f"load: map_location {map_location!r}: tinyformer runs on the CPU ('cpu')")
+    if hasattr(checkpoint, "read"):
+        return _serialization.load_object(checkpoint, weights_only)
+    path = _path(checkpoint, "checkpoint")
+    if os.path.isfile(path) and _serialization.is_saved_object(path):
+        return _serialization.load_object(path, weights_only)
+    return Model(_core._TrainedModel(path))
 
 
 def heads(checkpoint, ablate=False, prompt=None, batches=8, batch_size=64, ablate_mode="zero"):
