@@ -283,6 +283,15 @@ void bind_device(py::module_& m) {
 
 void bind_tensor(py::module_& m, py::class_<Tensor>& t) {
   bind_device(m);
+  m.def(
+      "_device_type",
+      [](const py::handle& device) -> py::object {
+        const std::optional<std::string> name = device_name(device);
+        return name ? py::object(py::str(*name)) : py::object(py::none());
+      },
+      py::arg("device"),
+      "The device a name or tf.device means ('cpu', 'cuda', ...; 'cuda:0' is 'cuda'), None for anything else: what "
+      "x.to(), Module.to(), ActivationCache.to() and tf.load's map_location check");
   bind_shape_properties(t);
   bind_value_exports(t);
   bind_dtype_conversions(t);

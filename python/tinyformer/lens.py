@@ -446,8 +446,9 @@ class HookedTransformer:
             cache["pattern", 0].shape           # (1, n_heads, pos, pos)
         """
         names = _filtered_names(self.hook_names(), names_filter)
-        out, acts = self._run(input, return_type, loss_per_token, names=names, cache_all=names is None)
-        cache = ActivationCache(acts, self, tokens=self._tokens(input))
+        ids = self._tokens(input)  # once: a prompt's encoding (and any warning of it) is not repeated
+        out, acts = self._run(ids, return_type, loss_per_token, names=names, cache_all=names is None)
+        cache = ActivationCache(acts, self, tokens=ids)
         if self._hook_state().get("use_attn_result") and any(k.endswith("attn.hook_z") for k in acts):
             cache.compute_head_results()
         if remove_batch_dim:
@@ -526,7 +527,7 @@ class HookedTransformer:
         state = self._hook_state()
         keep = [] if including_permanent else state["permanent"]
         state["added"] = [h for h in state["added"] if any(h is k for k in keep)]
-        state["permanent"] = [h for h in state["permanent"] if any(h is k for k in keep)]
+        state["permanent"] = list(keep)
         if clear_contexts:
             self._clear_contexts()
 
@@ -577,7 +578,7 @@ class HookPoint:
 
 
 def _check_cpu(device: Any) -> None:
-    if str(device) not in ("cpu", "device(type='cpu')"):
+    if _core._device_type(device) != "cpu":
         raise ValueError(f"to({device!r}): tinyformer runs on the CPU ('cpu'); a model's dtype is chosen when it is "
                          f"built (tf.nn.GPT(config, dtype=...))")
 

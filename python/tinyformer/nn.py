@@ -154,7 +154,7 @@ class Module:
         """model.to("cpu") (or a tf.device): the module itself, as every tensor is on the CPU; another device is a
         ValueError. A dtype: build the module in it (dtype= of the library's modules)."""
         for device in [*args, *kwargs.values()]:
-            if str(device).split(":")[0] != "cpu":
+            if _core._device_type(device) != "cpu":
                 raise ValueError(f"to({device!r}): tinyformer runs on the CPU ('cpu'); a module's dtype is chosen "
                                  f"when it is built (dtype=)")
         return self

@@ -169,7 +169,7 @@ def load(checkpoint, map_location=None, weights_only=True):
     .attention(), .heads(), .ablate(), .run_with_cache(), .run_with_hooks(); in eval mode. A file that tf.save
     wrote (or a binary file object) gives back what was saved, as torch.load (weights_only: see tf.save);
     map_location is "cpu" or None."""
-    if map_location is not None and str(map_location).split(":")[0] != "cpu":
+    if map_location is not None and _core._device_type(map_location) != "cpu":
         raise ValueError(f"load: map_location {map_location!r}: tinyformer runs on the CPU ('cpu')")
     if hasattr(checkpoint, "read"):
         return _serialization.load_object(checkpoint, weights_only)

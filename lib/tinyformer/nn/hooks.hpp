@@ -27,6 +27,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -83,12 +84,13 @@ struct HookScope {
   std::string prefix;
 
   explicit operator bool() const { return hooks != nullptr; }
-  Var<S> operator()(const std::string& name, const Var<S>& x) const {
-    return hooks ? hooks->apply(prefix + name, x) : x;
+  // The name is built only when there are hooks: the plain forward allocates nothing here.
+  Var<S> operator()(std::string_view name, const Var<S>& x) const {
+    return hooks ? hooks->apply(prefix + std::string(name), x) : x;
   }
   // Whether the activations inside `part` ("attn.": q, k, v, scores, pattern, z; "mlp.": pre, post) are needed as
   // tensors: the module runs its composed forward then instead of the fused one.
-  bool needs_parts(const std::string& part) const { return hooks && hooks->hooks_under(prefix + part); }
+  bool needs_parts(std::string_view part) const { return hooks && hooks->hooks_under(prefix + std::string(part)); }
 };
 
 extern template class Hooks<float>;

@@ -81,8 +81,9 @@ Var<S> Norm<S>::forward(const Var<S>& x) const {
 
 template <class S>
 Var<S> Norm<S>::forward(const Var<S>& x, const HookScope<S>& hooks, const char* name) const {
-  const std::string prefix(name), scale_name = prefix + "hook_scale";
   if (kind_ == config::Norm::none) return x;
+  if (!hooks) return forward(x);  // the plain forward: no hook names built
+  const std::string prefix(name), scale_name = prefix + "hook_scale";
   if (!hooks.needs_parts(scale_name)) return hooks(prefix + "hook_normalized", forward(x));
   const auto centre = [&] { return kind_ == config::Norm::layernorm ? sub(x, mean(x, -1, true)) : x; };
   Var<S> computed;
