@@ -20,17 +20,20 @@ namespace {
 
 using Release = py::call_guard<py::gil_scoped_release>;
 
-void set_requires_grad(const Tensor& x, bool on) {
+// On x.detach() or x.data, turning it on makes x a new leaf with a copy of the values (torch's would share them).
+void set_requires_grad(Tensor& x, bool on) {
   if (on && !x.is_floating())
     throw std::invalid_argument(
         fmt::format("only float tensors can require a gradient, not {} ones (as torch)", x.dtype()));
-  visit(x, [on](auto v) {
-    if (!v.node().is_leaf()) {
-      throw std::invalid_argument("requires_grad can only be changed on a leaf tensor (one made by tf.tensor), not "
-                                  "on an op's result");
-    }
-    v.set_requires_grad(on);
-  });
+  std::visit(
+      [on](auto& v) {
+        if (!v.is_leaf()) {
+          throw std::invalid_argument("requires_grad can only be changed on a leaf tensor (one made by tf.tensor), "
+                                      "not on an op's result");
+        }
+        v.set_requires_grad(on);
+      },
+      x.var);
 }
 
 void backward(const Tensor& x, const std::optional<py::array>& gradient, bool retain_graph) {
@@ -60,12 +63,12 @@ void bind_gradient_state(py::class_<Tensor>& t) {
       .def(
           "requires_grad_",
           [](const py::object& self, bool on) {
-            set_requires_grad(self.cast<const Tensor&>(), on);
+            set_requires_grad(self.cast<Tensor&>(), on);
             return self;
           },
           py::arg("requires_grad") = true, "Sets requires_grad on a leaf and returns it (as torch)")
       .def_property_readonly("is_leaf",
-                             [](const Tensor& x) { return visit(x, [](const auto& v) { return v.node().is_leaf(); }); })
+                             [](const Tensor& x) { return visit(x, [](const auto& v) { return v.is_leaf(); }); })
       .def_property_readonly("op", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.op(); }); })
       .def_property(
           "grad",
@@ -86,14 +89,9 @@ void bind_gradient_state(py::class_<Tensor>& t) {
       .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
       .def("zero_grad", [](Tensor& x) { visit(x, [](auto v) { v.zero_grad(); }); })
       .def("retain_grad", [](Tensor& x) { visit(x, [](auto v) { v.retain_grad(); }); })
-      .def(
-          "detach",
-          [](const Tensor& x) {
-            Tensor out = visit(x, [](const auto& v) { return Tensor(std::decay_t<decltype(v)>(v.value())); });
-            out.kind = x.kind;
-            return out;
-          },
-          "A new leaf holding a copy of the value, outside the graph");
+      .def("detach", &detached,
+           "The same values outside the graph, not copied (as torch): requires no gradient; a change in place through "
+           "it changes this tensor");
 }
 
 void bind_grad_mode(py::module_& m) {

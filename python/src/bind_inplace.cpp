@@ -5,8 +5,9 @@
 // In grad mode, an op's result that requires a gradient changes by becoming the changed result: its Python object
 // takes the new node, so every reference sees the change and the graph keeps the old node for the ops that read it
 // (torch records in-place ops on a non-leaf likewise). A leaf that requires a gradient is refused, as by torch,
-// except through x.data; so is writing a value that requires a gradient into x[...] (no differentiable scatter
-// here). Not checked, unlike torch: a constant changed in place after an op read it, before that op's backward.
+// except through x.data or x.detach() (the library's Var::detach(), the same values outside autograd); so is writing
+// a value that requires a gradient into x[...] (no differentiable scatter here). A change in place bumps the node's
+// version (Var::mutable_value), so a backward() through an op that read the old values is refused, as by torch.
 #include <cstring>
 #include <initializer_list>
 
@@ -26,7 +27,7 @@ bool requires_grad(const Tensor& x) {
 }
 
 void check_writable(const Tensor& x, const char* op) {
-  if (grad_enabled() && !x.data_alias && requires_grad(x))
+  if (grad_enabled() && requires_grad(x))
     throw std::runtime_error(fmt::format(
         "{}: this tensor requires a gradient and ops are being recorded, so it is not changed in place; do it under "
         "tf.no_grad() (an update by hand, an initialisation), on x.data, or make a new tensor (x = x.masked_fill(...))",
@@ -92,8 +93,8 @@ Tensor tensor_value(const py::handle& value, const Tensor& like, const char* op)
 // Python object takes the new node, so every reference sees it and the graph keeps the old one for earlier uses), as
 // torch's in-place ops on a non-leaf. A leaf that requires a gradient is refused (check_writable), as by torch.
 bool recorded_result(const Tensor& x, const char* op) {
-  if (!grad_enabled() || x.data_alias || !requires_grad(x)) return false;
-  if (visit(x, [](const auto& v) { return v.node().is_leaf(); })) check_writable(x, op);
+  if (!grad_enabled() || !requires_grad(x)) return false;
+  if (visit(x, [](const auto& v) { return v.is_leaf(); })) check_writable(x, op);
   return true;
 }
 
@@ -135,7 +136,7 @@ Tensor everywhere(const Tensor& x, const py::handle& value, const char* op) {
 // result x in grad mode or a value that requires a gradient, x becomes x op y with its graph (as torch records it).
 py::object augmented(const py::object& self, const py::object& other, const char* dunder, const char* op) {
   Tensor& x = self.cast<Tensor&>();
-  const bool grad_value = grad_enabled() && !x.data_alias && [&] {
+  const bool grad_value = grad_enabled() && [&] {
     py::detail::make_caster<Tensor> caster;
     return caster.load(other, false) && requires_grad(py::detail::cast_op<const Tensor&>(caster));
   }();
@@ -271,19 +272,12 @@ void bind_in_place(py::module_& /*m*/, py::class_<Tensor>& t) {
       "x[key] = value (NumPy's indexing; the value broadcast), in place: under tf.no_grad() or on a tensor that "
       "needs no gradient");
   t.def_property(
-      "data",
-      [](const Tensor& x) {
-        Tensor alias = x;
-        alias.data_alias = true;
-        return alias;
-      },
+      "data", &detached,
       [](const Tensor& x, const py::object& value) {
-        Tensor alias = x;
-        alias.data_alias = true;
-        write_at(alias, tensor_value(value, x, "data"), nullptr, "data");
+        write_at(detached(x), tensor_value(value, x, "data"), nullptr, "data");
       },
-      "The same values, outside autograd's checks: x.data changed in place (x.data.mul_(0.5), x.data += d) changes "
-      "x, as torch's .data");
+      "The same values outside autograd, not copied (as x.detach()): ops on it record nothing, and a change in place "
+      "(x.data.mul_(0.5), x.data += d) changes x, as torch's .data");
 }
 
 }  // namespace tf::python

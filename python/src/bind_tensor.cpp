@@ -131,9 +131,8 @@ void bind_value_exports(py::class_<Tensor>& t) {
 
 // A new leaf with a copy of the values, the dtype and (for a leaf) requires_grad: copy.copy and copy.deepcopy.
 Tensor copy_of(const Tensor& x) {
-  Tensor out = visit(x, [](const auto& v) {
-    return Tensor(std::decay_t<decltype(v)>(v.value(), v.requires_grad() && v.node().is_leaf()));
-  });
+  Tensor out = visit(
+      x, [](const auto& v) { return Tensor(std::decay_t<decltype(v)>(v.value(), v.requires_grad() && v.is_leaf())); });
   out.kind = x.kind;
   return out;
 }
@@ -250,7 +249,7 @@ void bind_dtype_conversions(py::class_<Tensor>& t) {
           "self: every tinyformer tensor is a contiguous row-major buffer")
       .def("__reduce__",
            [](const Tensor& x) {  // pickle (tf.save): the values, requires_grad of a leaf, the dtype
-             const bool grad = visit(x, [](const auto& v) { return v.requires_grad() && v.node().is_leaf(); });
+             const bool grad = visit(x, [](const auto& v) { return v.requires_grad() && v.is_leaf(); });
              return py::make_tuple(py::module_::import("tinyformer.serialization").attr("_rebuild_tensor"),
                                    py::make_tuple(to_numpy(x).attr("copy")(), grad, x.dtype()));
            })

@@ -37,7 +37,6 @@ DType dtype_of(const py::handle& dtype);
 struct Tensor {
   std::variant<Var<float>, Var<double>> var;
   DType kind = DType::float32;
-  bool data_alias = false;  // x.data: the same values, changed in place even while x is recorded (torch's .data)
 
   Tensor() = default;
   Tensor(Var<float> v) : var(std::move(v)) {}                                   // NOLINT(google-explicit-constructor)
@@ -104,6 +103,13 @@ template <class F>
 Tensor keeping_dtype(const Tensor& t, F&& f) {
   if (t.is_floating()) return visit(t, [&](const auto& v) { return Tensor(f(v)); });
   return Tensor(f(std::get<Var<double>>(t.var)), t.kind);
+}
+
+// x.detach() and x.data: the same values and dtype outside autograd, not copied (Var::detach()).
+inline Tensor detached(const Tensor& x) {
+  Tensor out = x;
+  std::visit([](auto& v) { v = v.detach(); }, out.var);
+  return out;
 }
 
 // A list of tensors in one storage (their promoted dtype): f(the vector of their Vars) with the GIL released, for cat,

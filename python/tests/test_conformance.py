@@ -113,6 +113,10 @@ STATEMENTS = [
     "with L.no_grad():\n    c = x.detach().clone(); c -= 0.5 * c; c[0, 0] = 3.0\nout = c * x",
     "logits = x.detach().clone()\nwith L.no_grad():\n    v, _ = L.topk(logits, 2)\n    logits[logits < v[:, [-1]]] = -float('inf')\nout = L.softmax(logits, dim=-1)",
     "y = x.clone(); z = y; y.mul_(3); out = z",
+    "d = x.detach(); out = x * d + d.exp()",
+    "e = L.zeros(3, 4, dtype=x.dtype); e.mul_(0.9).add_(x.data, alpha=0.1); out = e * y + (0.5 * p.data) * x",
+    "d = y.detach(); d[0, 0] = 5.0; out = y * x",
+    "h = L.tanh(x); out = h.detach() * h",
 ]
 
 
@@ -238,6 +242,40 @@ def test_a_leaf_that_requires_grad_is_not_changed_in_place_while_recording(code)
     with tf.no_grad():  # an update by hand: in place, and every reference sees it
         exec(code, dict(inputs, L=tf))  # noqa: S102
     assert not np.array_equal(inputs["x"].numpy(), before) or code == "x.mul_(2)" and not before.any()
+
+
+# An op reads c, then c changes in place, then backward: each reader against each way to change a value.
+READERS = ["x * c", "c * x + x", "L.matmul(x, c.T)", "x / (c.abs() + 1)", "(x * c).sum(-1)", "L.where(m, x, c) * c",
+           "L.tanh(c * x)", "c + x"]
+CHANGES = ["c.mul_(2)", "c += 1", "c[0, 0] = 3.0", "c.zero_()", "c.copy_(y.detach())", "c.data.add_(1)",
+           "c.detach().fill_(0)", "with L.no_grad():\n    c -= 0.5"]
+
+
+@pytest.mark.parametrize("change", CHANGES)
+@pytest.mark.parametrize("reader", READERS)
+def test_a_gradient_never_uses_values_changed_in_place_after_the_forward(reader, change):
+    def forward(lib, dtype=np.float64):
+        inputs = make_inputs("torch" if lib is torch else "tf", dtype)
+        scope = dict(inputs, L=lib)
+        scope["c"] = inputs["y"].detach().clone()
+        out = eval(reader, scope)  # noqa: S307 (the tables above)
+        return scope, inputs, out
+
+    def seed(out):
+        return np.random.default_rng(7).standard_normal(tuple(out.shape))
+
+    _, reference_inputs, out = forward(tf)
+    (out * tf.tensor(seed(out))).sum().backward()
+    reference = reference_inputs["x"].grad
+    scope, inputs, out = forward(tf)
+    exec(change, scope)  # noqa: S102
+    try:
+        (out * tf.tensor(seed(out))).sum().backward()
+    except RuntimeError as e:  # refused, and nothing reached the inputs
+        assert "was changed in place after" in str(e)
+        assert inputs["x"].grad is None
+    else:  # or the gradient of the values the forward read, never of the changed ones
+        np.testing.assert_allclose(inputs["x"].grad, reference, rtol=1e-12, err_msg=f"{reader}; {change}")
 
 
 def test_the_table_holds_at_least_100_expressions():

@@ -121,3 +121,58 @@ TEST_CASE("autograd: a large value used three times gets every gradient, copied 
     CHECK(x.grad() == expected);
   }
 }
+
+TEST_CASE("autograd: a backward through an op whose input changed in place since it was read is refused, unchanged",
+          "[autograd]") {
+  // Each way to change a value in place (mutable_value: optimizers, initialisers, Python's in-place ops) on each kind
+  // of input an op reads: a constant, a leaf that requires grad, and an op's result in the middle of the graph.
+  for (int which = 0; which < 3; ++which) {
+    CAPTURE(which);
+    Var<double> x(Array<double>{1.0, 2.0}, true);
+    Var<double> c(Array<double>{5.0, 7.0});
+    Var<double> h = exp(x);
+    Var<double> loss = sum(h * c + x * x);
+    sum(scale(x, 3.0)).backward();  // a gradient already in the leaf: the refused call must leave it as it is
+    Var<double> changed = which == 0 ? c : which == 1 ? x : h;
+    changed.mutable_value()(0) += 1.0;
+    try {
+      loss.backward();
+      FAIL("backward ran on values changed since the forward");
+    } catch (const std::runtime_error& e) {
+      CHECK_THAT(e.what(), Catch::Contains("was changed in place after") && Catch::Contains("read it"));
+    }
+    CHECK(x.grad()(0) == Approx(3.0));
+    CHECK(x.grad()(1) == Approx(3.0));
+  }
+  // Changed after the backward, or before the op read it: nothing to refuse.
+  Var<double> x(Array<double>{1.0, 2.0}, true);
+  x.mutable_value()(1) = 4.0;
+  Var<double> loss = sum(x * x);
+  loss.backward();
+  x.mutable_value()(0) = 0.0;
+  CHECK(x.grad()(1) == Approx(8.0));
+}
+
+TEST_CASE("autograd: a detached handle shares the values outside the graph", "[autograd]") {
+  Var<double> x(Array<double>{1.5, -2.0}, true);
+  Var<double> d = x.detach();
+  CHECK_FALSE(d.requires_grad());
+  CHECK(d.is_leaf());
+  CHECK(&d.value() == &x.value());  // not copied
+  // An op that reads it treats it as a constant: d(x * detach(x))/dx = x, not 2x.
+  Var<double> loss = sum(x * d);
+  loss.backward();
+  CHECK(x.grad()(0) == Approx(1.5));
+  CHECK(x.grad()(1) == Approx(-2.0));
+  CHECK_FALSE(d.has_grad());
+  CHECK_THROWS_AS(sum(d * d).backward(), std::logic_error);  // nothing in it requires a gradient
+  // A change through it is a change of x (and of x's version).
+  d.mutable_value()(0) = 9.0;
+  CHECK(x.value()(0) == 9.0);
+  // requires_grad on a detached handle makes it a new leaf (a copy): x is untouched by what reaches it.
+  Var<double> leaf = x.detach();
+  leaf.set_requires_grad(true);
+  sum(leaf * leaf).backward();
+  CHECK(leaf.grad()(0) == Approx(18.0));
+  CHECK(x.grad()(0) == Approx(1.5));
+}

@@ -16,6 +16,22 @@ namespace tf {
 namespace {
 thread_local bool g_grad_enabled = true;
 constexpr std::size_t kMinValuesPerPiece = std::size_t{1} << 14;  // as kernels::add_arrays: 64 KiB of floats
+
+// Refuses (before any gradient changes) a graph in which an op's input changed in place after the op read it: its
+// backward would read the new values. torch's rule, checked here for every input rather than only the saved ones.
+template <class S>
+void check_versions(const std::vector<Node<S>*>& order) {
+  for (const Node<S>* n : order)
+    for (std::size_t i = 0; i < n->inputs.size(); ++i) {
+      const Node<S>& in = *n->inputs[i];
+      if (in.version == n->input_versions[i]) continue;
+      throw std::runtime_error(fmt::format(
+          "backward(): input {} of '{}' (a {} value of shape {}) was changed in place after '{}' read it (version {}, "
+          "{} when read), so its gradient would use the new values; change it after backward(), or change a copy "
+          "(x.clone() in Python, a new Var in C++)",
+          i, n->op, in.op, shape_str(to_shape(in.value.shape())), n->op, in.version, n->input_versions[i]));
+    }
+}
 }  // namespace
 
 template <class S>
@@ -95,15 +111,44 @@ S Var<S>::item() const {
 }
 
 template <class S>
+Array<S>& Var<S>::mutable_value() {
+  Node<S>& n = checked();
+  ++n.version;
+  return n.value;
+}
+
+template <class S>
 Var<S>& Var<S>::set_requires_grad(bool on) {
-  if (!checked().is_leaf()) throw std::logic_error("set_requires_grad: only leaves (not op results) can change it");
+  if (!is_leaf()) throw std::logic_error("set_requires_grad: only leaves (not op results) can change it");
+  if (detached_) {
+    if (!on) return *this;
+    *this = Var<S>(node_->value, true);  // torch's x.detach().requires_grad_(): a new leaf (here with its own copy)
+    return *this;
+  }
   node_->requires_grad = on;
   return *this;
 }
 
 template <class S>
+Var<S> Var<S>::detach() const {
+  checked();
+  Var<S> out(node_);
+  out.detached_ = true;
+  return out;
+}
+
+template <class S>
+NodePtr<S> Var<S>::recorded_node() const {
+  const Node<S>& n = checked();
+  if (!detached_ || (!n.requires_grad && n.inputs.empty())) return node_;
+  auto copy = std::make_shared<Node<S>>();
+  copy->value = n.value;
+  return copy;
+}
+
+template <class S>
 const Array<S>& Var<S>::grad() const {
-  if (!checked().has_grad)
+  if (!has_grad())
     throw std::logic_error(
         fmt::format("grad(): no gradient has reached this {} value (shape {})", node_->op, shape_str(shape())));
   return node_->grad;
@@ -111,6 +156,7 @@ const Array<S>& Var<S>::grad() const {
 
 template <class S>
 Array<S>& Var<S>::mutable_grad() {
+  if (detached_) throw std::logic_error("mutable_grad(): a detached handle has no gradient (detach() leaves autograd)");
   if (!checked().has_grad) {
     node_->grad = xt::zeros<S>(node_->value.shape());
     node_->has_grad = true;
@@ -120,7 +166,9 @@ Array<S>& Var<S>::mutable_grad() {
 
 template <class S>
 void Var<S>::zero_grad() {
-  checked().grad = Array<S>();
+  checked();
+  if (detached_) return;  // a detached handle has no gradient to drop
+  node_->grad = Array<S>();
   node_->has_grad = false;
 }
 
@@ -142,9 +190,10 @@ void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
   if (node_->graph_released)
     throw std::logic_error("backward(): the graph behind this value was already released by an earlier backward(); "
                            "set BackwardOptions::retain_graph in the first call to differentiate the same graph twice");
-  if (!node_->requires_grad)
-    throw std::logic_error("backward(): this value does not require grad (no input of it requires grad, "
-                           "or it was computed inside a NoGradGuard)");
+  if (!requires_grad())
+    throw std::logic_error(detached_ ? "backward(): this value is detached (detach() or .data): it requires no grad"
+                                     : "backward(): this value does not require grad (no input of it requires grad, "
+                                       "or it was computed inside a NoGradGuard)");
 
   // Iterative post-order DFS over nodes that require grad: every node comes after all of its inputs.
   std::vector<Node<S>*> order;
@@ -162,6 +211,7 @@ void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
     }
   }
 
+  check_versions(order);
   // Op results start every sweep with no gradient (only leaves accumulate across calls).
   for (Node<S>* n : order)
     if (n->backward) {
@@ -195,6 +245,7 @@ void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
     if (!opts.retain_graph) {
       n->backward = nullptr;
       n->inputs.clear();
+      n->input_versions.clear();
       n->graph_released = true;
     }
   }
@@ -212,7 +263,11 @@ Var<S> make_result(Array<S> value, const std::vector<Var<S>>& inputs, std::funct
   if (needs) {
     node->requires_grad = true;
     node->inputs.reserve(inputs.size());
-    for (const auto& in : inputs) node->inputs.push_back(in.node_ptr());
+    node->input_versions.reserve(inputs.size());
+    for (const auto& in : inputs) {
+      node->inputs.push_back(in.recorded_node());
+      node->input_versions.push_back(node->inputs.back()->version);
+    }
     node->backward = std::move(backward);
   }
   if (profile::Profiler* profiler = profile::active()) profiler->end_forward_op(op);

@@ -11,6 +11,10 @@
 //   accumulate once more into the leaves). An op result's gradient is freed after the sweep unless
 //   retain_grad() was called on it; then it holds that latest sweep's gradient.
 // - Inside a NoGradGuard scope ops record nothing: results are constants.
+// - Every change of a node's values (mutable_value()) bumps its version. An op result records its inputs' versions,
+//   and backward() refuses, before it changes any gradient, a graph whose op read a value that changed since.
+// - detach() gives a handle on the same values outside autograd (torch's detach() and .data): no gradient, a leaf.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string_view>
@@ -35,8 +39,10 @@ struct Node {
   bool requires_grad = false;
   bool retain_grad = false;     // keep this op result's gradient after backward (leaves always keep theirs)
   bool graph_released = false;  // an op result whose graph a backward() already freed
+  std::uint32_t version = 0;    // how many times the values were changed in place (mutable_value())
   const char* op = "leaf";
   std::vector<NodePtr<S>> inputs;
+  std::vector<std::uint32_t> input_versions;  // each input's version when this op read it
   // Propagates self.grad into self.inputs (each input that requires grad), accumulating.
   std::function<void(Node& self)> backward;
 
@@ -117,16 +123,24 @@ class Var {
   // Every accessor below throws std::invalid_argument on an undefined (default-constructed) Var.
   bool defined() const { return node_ != nullptr; }
   const Array<S>& value() const { return checked().value; }
-  Array<S>& mutable_value() { return checked().value; }  // for optimizers and initialisers; not recorded
+  // For optimizers, initialisers and in-place changes: not recorded, and bumps the version, so that a backward()
+  // through an op that read the old values is refused rather than given the new ones.
+  Array<S>& mutable_value();
   Shape shape() const { return to_shape(checked().value.shape()); }
   std::size_t dim() const { return checked().value.dimension(); }
   std::size_t size(long axis) const;
   std::size_t numel() const { return checked().value.size(); }
   S item() const;  // the value of a one-element tensor
 
-  bool requires_grad() const { return checked().requires_grad; }
+  bool requires_grad() const { return !detached_ && checked().requires_grad; }
+  // On a detached handle, turning it on makes this handle a new leaf holding a copy of the values.
   Var& set_requires_grad(bool on);
-  bool has_grad() const { return checked().has_grad; }
+  bool has_grad() const { return !detached_ && checked().has_grad; }
+  bool is_leaf() const { return detached_ || checked().is_leaf(); }
+  // The same values outside autograd, not copied: requires no gradient and has none; an op that reads it records a
+  // constant (a copy of the values, when the node itself is part of a graph); a change through it changes this Var.
+  Var detach() const;
+  bool is_detached() const { return detached_; }
   const Array<S>& grad() const;  // throws std::logic_error when no gradient has reached this value
   Array<S>& mutable_grad();
   void zero_grad();  // drops the gradient (like PyTorch's set_to_none)
@@ -139,6 +153,9 @@ class Var {
 
   Node<S>& node() const { return checked(); }
   const NodePtr<S>& node_ptr() const { return node_; }
+  // The node an op result records for this input: the node itself, or for a detached handle on a node that is part
+  // of a graph, a constant holding a copy of its values (the graph must not reach the original through it).
+  NodePtr<S> recorded_node() const;
 
  private:
   Node<S>& checked() const {
@@ -147,6 +164,7 @@ class Var {
   }
   [[noreturn]] static void throw_undefined();
   NodePtr<S> node_;
+  bool detached_ = false;
 };
 
 // The precondition of every op on each tensor argument: throws std::invalid_argument naming `op` and `arg` when `v`
