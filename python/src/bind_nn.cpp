@@ -176,6 +176,10 @@ void bind_modules(py::module_& m, const std::string& suffix) {
   py::class_<Module>(m, name("_Module").c_str())
       .def("named_parameters", [](const Module& mod) { return named_tensors(mod.named_parameters()); })
       .def("named_children", &named_children<S>)
+      .def(
+          "set_parameter",
+          [](Module& mod, const std::string& pname, const Tensor& value) { mod.set_parameter(pname, value.as<S>()); },
+          py::arg("name"), py::arg("value"), "Module::set_parameter: this module then shares `value` (tying)")
       .def("num_parameters", &Module::num_parameters)
       .def("zero_grad", &Module::zero_grad)
       .def("train", &Module::train, py::arg("mode") = true)

@@ -435,3 +435,44 @@ def test_a_checkpoint_saved_and_loaded_resumes_training_bit_for_bit(tmp_path, rn
     assert tf.load(path, weights_only=False)["run"] is print
     with pytest.raises(ValueError, match="map_location 'cuda'"):
         tf.load(path, map_location="cuda")
+
+
+def test_tied_weights_as_nanogpt_ties_them_train_as_torchs(rng):
+    """nanoGPT's `self.transformer.wte.weight = self.lm_head.weight` between two library modules: one tensor, listed
+    once, saved under both names, and three AdamW steps that end at torch's weights."""
+    def build(lib):
+        class Tiny(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.wte = lib.nn.Embedding(7, 4)
+                self.lm_head = lib.nn.Linear(4, 7, bias=False)
+                self.wte.weight = self.lm_head.weight
+
+            def forward(self, ids):
+                return self.lm_head(self.wte(ids))
+        return Tiny()
+
+    ours, theirs = build(tf), build(torch)
+    weight = rng.standard_normal((7, 4)).astype(np.float32)
+    ours.load_state_dict({"wte.weight": weight, "lm_head.weight": weight})
+    with torch.no_grad():
+        theirs.lm_head.weight.copy_(torch.tensor(weight))
+    assert ours.wte.weight is ours.lm_head.weight and ours.lm_head.weight is ours.lm_head.weight
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()] == ["wte.weight"]
+    assert list(ours.state_dict()) == list(theirs.state_dict()) == ["wte.weight", "lm_head.weight"]
+    assert sum(p.numel() for p in ours.parameters()) == 28
+    ids = np.array([[1, 5, 2, 6], [0, 3, 3, 4]])
+    opt, topt = tf.optim.AdamW(ours.parameters(), lr=0.05), torch.optim.AdamW(theirs.parameters(), lr=0.05)
+    for _ in range(3):
+        for model, optimizer, lib in ((ours, opt, tf), (theirs, topt, torch)):
+            optimizer.zero_grad()
+            logits = model(lib.tensor(ids))
+            lib.nn.functional.cross_entropy(logits.reshape(-1, 7), lib.tensor(np.roll(ids, -1).reshape(-1))).backward()
+            optimizer.step()
+    np.testing.assert_allclose(ours.wte.weight.numpy(), theirs.wte.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert np.abs(ours.wte.weight.numpy() - weight).max() > 1e-2  # it moved
+    # a value that cannot be this parameter is refused, with nothing changed
+    for bad in (tf.randn(7, 4), tf.nn.Parameter(np.zeros((4, 7))), tf.nn.Parameter(np.zeros((7, 4)), dtype="float64")):
+        with pytest.raises(ValueError):
+            ours.lm_head.weight = bad
+        assert ours.lm_head.weight is ours.wte.weight

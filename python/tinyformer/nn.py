@@ -179,13 +179,24 @@ class Module:
     def _own_parameters(self) -> Iterable[Tuple[str, _Tensor]]:
         return self._parameters.items()
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, _Tensor]]:
-        """Every parameter, depth first, named "child.grandchild.param" (nanoGPT's state_dict names)."""
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[Tuple[str, _Tensor]]:
+        """Every parameter, depth first, named "child.grandchild.param" (nanoGPT's state_dict names); a parameter
+        that two modules share (tied weights) once, under its first name, unless remove_duplicate=False (as torch)."""
+        seen: set = set()
+        for name, p in self._named_parameters_all(prefix, recurse):
+            if remove_duplicate:
+                if id(p) in seen:
+                    continue
+                seen.add(id(p))
+            yield name, p
+
+    def _named_parameters_all(self, prefix: str, recurse: bool) -> Iterator[Tuple[str, _Tensor]]:
         for name, p in self._own_parameters():
             yield prefix + name, p
         if recurse:
             for name, child in self._modules.items():
-                yield from child.named_parameters(prefix + name + ".")
+                yield from child._named_parameters_all(prefix + name + ".", True)
 
     def parameters(self, recurse: bool = True) -> Iterator[_Tensor]:
         """The tensors of named_parameters()."""
@@ -581,21 +592,28 @@ class _Wrapped(Module):
         return "float64" if type(self._impl).__name__.endswith("64") else "float32"
 
     def _own_parameters(self) -> List[Tuple[str, _Tensor]]:
-        return [(n, p) for n, p in self._impl.named_parameters() if "." not in n]
-
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, _Tensor]]:
-        if not recurse:
-            yield from ((prefix + n, p) for n, p in self._own_parameters())
-            return
-        for name, p in self._impl.named_parameters():  # one walk of the library's tree, in its order
-            yield prefix + name, p
+        """This module's own parameters, the same Python objects every time (m.weight is m.weight, as torch)."""
+        own = self.__dict__.get("_own")
+        if own is None:
+            own = [(n, p) for n, p in self._impl.named_parameters() if "." not in n]
+            object.__setattr__(self, "_own", own)
+        return own
 
     def train(self, mode: bool = True) -> "_Wrapped":
         self._impl.train(bool(mode))
         return super().train(mode)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in self._modules or name in dict(self._own_parameters()):
+        """A parameter takes another module's (weight tying, nanoGPT's `self.transformer.wte.weight =
+        self.lm_head.weight`): the library's module then shares it (Module::set_parameter; a ValueError, with nothing
+        changed, for a value that is not a parameter or whose shape or dtype differ). A sub-module cannot be
+        replaced."""
+        own = self._own_parameters()
+        if any(n == name for n, _ in own):
+            self._impl.set_parameter(name, value)
+            object.__setattr__(self, "_own", [(n, value if n == name else p) for n, p in own])
+            return
+        if name in self._modules:
             raise AttributeError(f"{type(self).__name__}.{name} is a part of the library's module and cannot be "
                                  f"replaced; change its values in place (load_state_dict)")
         super().__setattr__(name, value)

@@ -133,7 +133,7 @@ TrainingState read_training_state(const io::SafetensorsFile& file) {
 void save_checkpoint(const std::string& path, const nn::GPT<float>& model, const optim::Optimizer<float>* optimizer,
                      const TrainingState& state) {
   io::SafetensorsWriter writer;
-  for (const auto& [name, p] : model.named_parameters()) writer.add(name, p.value());
+  for (const auto& [name, p] : model.named_parameters(false)) writer.add(name, p.value());
   if (optimizer) {
     for (const auto& [name, t] : optimizer->state_tensors()) writer.add(kOptimizerPrefix + name, t);
     writer.set_metadata("tinyformer.optimizer", optimizer->name());
@@ -185,7 +185,7 @@ std::string weight_mismatch_message(const io::SafetensorsFile& file, const std::
 }
 
 void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& model) {
-  const auto params = model.named_parameters();
+  const auto params = model.named_parameters(false);  // every name, a tied weight under each (torch's state_dict)
   std::vector<nn::ParameterShape> expected;
   for (const auto& [name, p] : params) expected.push_back({name, p.shape()});
   const std::vector<std::string> problems = weight_problems(file, expected);
@@ -200,7 +200,7 @@ void load_model_weights(const io::SafetensorsFile& file, nn::Module<float>& mode
       throw std::invalid_argument(fmt::format("{}: {}", file.path(), bad));
   }
   std::size_t i = 0;
-  for (auto& [name, p] : model.named_parameters()) p.mutable_value() = std::move(values[i++]);
+  for (auto& [name, p] : model.named_parameters(false)) p.mutable_value() = std::move(values[i++]);
 }
 
 void load_optimizer_state(const io::SafetensorsFile& file, optim::Optimizer<float>& optimizer) {
@@ -286,7 +286,7 @@ LoadedGPT load_gpt(const std::string& path) {
 namespace {
 // The module's parameters, or std::invalid_argument when it has none (its members were never registered).
 nn::NamedParams<float> parameters_to_carry(const std::string& path, const nn::Module<float>& model, const char* what) {
-  nn::NamedParams<float> params = model.named_parameters();
+  nn::NamedParams<float> params = model.named_parameters(false);
   if (params.empty())
     throw std::invalid_argument(fmt::format("tf::{}({}): the module has no parameters; register its layers with "
                                             "register_module and its tensors with register_parameter in its "

@@ -27,40 +27,43 @@ Linear<S>::Linear(std::size_t in_features, std::size_t out_features, bool bias, 
     : in_(in_features), out_(out_features) {
   check_positive(in_features, "Linear", "in_features");
   check_positive(out_features, "Linear", "out_features");
-  weight_ = this->register_parameter("weight", init_weight<S>(init, out_features, in_features, rng));
-  if (bias) bias_ = this->register_parameter("bias", xt::zeros<S>({out_features}));
+  weight_ = &this->register_parameter("weight", init_weight<S>(init, out_features, in_features, rng));
+  if (bias) bias_ = &this->register_parameter("bias", xt::zeros<S>({out_features}));
 }
 
 template <class S>
 Var<S> Linear<S>::forward(const Var<S>& x) const {
-  return linear(x, weight_, bias_);  // [..., in] x [out, in]^T + [out] -> [..., out]
+  return linear(x, *weight_, bias_ ? *bias_ : Var<S>());  // [..., in] x [out, in]^T + [out] -> [..., out]
 }
 
 template <class S>
 Var<S> Linear<S>::forward_gelu(const Var<S>& x) const {
-  return linear_gelu(x, weight_, bias_);
+  return linear_gelu(x, *weight_, bias_ ? *bias_ : Var<S>());
 }
 
 template <class S>
 Embedding<S>::Embedding(std::size_t num_embeddings, std::size_t dim, Rng& rng) {
   check_positive(num_embeddings, "Embedding", "num_embeddings");
   check_positive(dim, "Embedding", "dim");
-  weight_ = this->register_parameter("weight", normal<S>({num_embeddings, dim}, 0.0, 0.02, rng));
+  weight_ = &this->register_parameter("weight", normal<S>({num_embeddings, dim}, 0.0, 0.02, rng));
 }
 
 template <class S>
 Var<S> Embedding<S>::forward(const IndexArray& ids) const {
-  return embedding(weight_, ids);
+  return embedding(*weight_, ids);
 }
 
 template <class S>
 Norm<S>::Norm(std::size_t dim, const NormOptions& options) : kind_(options.kind) {
   check_positive(dim, "Norm", "dim");
   if (kind_ == config::Norm::none) return;  // the identity: no parameters
-  weight_ = this->register_parameter("weight", xt::ones<S>({dim}));
+  weight_ = &this->register_parameter("weight", xt::ones<S>({dim}));
   if (kind_ == config::Norm::rmsnorm) return;
   // Without a learnable bias the shift is a constant zero (nanoGPT's LayerNorm(bias=False)).
-  bias_ = options.bias ? this->register_parameter("bias", xt::zeros<S>({dim})) : Var<S>(xt::zeros<S>({dim}));
+  if (options.bias)
+    bias_ = &this->register_parameter("bias", xt::zeros<S>({dim}));
+  else
+    zero_bias_ = Var<S>(xt::zeros<S>({dim}));
 }
 
 template <class S>
@@ -70,13 +73,13 @@ template <class S>
 Var<S> Norm<S>::forward(const Var<S>& x) const {
   switch (kind_) {
     case config::Norm::rmsnorm:
-      return rms_norm(x, weight_);
+      return rms_norm(x, *weight_);
     case config::Norm::none:
       return x;
     case config::Norm::layernorm:
       break;
   }
-  return layer_norm(x, weight_, bias_);
+  return layer_norm(x, *weight_, bias());
 }
 
 template <class S>
@@ -95,8 +98,8 @@ Var<S> Norm<S>::forward(const Var<S>& x, const HookScope<S>& hooks, const char* 
   const Var<S> scale = hooks(scale_name, computed);
   if (scale.node_ptr() == computed.node_ptr())  // read, not replaced: the fused op, bit for bit
     return hooks(prefix + "hook_normalized", forward(x));
-  const Var<S> y = mul(div(centre(), scale), weight_);
-  return hooks(prefix + "hook_normalized", bias_.defined() ? add(y, bias_) : y);
+  const Var<S> y = mul(div(centre(), scale), *weight_);
+  return hooks(prefix + "hook_normalized", kind_ == config::Norm::layernorm ? add(y, bias()) : y);
 }
 
 template class Linear<float>;

@@ -22,13 +22,14 @@ class Linear : public Module<S> {
   Linear(std::size_t in_features, std::size_t out_features, bool bias, InitScheme init, Rng& rng);
   Var<S> forward(const Var<S>& x) const;
   Var<S> forward_gelu(const Var<S>& x) const;  // gelu(forward(x)) as one fused op
-  Var<S>& weight() { return weight_; }
+  Var<S>& weight() { return *weight_; }
   std::size_t in_features() const { return in_; }
   std::size_t out_features() const { return out_; }
 
  private:
   std::size_t in_, out_;
-  Var<S> weight_, bias_;
+  Var<S>* weight_ = nullptr;  // where Module keeps the parameters (set_parameter can replace them)
+  Var<S>* bias_ = nullptr;    // null without a bias
 };
 
 // Token ids [...] -> rows of weight [num, dim] -> [..., dim]. Weight N(0, 0.02^2).
@@ -37,10 +38,10 @@ class Embedding : public Module<S> {
  public:
   Embedding(std::size_t num_embeddings, std::size_t dim, Rng& rng);
   Var<S> forward(const IndexArray& ids) const;
-  Var<S>& weight() { return weight_; }
+  Var<S>& weight() { return *weight_; }
 
  private:
-  Var<S> weight_;
+  Var<S>* weight_ = nullptr;  // where Module keeps it (set_parameter can replace it)
 };
 
 // A Norm's settings; the defaults are the model section's (LayerNorm with a bias).
@@ -69,8 +70,11 @@ class Norm : public Module<S> {
   Var<S> forward(const Var<S>& x, const HookScope<S>& hooks, const char* name) const;
 
  private:
+  const Var<S>& bias() const { return bias_ ? *bias_ : zero_bias_; }
   config::Norm kind_;
-  Var<S> weight_, bias_;
+  Var<S>* weight_ = nullptr;  // where Module keeps the parameters; null for norm none
+  Var<S>* bias_ = nullptr;    // null for RMSNorm and a LayerNorm without a learnable bias
+  Var<S> zero_bias_;          // the constant zero shift of LayerNorm(bias=false)
 };
 
 // PyTorch's names for the two kinds, over the last axis of width `dim`: LayerNorm<S>(dim) is torch.nn.LayerNorm(dim)

@@ -1,5 +1,6 @@
 #include "tinyformer/nn/module.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -7,9 +8,10 @@
 namespace tf::nn {
 
 template <class S>
-NamedParams<S> Module<S>::named_parameters() const {
+NamedParams<S> Module<S>::named_parameters(bool remove_duplicate) const {
   NamedParams<S> out;
-  collect("", out);
+  std::vector<const Node<S>*> seen;
+  collect("", out, remove_duplicate ? &seen : nullptr);
   return out;
 }
 
@@ -23,9 +25,31 @@ Module<S>& Module<S>::live(const std::string& path, const Child& child) {
 }
 
 template <class S>
-void Module<S>::collect(const std::string& prefix, NamedParams<S>& out) const {
-  for (const auto& [name, p] : params_) out.emplace_back(prefix + name, p);
-  for (const auto& [name, child] : children_) live(prefix + name, child).collect(prefix + name + ".", out);
+void Module<S>::collect(const std::string& prefix, NamedParams<S>& out, std::vector<const Node<S>*>* seen) const {
+  for (const auto& [name, p] : params_) {
+    if (seen) {
+      if (std::find(seen->begin(), seen->end(), &p.node()) != seen->end()) continue;  // shared: its first name only
+      seen->push_back(&p.node());
+    }
+    out.emplace_back(prefix + name, p);
+  }
+  for (const auto& [name, child] : children_) live(prefix + name, child).collect(prefix + name + ".", out, seen);
+}
+
+template <class S>
+void Module<S>::set_parameter(const std::string& name, const Var<S>& value) {
+  auto own = std::find_if(params_.begin(), params_.end(), [&](const auto& p) { return p.first == name; });
+  if (own == params_.end())
+    throw std::invalid_argument(fmt::format("set_parameter: this module has no parameter '{}'", name));
+  if (!value.defined() || !value.is_leaf() || !value.requires_grad())
+    throw std::invalid_argument(
+        fmt::format("set_parameter('{}'): the value must be a parameter (a leaf that requires a "
+                    "gradient), as another module's weight is",
+                    name));
+  if (value.shape() != own->second.shape())
+    throw std::invalid_argument(fmt::format("set_parameter('{}'): shape {} differs from the parameter's {}", name,
+                                            shape_str(value.shape()), shape_str(own->second.shape())));
+  own->second = value;
 }
 
 template <class S>
@@ -84,7 +108,7 @@ void check_name(const std::string& name, const char* what, const Taken& taken) {
 }  // namespace
 
 template <class S>
-Var<S> Module<S>::register_parameter(const std::string& name, Array<S> value) {
+Var<S>& Module<S>::register_parameter(const std::string& name, Array<S> value) {
   check_name(name, "register_parameter", params_);
   check_name(name, "register_parameter", children_);
   if (value.size() == 0)
