@@ -56,7 +56,8 @@ std::vector<TensorIndex> subscript(const py::handle& key) {
       throw py::index_error(fmt::format("entry {} of the subscript is a bool; index with ints, slices, None, ..., or "
                                         "integer / bool arrays",
                                         i));
-    } else if (PyIndex_Check(item.ptr()) && !py::isinstance<Tensor>(item)) {
+    } else if (PyIndex_Check(item.ptr()) && !py::isinstance<Tensor>(item) && !py::isinstance<py::array>(item)) {
+      // (a NumPy array has __index__ too, for its one-element integer arrays: it is an array index here, as in torch)
       out.emplace_back(py::cast<long>(item));
     } else {
       out.push_back(array_index(item, i));

@@ -36,6 +36,8 @@ INPUTS = {
 CASES = [
     # ---- indexing: basic (integers, negative ones, slices, steps, Ellipsis, None), advanced (integer arrays, masks)
     "x[0]", "x[-1]", "x[1, 2]", "x[-1, -2]", "x[:, 1:3]", "x[..., -1]", "x[::2]", "x[:, ::3]", "x[1:, :-1]",
+    "x[np.array([0, 2])]", "x[np.arange(3), np.array([1, 0, 3])]", "b3[np.arange(2), -1, np.array([3, 0])]",
+    "x[np.array([2, 0]), 1:]", "x[np.int64(1)]",
     "x[-2:]", "x[:, -3:-1]", "x[None]", "x[:, None, :]", "x[..., None]", "x[0, ..., 1]", "x[0][1]", "b3[0, :, 1]",
     "b3[..., 1:3]", "b3[1, ::2, ::2]", "x[None, ..., None]", "x[[0, 2]]", "x[[2, 0, 2]]", "x[:, [1, 1, 0]]",
     "x[[0, 1], [2, 0]]", "x[ids[:3]]", "x[:, ids]", "x[m]", "x[x > 0.5]", "x[:, mrow]", "b3[:, [0, 2], 1:]",
