@@ -46,18 +46,18 @@ py::list named_tensors(const nn::NamedParams<S>& params) {
   return out;
 }
 
-// A Python hook as the library's: fn(activation, name) gets a NumPy copy of the activation and returns a replacement
-// (anything np.asarray takes), or None to go on with its copy, as fn left it (TransformerLens' `z[:, :, h] = 0`
-// writes in place). What holds the activation's own bits is the activation itself: its gradient kept, and the
-// modules' fused paths (a norm's scale that was only read). The GIL is taken again inside: the forward runs without
-// it.
+// A Python hook as the library's: fn(activation, name) gets a copy of the activation (a tensor outside the graph, as
+// TransformerLens' hooks get one) and returns a replacement (a tensor or anything np.asarray takes), or None to go on
+// with its copy, as fn left it (TransformerLens' `z[:, :, h] = 0` writes in place). What holds the activation's own
+// bits is the activation itself: its gradient kept, and the modules' fused paths (a norm's scale that was only read).
+// The GIL is taken again inside: the forward runs without it.
 template <class S>
 typename nn::Hooks<S>::Fn python_hook(py::function fn) {
   return [fn = std::move(fn)](const Var<S>& activation, const std::string& name) {
     py::gil_scoped_acquire gil;
-    py::array_t<S> copy = to_numpy_copy(activation.value());
+    const py::object copy = py::cast(Tensor(Var<S>(activation.value())));
     const py::object out = fn(copy, name);
-    Array<S> result = to_array<S>(out.is_none() ? py::object(copy) : out);
+    Array<S> result = to_array<S>(out.is_none() ? copy : out);
     const Array<S>& value = activation.value();
     const bool same =
         result.shape() == value.shape() && std::memcmp(result.data(), value.data(), value.size() * sizeof(S)) == 0;
@@ -65,7 +65,7 @@ typename nn::Hooks<S>::Fn python_hook(py::function fn) {
   };
 }
 
-// (logits [B,T,V] as a tensor, the activations by hook name as NumPy copies) of the forward with Python hooks
+// (logits [B,T,V], the activations by hook name, each a tensor outside the graph) of the forward with Python hooks
 // [(name, fn)] (python_hook), then a cache: of every activation (`cache_all`), of those in `names`, or none
 // (nn::Hooks::cache_into). A cache records what the hooks left; a forward whose names stay outside attention's and
 // the MLP's insides keeps the fused kernels (TransformerLens' names_filter).
@@ -87,7 +87,7 @@ py::tuple run_hooked(nn::GPT<S>& g, const py::object& ids, const std::vector<std
   }
   py::dict out;
   for (const auto& name : g.hook_names())
-    if (auto it = cache.find(name); it != cache.end()) out[py::str(name)] = to_numpy_copy(it->second);
+    if (auto it = cache.find(name); it != cache.end()) out[py::str(name)] = Tensor(Var<S>(std::move(it->second)));
   return py::make_tuple(Tensor(logits), out);
 }
 

@@ -82,8 +82,8 @@ def test_each_weight_recomputes_its_hook_from_the_cached_input(variant, rng):
         x = _norm(block.ln1, cache["resid_pre", l])
         np.testing.assert_allclose(x, cache["normalized", l, "ln1"], rtol=1e-10, atol=1e-12)
         stream = cache["resid_pre", l]
-        centred = stream - stream.mean(-1, keepdims=True) if m.cfg.normalization_type == "LN" else stream
-        np.testing.assert_allclose(np.sqrt((centred ** 2).mean(-1, keepdims=True) + 1e-5), cache["scale", l, "ln1"],
+        centred = stream - stream.mean(-1, keepdim=True) if m.cfg.normalization_type == "LN" else stream
+        np.testing.assert_allclose(np.sqrt((centred ** 2).mean(-1, keepdim=True) + 1e-5), cache["scale", l, "ln1"],
                                    rtol=1e-12)
         q = np.einsum("btc,hcd->bthd", x, W_Q[l]) + b_Q[l]
         k = np.einsum("btc,hcd->bthd", x, W_K[l]) + b_K[l]
@@ -275,7 +275,7 @@ def test_a_hook_that_writes_in_place_ablates_as_one_that_returns_the_ablated_cop
         z[:, :, 1] = 0  # TransformerLens' habit: no return value
 
     def zero_head_copy(z, hook):
-        out = z.copy()
+        out = z.clone()
         out[:, :, 1] = 0
         return out
 
@@ -424,7 +424,7 @@ def test_patching_puts_the_clean_activation_in_one_place_at_a_time(rng):
     assert resid.shape == (2, 9)
     for layer, pos in [(0, 0), (1, 8), (1, 4)]:
         def swap(x, hook, pos=pos, layer=layer):
-            out = x.copy()
+            out = x.clone()
             out[:, pos] = clean_cache["resid_pre", layer][:, pos]
             return out
         manual = metric(m.run_with_hooks(corrupted, fwd_hooks=[(f"blocks.{layer}.hook_resid_pre", swap)]))
@@ -474,7 +474,7 @@ def test_detect_head_scores_each_heads_share_of_attention_on_the_pattern(rng):
     abs_scores = hd.detect_head(m, tokens, mine, error_measure="abs", exclude_bos=True)
     diff = np.abs(cache["pattern", 0][0, 2] - mine)
     diff[:, 0] = 0
-    assert abs_scores[0, 2] == 1 - round(diff.mean() * 6, 3)
+    assert abs_scores[0, 2] == 1 - round(float(diff.mean()) * 6, 3)
     some = hd.detect_head(m, tokens, "previous_token_head", heads=[(0, 1), (1, 2)], cache=cache)
     assert (some == -1).sum() == 6 and some[0, 1] == hd.detect_head(m, tokens, "previous_token_head")[0, 1]
     with pytest.raises(ValueError, match="lower-triangular"):
@@ -510,3 +510,45 @@ def test_a_replaced_norm_scale_divides_the_stream_and_a_read_one_changes_nothing
     bias = _np(params["bias"]) if "bias" in params else 0
     final = (cache["ln_final.hook_normalized"] - bias) / 2 + bias
     np.testing.assert_allclose(doubled, final @ _np(m.W_U), rtol=1e-10, atol=1e-12)
+
+
+def test_logits_cache_entries_and_hook_arguments_take_torchs_methods(rng):
+    """What a TransformerLens notebook does with them: torch's methods (dim=, keepdim=, clone), each against NumPy on
+    the same values; outside the graph; the cache gives the same object each time, and a change to it is the cache's."""
+    m = _model("gpt2")
+    ids = _ids(rng)
+    logits, cache = m.run_with_cache(ids)
+    assert isinstance(logits, tf.Tensor) and not logits.requires_grad
+    arr = _np(logits)
+    shifted = arr - arr.max(-1, keepdims=True)
+    np.testing.assert_allclose(logits.log_softmax(dim=-1), shifted - np.log(np.exp(shifted).sum(-1, keepdims=True)),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(logits.argmax(dim=-1), arr.argmax(-1))
+    values, indices = logits[0, -1].topk(3)
+    np.testing.assert_array_equal(indices, np.argsort(-arr[0, -1], kind="stable")[:3])
+    pattern = cache["pattern", 0]
+    assert pattern is cache["blocks.0.attn.hook_pattern"] and not pattern.requires_grad
+    np.testing.assert_allclose(pattern.mean(dim=0), _np(pattern).mean(0), rtol=1e-12)
+    np.testing.assert_allclose(pattern.sum(dim=-1), np.ones((2, 4, 9)), rtol=1e-12)
+    np.testing.assert_allclose(cache["z", 1].norm(dim=-1), np.linalg.norm(_np(cache["z", 1]), axis=-1), rtol=1e-12)
+    stack, labels = cache.decompose_resid(return_labels=True)
+    assert isinstance(stack, tf.Tensor)
+    np.testing.assert_allclose(stack.sum(dim=0), cache["resid_post", -1], rtol=1e-9, atol=1e-11)
+    # a mean ablation written with torch's methods, against the same ablation written in NumPy
+    seen = []
+
+    def mean_ablate(z, hook):
+        seen.append((isinstance(z, tf.Tensor), z.requires_grad))
+        return z.mean(dim=1, keepdim=True).expand(*z.shape).clone()
+
+    def mean_ablate_numpy(z, hook):
+        a = np.asarray(z)
+        return np.broadcast_to(a.mean(1, keepdims=True), a.shape).copy()
+
+    ablated = m.run_with_hooks(ids, fwd_hooks=[("blocks.0.attn.hook_z", mean_ablate)])
+    numpy_ablated = m.run_with_hooks(ids, fwd_hooks=[("blocks.0.attn.hook_z", mean_ablate_numpy)])
+    np.testing.assert_allclose(ablated, numpy_ablated, rtol=1e-12, atol=1e-13)  # two orders of the mean's sum
+    assert seen == [(True, False)] and np.abs(_np(ablated) - arr).max() > 1e-6
+    # the cache's helpers read what the cache holds, as TransformerLens' read its tensors
+    cache["attn_out", 0][:] = 0
+    np.testing.assert_array_equal(cache.decompose_resid(return_labels=True)[0][labels.index("0_attn_out")], 0)

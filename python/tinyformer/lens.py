@@ -13,8 +13,9 @@ n_heads, d_head, d_model], b_Q/b_K/b_V [n_layers, n_heads, d_head], b_O [n_layer
 d_model, d_mlp], W_out [n_layers, d_mlp, d_model], W_U [d_model, d_vocab]. The weights are tensors made from the
 parameters by the library's ops (split, reshape, permute, cat), so a gradient flows back to the parameters. Where
 tinyformer differs: the norms' weights are not folded into the next matrix (TransformerLens' from_pretrained folds
-them), so apply_ln below multiplies by the norm's weight; and a cache holds NumPy arrays (TransformerLens holds
-detached torch tensors).
+them), so apply_ln below multiplies by the norm's weight. Logits, cache entries, the cache's stacks and what a hook
+gets are tensors outside the graph (TransformerLens' detached torch tensors): torch's methods work on them
+(`logits.log_softmax(dim=-1)`, `cache["pattern", 0].mean(dim=0)`), and NumPy takes them (np.asarray, plotting).
 """
 from __future__ import annotations
 
@@ -436,8 +437,8 @@ class HookedTransformer:
     def run_with_cache(self, input: Any, names_filter: Union[None, str, Sequence[str], Callable[[str], bool]] = None,
                        remove_batch_dim: bool = False, return_type: Optional[str] = "logits",
                        loss_per_token: bool = False) -> Tuple[Any, "ActivationCache"]:
-        """(logits [batch, pos, d_vocab] as NumPy, cache): the library's forward on text or ids with the activations
-        copied into an ActivationCache (NumPy arrays) under their hook names, after any hooks of add_hook or
+        """(logits [batch, pos, d_vocab], cache): the library's forward on text or ids with the activations
+        copied into an ActivationCache (tensors outside the graph) under their hook names, after any hooks of add_hook or
         model.hooks(). names_filter: a name, a list of names or a function of the name; only those are kept, and a
         forward whose names stay outside the attention's and the MLP's insides runs the plain (fused) modules.
         return_type "loss" or "both" as forward (the loss a tensor).
@@ -453,16 +454,16 @@ class HookedTransformer:
             cache.compute_head_results()
         if remove_batch_dim:
             cache.remove_batch_dim()
-        return _logits_numpy(out, return_type), cache
+        return _detached(out, return_type), cache
 
     def run_with_hooks(self, input: Any, fwd_hooks: Sequence[Tuple[Any, Callable]] = (), bwd_hooks: Sequence[Any] = (),
                        reset_hooks_end: bool = True, clear_contexts: bool = False, return_type: Optional[str] = "logits",
                        loss_per_token: bool = False) -> Any:
-        """The forward with hooks [(name, fn)] (and those of add_hook): fn(activation, hook) gets a NumPy copy and the
+        """The forward with hooks [(name, fn)] (and those of add_hook): fn(activation, hook) gets a copy (a tensor) and the
         HookPoint (hook.name, hook.layer(), hook.ctx), and returns a replacement of the same shape, or None: the copy
         goes on, with what fn wrote into it (`z[:, :, head] = 0` ablates a head, as in TransformerLens). A name may be
-        a function of the name (every hook it accepts). Logits [B,T,V] as NumPy, or return_type "loss" / "both" as
-        forward. An unknown name or a wrong shape is a ValueError naming it.
+        a function of the name (every hook it accepts). Logits [B,T,V] (outside the graph), or return_type "loss" /
+        "both" as forward. An unknown name or a wrong shape is a ValueError naming it.
 
             def ablate_head_0(z, hook):
                 z[:, :, 0] = 0
@@ -472,7 +473,7 @@ class HookedTransformer:
         out, _ = self._run(input, return_type, loss_per_token, fwd_hooks=fwd_hooks)
         if clear_contexts:
             self._clear_contexts()
-        return _logits_numpy(out, return_type)
+        return _detached(out, return_type)
 
     # -- hooks that stay: add_hook, reset_hooks, hooks(), hook_dict
     def _hook_state(self) -> Dict[str, Any]:
@@ -593,13 +594,24 @@ def _refuse_bwd_hooks(bwd_hooks: Sequence[Any]) -> None:
                                   "after loss.backward(), or replace a forward activation with fwd_hooks")
 
 
-def _logits_numpy(out: Any, return_type: Optional[str]) -> Any:
-    """run_with_cache and run_with_hooks give logits as NumPy (the cache's type); a loss stays a tensor."""
+def _detached(out: Any, return_type: Optional[str]) -> Any:
+    """run_with_cache and run_with_hooks give logits outside the graph (as TransformerLens' analysis under no_grad);
+    a loss keeps its graph, as forward's."""
     if return_type == "logits":
-        return out.numpy()
+        return out.detach()
     if return_type == "both":
-        return out[0].numpy(), out[1]
+        return out[0].detach(), out[1]
     return out
+
+
+def _stack_out(stack: np.ndarray, labels: List[str], return_labels: bool) -> Any:
+    """A cache helper's result: the stack as a tensor, with its labels when asked."""
+    return (_as_tensor(stack), labels) if return_labels else _as_tensor(stack)
+
+
+def _as_tensor(array: np.ndarray) -> Any:
+    """A cache's array as what the cache gives: a tensor outside the graph (a copy; NumPy's dtype kept)."""
+    return _core.tensor(np.ascontiguousarray(array))
 
 
 def test_prompt(prompt: str, answer: str, model: Any, prepend_space_to_answer: bool = False, print_details: bool = True,
@@ -690,8 +702,9 @@ def _apply_slice(x: np.ndarray, pos_slice: _PosSlice, dim: int) -> np.ndarray:
 
 
 class ActivationCache(Mapping):
-    """The activations of one forward by hook name (NumPy arrays), as TransformerLens' ActivationCache: a read-only
-    dict with TransformerLens' shorthand keys and its stacking helpers.
+    """The activations of one forward by hook name, as TransformerLens' ActivationCache: a read-only dict with
+    TransformerLens' shorthand keys and its stacking helpers, giving tensors outside the graph (TransformerLens'
+    detached tensors; np.asarray takes them). Inputs of the helpers may be tensors or NumPy arrays.
 
         cache["blocks.0.attn.hook_pattern"]           # by full name
         cache["pattern", 0]                           # the same: (name, layer) as utils.get_act_name
@@ -699,9 +712,9 @@ class ActivationCache(Mapping):
         resid, labels = cache.accumulated_resid(apply_ln=True, return_labels=True)   # the logit lens
     """
 
-    def __init__(self, cache_dict: Dict[str, np.ndarray], model: Any, has_batch_dim: bool = True,
+    def __init__(self, cache_dict: Dict[str, Any], model: Any, has_batch_dim: bool = True,
                  tokens: Optional[np.ndarray] = None) -> None:
-        self.cache_dict = dict(cache_dict)
+        self.cache_dict = {k: v if isinstance(v, _core.Tensor) else _as_tensor(v) for k, v in cache_dict.items()}
         self.model = model
         self.has_batch_dim = has_batch_dim
         self.tokens = tokens
@@ -717,7 +730,15 @@ class ActivationCache(Mapping):
             rest[0] = self.model.cfg.n_layers + int(rest[0])
         return get_act_name(name, *rest)
 
-    def __getitem__(self, key: Any) -> np.ndarray:
+    def __getitem__(self, key: Any) -> Any:
+        """The activation: a tensor outside the graph, the same object each time (a change to it is the cache's)."""
+        return self._tensor(key)
+
+    def _array(self, *key: Any) -> np.ndarray:
+        """The activation as NumPy (a view), for the helpers below: _array(name) or _array(name, layer)."""
+        return np.asarray(self._tensor(key[0] if len(key) == 1 else key))
+
+    def _tensor(self, key: Any) -> Any:
         name = self._name(key)
         if name not in self.cache_dict:
             hint = ("; it was left out by names_filter" if name in self.model.hook_names()
@@ -773,26 +794,26 @@ class ActivationCache(Mapping):
         norm itself (so final_post @ W_U are the model's logits: the logit lens); before it, see apply_ln_to_stack.
 
             resid, labels = cache.accumulated_resid(apply_ln=True, return_labels=True)
-            layer_logits = resid @ model.W_U.numpy()
+            layer_logits = resid @ model.W_U
         """
         layer = self._layer_or_all(layer)
         n = self._n_layers()
         parts, labels = [], []
         for l in range(layer + 1):
             if l == n:
-                parts.append(self["resid_post", n - 1])
+                parts.append(self._array("resid_post", n - 1))
                 labels.append("final_post")
                 continue
-            parts.append(self["resid_pre", l])
+            parts.append(self._array("resid_pre", l))
             labels.append(f"{l}_pre")
             if (incl_mid and l < layer) or (mlp_input and l == layer):
-                parts.append(self["resid_mid", l])
+                parts.append(self._array("resid_mid", l))
                 labels.append(f"{l}_mid")
         stack = np.stack([_apply_slice(p, pos_slice, -2) for p in parts])
         if apply_ln:
-            stack = (self._final_norm(stack) if layer == n
-                     else self.apply_ln_to_stack(stack, layer, mlp_input=mlp_input, pos_slice=pos_slice))
-        return (stack, labels) if return_labels else stack
+            stack = (self._final_norm(stack) if layer == n else
+                     np.asarray(self.apply_ln_to_stack(stack, layer, mlp_input=mlp_input, pos_slice=pos_slice)))
+        return _stack_out(stack, labels, return_labels)
 
     def decompose_resid(self, layer: Optional[int] = None, mlp_input: bool = False, mode: str = "all",
                         apply_ln: bool = False, pos_slice: _PosSlice = None, incl_embeds: bool = True,
@@ -810,28 +831,28 @@ class ActivationCache(Mapping):
         parts, labels = [], []
         if incl_embeds:
             if "hook_embed" in self.cache_dict:
-                parts.append(self["hook_embed"])
+                parts.append(self._array("hook_embed"))
                 labels.append("embed")
             if "hook_pos_embed" in self.cache_dict:
-                parts.append(self["hook_pos_embed"])
+                parts.append(self._array("hook_pos_embed"))
                 labels.append("pos_embed")
         for l in range(layer):
             if mode != "mlp":
-                parts.append(self["attn_out", l])
+                parts.append(self._array("attn_out", l))
                 labels.append(f"{l}_attn_out")
             if mode != "attn" and not self.model.cfg.attn_only:
-                parts.append(self["mlp_out", l])
+                parts.append(self._array("mlp_out", l))
                 labels.append(f"{l}_mlp_out")
         if mlp_input and mode != "mlp" and layer < self._n_layers():
-            parts.append(self["attn_out", layer])
+            parts.append(self._array("attn_out", layer))
             labels.append(f"{layer}_attn_out")
         if not parts:
             raise ValueError("decompose_resid: no component (the cache lacks them, or incl_embeds=False at layer 0)")
         shape = np.broadcast_shapes(*(p.shape for p in parts))  # pos_embed [1,T,C] broadcasts over the batch
         stack = _apply_slice(np.stack([np.broadcast_to(p, shape) for p in parts]), pos_slice, -2)
         if apply_ln:
-            stack = self.apply_ln_to_stack(stack, layer, mlp_input=mlp_input, pos_slice=pos_slice)
-        return (stack, labels) if return_labels else stack
+            stack = np.asarray(self.apply_ln_to_stack(stack, layer, mlp_input=mlp_input, pos_slice=pos_slice))
+        return _stack_out(stack, labels, return_labels)
 
     def get_full_resid_decomposition(self, layer: Optional[int] = None, expand_neurons: bool = True,
                                      apply_ln: bool = False, pos_slice: _PosSlice = None, return_labels: bool = False
@@ -845,6 +866,7 @@ class ActivationCache(Mapping):
         """
         layer = self._layer_or_all(layer)
         heads, labels = self.stack_head_results(layer, return_labels=True, pos_slice=pos_slice)
+        heads = np.asarray(heads)
         parts = [heads]
         if not self.model.cfg.attn_only:
             if expand_neurons:
@@ -852,9 +874,10 @@ class ActivationCache(Mapping):
             else:
                 neurons, names = self.decompose_resid(layer, mode="mlp", pos_slice=pos_slice, incl_embeds=False,
                                                       return_labels=True) if layer else (heads[:0], [])
-            parts.append(neurons)
+            parts.append(np.asarray(neurons))
             labels += names
         embeds, names = self.decompose_resid(0, pos_slice=pos_slice, return_labels=True)
+        embeds = np.asarray(embeds)
         bias = sum((np.asarray(self.model.b_O)[l] + (0 if self.model.cfg.attn_only else np.asarray(self.model.b_out)[l])
                     for l in range(layer)), np.zeros(embeds.shape[-1], dtype=embeds.dtype))
         parts += [embeds, np.broadcast_to(bias, embeds.shape[1:])[None]]
@@ -862,15 +885,16 @@ class ActivationCache(Mapping):
         shape = np.broadcast_shapes(*(p.shape[1:] for p in parts))
         stack = np.concatenate([np.broadcast_to(p, (p.shape[0], *shape)) for p in parts])
         if apply_ln:
-            stack = self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice)
-        return (stack, labels) if return_labels else stack
+            stack = np.asarray(self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice))
+        return _stack_out(stack, labels, return_labels)
 
     def compute_head_results(self) -> None:
         """Adds blocks.{l}.attn.hook_result [(batch,) pos, n_heads, d_model] to the cache: each head's output,
         z[..., h, :] @ W_O[l, h] (without b_O: the attention's output is their sum plus b_O)."""
         W_O = np.asarray(self.model.W_O)
         for l in range(self._n_layers()):
-            self.cache_dict[f"blocks.{l}.attn.hook_result"] = np.einsum("...hd,hdm->...hm", self["z", l], W_O[l])
+            result = np.einsum("...hd,hdm->...hm", self._array("z", l), W_O[l])
+            self.cache_dict[f"blocks.{l}.attn.hook_result"] = _as_tensor(result)
 
     def stack_head_results(self, layer: int = -1, return_labels: bool = False, incl_remainder: bool = False,
                            pos_slice: _PosSlice = None, apply_ln: bool = False
@@ -886,21 +910,21 @@ class ActivationCache(Mapping):
             self.compute_head_results()
         parts, labels = [], []
         for l in range(layer):
-            result = _apply_slice(self["result", l], pos_slice, -3)  # [..., H, d_model]
+            result = _apply_slice(self._array("result", l), pos_slice, -3)  # [..., H, d_model]
             parts.extend(np.moveaxis(result, -2, 0))
             labels.extend(f"L{l}H{h}" for h in range(result.shape[-2]))
         if incl_remainder:
-            total = _apply_slice(self["resid_post", layer - 1] if layer else self["resid_pre", 0], pos_slice, -2)
+            total = _apply_slice(self._array("resid_post", layer - 1) if layer else self._array("resid_pre", 0), pos_slice, -2)
             parts.append(total - (np.sum(parts, axis=0) if parts else 0))
             labels.append("remainder")
         if not parts:
-            empty = _apply_slice(self["hook_embed"], pos_slice, -2)
+            empty = _apply_slice(self._array("hook_embed"), pos_slice, -2)
             stack = np.zeros((0, *empty.shape), dtype=empty.dtype)
         else:
             stack = np.stack(parts)
         if apply_ln:
-            stack = self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice)
-        return (stack, labels) if return_labels else stack
+            stack = np.asarray(self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice))
+        return _stack_out(stack, labels, return_labels)
 
     def stack_neuron_results(self, layer: int = -1, pos_slice: _PosSlice = None, neuron_slice: _PosSlice = None,
                              return_labels: bool = False, incl_remainder: bool = False, apply_ln: bool = False
@@ -916,19 +940,19 @@ class ActivationCache(Mapping):
         W_out = np.asarray(self.model.W_out) if layer else None
         parts, labels = [], []
         for l in range(layer):
-            post = _apply_slice(self["post", l], pos_slice, -2)  # [..., d_mlp]
+            post = _apply_slice(self._array("post", l), pos_slice, -2)  # [..., d_mlp]
             rows = _apply_slice(np.arange(post.shape[-1]), neuron_slice, 0).reshape(-1)
             parts.append(np.einsum("...n,nm->n...m", post[..., rows], W_out[l][rows]))
             labels.extend(f"L{l}N{n}" for n in rows)
-        stack = np.concatenate(parts) if parts else np.zeros((0, *_apply_slice(self["hook_embed"], pos_slice, -2)
-                                                               .shape), dtype=self["hook_embed"].dtype)
+        stack = np.concatenate(parts) if parts else np.zeros((0, *_apply_slice(self._array("hook_embed"), pos_slice, -2)
+                                                               .shape), dtype=self._array("hook_embed").dtype)
         if incl_remainder:
-            total = _apply_slice(self["resid_post", layer - 1] if layer else self["resid_pre", 0], pos_slice, -2)
+            total = _apply_slice(self._array("resid_post", layer - 1) if layer else self._array("resid_pre", 0), pos_slice, -2)
             stack = np.concatenate([stack, (total - stack.sum(0))[None]])
             labels.append("remainder")
         if apply_ln:
-            stack = self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice)
-        return (stack, labels) if return_labels else stack
+            stack = np.asarray(self.apply_ln_to_stack(stack, layer, pos_slice=pos_slice))
+        return _stack_out(stack, labels, return_labels)
 
     def logit_attrs(self, residual_stack: np.ndarray, tokens: Any, incorrect_tokens: Any = None,
                     pos_slice: _PosSlice = None) -> np.ndarray:
@@ -943,8 +967,8 @@ class ActivationCache(Mapping):
         directions = np.asarray(self.model.tokens_to_residual_directions(tokens))
         if incorrect_tokens is not None:
             directions = directions - np.asarray(self.model.tokens_to_residual_directions(incorrect_tokens))
-        scaled = self.apply_ln_to_stack(residual_stack, layer=None, pos_slice=pos_slice)
-        return (scaled * directions).sum(-1)
+        scaled = np.asarray(self.apply_ln_to_stack(residual_stack, layer=None, pos_slice=pos_slice))
+        return _as_tensor((scaled * directions).sum(-1))
 
     def to(self, device: Any) -> "ActivationCache":
         """TransformerLens' cache.to(device): the cache is NumPy on the CPU; "cpu" returns it, another device is a
@@ -956,17 +980,17 @@ class ActivationCache(Mapping):
                          ) -> np.ndarray:
         """cache[activation_name, l] of each block before `layer` (-1: all), stacked: [layers, ...]."""
         layer = self._layer_or_all(layer)
-        return np.stack([self[activation_name, l, sublayer_type] if sublayer_type else self[activation_name, l]
-                         for l in range(layer)])
+        return _as_tensor(np.stack([self._array(activation_name, l, sublayer_type) if sublayer_type
+                                    else self._array(activation_name, l) for l in range(layer)]))
 
     # -- norms
     def _norm_input(self, layer: int, mlp_input: bool) -> Tuple[np.ndarray, Any]:
         """The residual stream a norm reads and that norm: ln_final after the last block, else ln_1 (ln_2 with
         mlp_input) of `layer`."""
         if layer == self._n_layers():
-            return self["resid_post", layer - 1], self.model.ln_final
+            return self._array("resid_post", layer - 1), self.model.ln_final
         block = self.model.blocks[layer]
-        return (self["resid_mid", layer], block.ln2) if mlp_input else (self["resid_pre", layer], block.ln1)
+        return (self._array("resid_mid", layer), block.ln2) if mlp_input else (self._array("resid_pre", layer), block.ln1)
 
     def apply_ln_to_stack(self, residual_stack: np.ndarray, layer: Optional[int] = None, mlp_input: bool = False,
                           pos_slice: _PosSlice = None) -> np.ndarray:
@@ -976,6 +1000,7 @@ class ActivationCache(Mapping):
         multiplied by the norm's weight (tinyformer does not fold it into the next matrix). The components then add
         up to the norm's output less its bias."""
         layer = self._layer_or_all(layer)
+        residual_stack = np.asarray(residual_stack)
         stream, norm = self._norm_input(layer, mlp_input)
         stream = _apply_slice(stream, pos_slice, -2).astype(np.float64)
         layernorm = norm.norm != "rmsnorm"
@@ -983,7 +1008,7 @@ class ActivationCache(Mapping):
         scale = np.sqrt((centred ** 2).mean(-1, keepdims=True) + norm.eps)
         x = residual_stack - residual_stack.mean(-1, keepdims=True) if layernorm else residual_stack
         weight = dict(norm.named_parameters())["weight"].numpy()
-        return (x / scale * weight).astype(residual_stack.dtype)
+        return _as_tensor((x / scale * weight).astype(residual_stack.dtype))
 
     def _final_norm(self, stack: np.ndarray) -> np.ndarray:
         """The model's final norm (the library's op) on each component."""
@@ -1001,7 +1026,7 @@ class ActivationCache(Mapping):
         """
         from .views import AttentionMap
         layers = list(range(self._n_layers())) if layers is None else list(layers)
-        patterns = [self["pattern", l] for l in layers]
+        patterns = [self._array("pattern", l) for l in layers]
         weights = np.stack([p[batch] if self.has_batch_dim else p for p in patterns])
         ids = None if self.tokens is None else (self.tokens[batch] if self.has_batch_dim else self.tokens)
         labels = None if ids is None else self.model.to_str_tokens(np.asarray(ids))

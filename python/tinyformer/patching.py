@@ -39,7 +39,7 @@ def generic_activation_patch(model: Any, corrupted_tokens: Any, clean_cache: Any
     for index in itertools.product(*(range(sizes[a]) for a in index_axis_names)):
         at = dict(zip(index_axis_names, index))
         name = clean_cache._name((activation_name, at["layer"]))
-        clean = clean_cache[name]
+        clean = clean_cache._array(name)
         if clean.shape[0] != tokens.shape[0] or (kind != "pattern" and clean.shape[1] != tokens.shape[1]):
             raise ValueError(f"the clean cache's {name} is {clean.shape}; the corrupted tokens are {tokens.shape}")
         where = [slice(None)] * clean.ndim
