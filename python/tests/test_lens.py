@@ -552,3 +552,25 @@ def test_logits_cache_entries_and_hook_arguments_take_torchs_methods(rng):
     # the cache's helpers read what the cache holds, as TransformerLens' read its tensors
     cache["attn_out", 0][:] = 0
     np.testing.assert_array_equal(cache.decompose_resid(return_labels=True)[0][labels.index("0_attn_out")], 0)
+
+
+def test_hook_points_are_module_attributes_with_add_hook_and_remove_hooks(rng):
+    m = _model("llama")
+    assert all(m.hook_dict[n] is p for n, p in [
+        ("hook_embed", m.hook_embed), ("blocks.1.attn.hook_pattern", m.blocks[1].attn.hook_pattern),
+        ("blocks.0.hook_resid_post", m.blocks[0].hook_resid_post), ("blocks.0.mlp.hook_post", m.blocks[0].mlp.hook_post),
+        ("blocks.1.ln2.hook_scale", m.blocks[1].ln2.hook_scale), ("ln_final.hook_normalized", m.ln_final.hook_normalized)])
+    with pytest.raises(AttributeError, match="hook_nope"):
+        m.blocks[0].attn.hook_nope
+    ids = _ids(rng)
+    clean = m(ids)
+
+    def zero_head_2(z, hook):
+        z[:, :, 2] = 0
+
+    by_name = m.run_with_hooks(ids, fwd_hooks=[("blocks.1.attn.hook_z", zero_head_2)])
+    m.blocks[1].attn.hook_z.add_hook(zero_head_2)
+    np.testing.assert_array_equal(m(ids), by_name)
+    assert np.abs(_np(by_name) - _np(clean)).max() > 1e-6
+    m.blocks[1].attn.hook_z.remove_hooks()
+    np.testing.assert_array_equal(m(ids), clean)

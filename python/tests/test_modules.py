@@ -373,6 +373,12 @@ def test_init_functions_draw_from_the_seeded_generator_in_place():
     assert tf.nn.init.calculate_gain("relu") == torch.nn.init.calculate_gain("relu")
 
 
+def test_compile_gives_the_model_back_as_nanogpts_script_uses_it():
+    model = tf.nn.Linear(2, 3)
+    assert tf.compile(model) is model and tf.compile(model, mode="max-autotune") is model
+    assert tf.compile()(len) is len  # the decorator form
+
+
 def test_grad_mode_device_and_random_helpers_read_as_torchs():
     x = tf.randn(3, requires_grad=True)
     with tf.set_grad_enabled(False):

@@ -84,6 +84,15 @@ from .views import AttentionMap, RunReport, report  # noqa: E402
 __version__: str = _core.__version__  # the project's version (CMakeLists.txt), compiled into the module
 
 
+def compile(model=None, **options):  # noqa: A001 (torch.compile's name)
+    """torch.compile's place in a training script (nanoGPT's `model = torch.compile(model)`): gives back `model`
+    itself, or as a decorator the function itself. tinyformer's ops are compiled C++ already, and a forward's graph
+    is not traced or fused further; the options (mode, fullgraph, dynamic, backend) are accepted and change nothing."""
+    if model is None:
+        return lambda fn: fn
+    return model
+
+
 def get_default_dtype():
     """float32: the dtype of a tensor made from Python floats and of the factories (as torch's default)."""
     return float32

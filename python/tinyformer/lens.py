@@ -23,6 +23,7 @@ import contextlib
 import dataclasses
 import re
 import sys
+import weakref
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -481,7 +482,7 @@ class HookedTransformer:
         nn.Module's __setattr__, so the state lives in the instance dict)."""
         state = self.__dict__.get("_lens_hooks")
         if state is None:
-            state = {"added": [], "permanent": [], "points": {n: HookPoint(n) for n in self.hook_names()}}
+            state = {"added": [], "permanent": [], "points": {n: HookPoint(n, self) for n in self.hook_names()}}
             self.__dict__["_lens_hooks"] = state
         return state
 
@@ -561,11 +562,31 @@ class HookedTransformer:
 
 class HookPoint:
     """What a hook function gets besides the activation, as TransformerLens' HookPoint: hook.name, hook.layer() and
-    hook.ctx (a dict kept between forwards until reset_hooks)."""
+    hook.ctx (a dict kept between forwards until reset_hooks); also a module's attribute (model.blocks[0].attn
+    .hook_z), with add_hook and remove_hooks."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, model: Optional[HookedTransformer] = None) -> None:
         self.name = name
         self.ctx: Dict[str, Any] = {}
+        self._model = None if model is None else weakref.ref(model)
+
+    def _owner(self) -> HookedTransformer:
+        model = self._model() if self._model is not None else None
+        if model is None:
+            raise ValueError(f"{self.name}: this hook point belongs to no model (add hooks with model.add_hook)")
+        return model
+
+    def add_hook(self, hook: Callable, dir: str = "fwd", is_permanent: bool = False) -> None:
+        """hook(activation, hook_point) on this point for every later forward (model.add_hook(self.name, hook))."""
+        self._owner().add_hook(self.name, hook, dir=dir, is_permanent=is_permanent)
+
+    def remove_hooks(self, dir: str = "fwd", including_permanent: bool = False) -> None:
+        """Removes the hooks added on this point by name (the permanent ones too with including_permanent)."""
+        state = self._owner()._hook_state()
+        mine = [h for h in state["added"] if h[0] == self.name
+                and (including_permanent or not any(h is k for k in state["permanent"]))]
+        state["added"] = [h for h in state["added"] if not any(h is m for m in mine)]
+        state["permanent"] = [h for h in state["permanent"] if not any(h is m for m in mine)]
 
     def layer(self) -> int:
         """The block of this hook (blocks.{l}....); a ValueError for hooks outside the blocks (hook_embed, ...)."""
@@ -576,6 +597,17 @@ class HookPoint:
 
     def __repr__(self) -> str:
         return f"HookPoint({self.name!r})"
+
+
+def module_hook_prefix(path: str) -> str:
+    """The hook names' prefix of the module at nanoGPT's `path`: "transformer.h.0.ln_1" -> "blocks.0.ln1.",
+    "transformer.ln_f" -> "ln_final.", the model itself ("") -> ""."""
+    if not path:
+        return ""
+    path = re.sub(r"^transformer\.h\.", "blocks.", path)
+    path = re.sub(r"^transformer\.ln_f$", "ln_final", path)
+    path = re.sub(r"\.ln_([12])$", r".ln\1", path)
+    return path + "."
 
 
 def _check_cpu(device: Any) -> None:

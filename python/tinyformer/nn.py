@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json as _json
 import sys as _sys
+import weakref as _weakref
 from collections import OrderedDict as _OrderedDict
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -77,6 +78,9 @@ class Module:
         own = dict(self._own_parameters())
         if name in own:
             return own[name]
+        point = _hook_point(self, name) if name.startswith("hook_") else None
+        if point is not None:
+            return point
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -574,7 +578,9 @@ class _Wrapped(Module):
         super().__init__()
         object.__setattr__(self, "_impl", impl)
         for name, child in impl.named_children():
-            self._modules[name] = _wrap(child, model or {})
+            wrapped = _wrap(child, model or {})
+            object.__setattr__(wrapped, "_parent", (_weakref.ref(self), name))  # where its hook points are
+            self._modules[name] = wrapped
 
     @classmethod
     def _from_impl(cls, impl: Any, model: Dict[str, Any]) -> "_Wrapped":
@@ -827,6 +833,22 @@ class Block(_Wrapped):
     def ln2(self) -> LayerNorm:
         """TransformerLens' name for ln_2."""
         return self._modules["ln_2"]
+
+
+def _hook_point(module: Module, name: str) -> Optional[Any]:
+    """TransformerLens' hook points as module attributes: model.blocks[0].attn.hook_pattern is the model's HookPoint
+    blocks.0.attn.hook_pattern (model.hook_dict); None for a module outside a GPT or a name it has no hook of."""
+    path = []
+    while "_parent" in module.__dict__:
+        parent, child_name = module.__dict__["_parent"]
+        module = parent()
+        if module is None:
+            return None
+        path.append(child_name)
+    if not isinstance(module, _lens.HookedTransformer):
+        return None
+    prefix = _lens.module_hook_prefix(".".join(reversed(path)))
+    return module._hook_state()["points"].get(prefix + name)
 
 
 def _wrap(impl: Any, model: Dict[str, Any]) -> Module:
