@@ -36,6 +36,20 @@ void set_requires_grad(Tensor& x, bool on) {
       x.var);
 }
 
+// p.grad = value: None frees the gradient (zero_grad); a tensor or array of p's shape becomes it (a copy), as torch.
+void set_grad(Tensor& x, const py::object& value) {
+  if (value.is_none()) return visit(x, [](auto v) { v.zero_grad(); });
+  if (!x.is_floating()) throw py::type_error(fmt::format("grad: a {} tensor has no gradient", x.dtype()));
+  visit(x, [&](auto v) {
+    using S = ScalarOfVar<decltype(v)>;
+    Array<S> g = to_array<S>(value);
+    if (g.shape() != v.value().shape())
+      throw std::invalid_argument(fmt::format("grad: a value of shape {} for a tensor of shape {}",
+                                              shape_str(to_shape(g.shape())), shape_str(v.shape())));
+    v.mutable_grad() = std::move(g);
+  });
+}
+
 void backward(const Tensor& x, const std::optional<py::array>& gradient, bool retain_graph) {
   BackwardOptions opts;
   opts.retain_graph = retain_graph;
@@ -73,19 +87,16 @@ void bind_gradient_state(py::class_<Tensor>& t) {
       .def_property(
           "grad",
           [](const Tensor& x) -> py::object {
-            return visit(x, [](const auto& v) -> py::object {
-              if (!v.has_grad()) return py::none();
-              return to_numpy_copy(v.grad());
-            });
+            const bool has = visit(x, [](const auto& v) { return v.has_grad(); });
+            if (!has) return py::none();
+            Tensor g = visit(x, [](const auto& v) { return Tensor(std::decay_t<decltype(v)>(v.grad())); });
+            g.kind = x.kind;
+            g.grad_of = std::make_shared<const Tensor>(x);
+            return py::cast(std::move(g));
           },
-          [](Tensor& x, const py::object& value) {
-            if (!value.is_none())
-              throw py::type_error("grad: only None can be assigned (it frees the gradient, as zero_grad() does); "
-                                   "gradients come from backward()");
-            visit(x, [](auto v) { v.zero_grad(); });
-          },
-          "The gradient as a NumPy array (a copy: zero_grad() or grad = None frees the buffer), or None before any "
-          "backward")
+          &set_grad,
+          "The gradient as a tensor (a copy whose changes in place, p.grad.zero_() or p.grad *= 0.5, are the "
+          "gradient's), or None before any backward; grad = None frees it, grad = g sets it (same shape)")
       .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
       .def("zero_grad", [](Tensor& x) { visit(x, [](auto v) { v.zero_grad(); }); })
       .def("retain_grad", [](Tensor& x) { visit(x, [](auto v) { v.retain_grad(); }); })

@@ -76,10 +76,14 @@ void write_at(const Tensor& x, const Tensor& value, const Array<std::int64_t>* p
     }
     if (!positions) {
       std::memcpy(dst.data(), values.data(), values.size() * sizeof(S));
-      return;
+    } else {
+      for (std::size_t i = 0; i < positions->size(); ++i)
+        dst.data()[static_cast<std::size_t>(positions->data()[i])] = values.data()[i];
     }
-    for (std::size_t i = 0; i < positions->size(); ++i)
-      dst.data()[static_cast<std::size_t>(positions->data()[i])] = values.data()[i];
+    if (x.grad_of) {  // p.grad changed: p's gradient is it
+      V owner = std::get<V>(x.grad_of->var);
+      owner.mutable_grad() = dst;
+    }
   });
 }
 

@@ -5,6 +5,7 @@
 // dtypes: float32 and float64 tensors are Var<float> and Var<double>, with autograd. int64 and bool tensors (token
 // ids, comparison results, masks) are constants whose values a Var<double> holds exactly (whole numbers up to 2^53, and
 // 0 or 1), so that every op of the library runs on them; which dtype a result has follows torch's promotion rules.
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,9 @@ DType dtype_of(const py::handle& dtype);
 struct Tensor {
   std::variant<Var<float>, Var<double>> var;
   DType kind = DType::float32;
+  // Set on what p.grad gives (a copy of p's gradient): a change of its values in place (p.grad.zero_(),
+  // p.grad *= 0.5, p.grad[0] = 0) is copied back into p's gradient, as torch's p.grad is that gradient itself.
+  std::shared_ptr<const Tensor> grad_of;
 
   Tensor() = default;
   Tensor(Var<float> v) : var(std::move(v)) {}                                   // NOLINT(google-explicit-constructor)

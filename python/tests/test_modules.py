@@ -482,3 +482,31 @@ def test_tied_weights_as_nanogpt_ties_them_train_as_torchs(rng):
         with pytest.raises(ValueError):
             ours.lm_head.weight = bad
         assert ours.lm_head.weight is ours.wte.weight
+
+
+def test_a_gradient_changed_in_place_is_the_gradient_as_torchs(rng):
+    """p.grad is a tensor whose changes in place are the gradient's: scaling, clipping and zeroing by hand, then an
+    optimizer that reads the gradient, as with torch; and p.grad = g sets it."""
+    ours, theirs = tf.nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    _copy_to_torch(ours, theirs)
+    x = rng.standard_normal((8, 4)).astype(np.float32)
+    opt, topt = tf.optim.AdamW(ours.parameters(), lr=0.1), torch.optim.AdamW(theirs.parameters(), lr=0.1)
+    for model, optimizer, lib in ((ours, opt, tf), (theirs, topt, torch)):
+        (model(lib.tensor(x)) ** 2).mean().backward()
+        model.weight.grad.mul_(0.5)
+        model.weight.grad[0] = 0
+        g = model.bias.grad
+        g += 1
+        model.bias.grad.clamp_(max=1.2)
+        optimizer.step()
+    np.testing.assert_allclose(ours.weight.grad, theirs.weight.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.bias.grad, theirs.bias.grad.numpy(), rtol=1e-6)
+    for name, p in theirs.named_parameters():
+        np.testing.assert_allclose(dict(ours.named_parameters())[name].detach().numpy(), p.detach().numpy(),
+                                   rtol=1e-6, atol=1e-7, err_msg=name)
+    ours.weight.grad.zero_()
+    assert not ours.weight.grad.numpy().any()
+    ours.bias.grad = tf.tensor([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(ours.bias.grad, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="shape"):
+        ours.bias.grad = tf.ones(4)

@@ -4,7 +4,7 @@ out and PyTorch's names.
     import tinyformer as tf
     x = tf.tensor(np.random.randn(4, 8), requires_grad=True)   # float64 from a float64 array, else float32
     loss = tf.softmax(x @ x.transpose(0, 1)).sum()
-    loss.backward(); x.grad                                      # NumPy
+    loss.backward(); x.grad                                      # a tensor
 
 Every op calls the library (python/src/*.cpp bind it); nothing is computed twice. The GIL is released while an op,
 a backward, an optimizer step or a training run works.
