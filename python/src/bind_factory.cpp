@@ -244,6 +244,10 @@ void bind_factories(py::module_& m) {
   bind_constant_makers(m);
   bind_like_makers(m);
   bind_random_makers(m);
+  // torch.empty's contract is a tensor of that shape whose values are not to be read before they are written: zeros
+  // here (one fewer uninitialised buffer to think about).
+  m.attr("empty") = m.attr("zeros");
+  m.attr("empty_like") = m.attr("zeros_like");
 }
 
 }  // namespace tf::python

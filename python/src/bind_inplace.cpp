@@ -10,6 +10,7 @@
 // version (Var::mutable_value), so a backward() through an op that read the old values is refused, as by torch.
 #include <cstring>
 #include <initializer_list>
+#include <string>
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -203,6 +204,11 @@ void bind_in_place_methods(py::class_<Tensor>& t) {
           });
         },
         py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0);
+  for (const char* name : {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "neg", "abs"})
+    t.def((std::string(name) + "_").c_str(), [name](const py::object& self) {
+      const std::string op = std::string(name) + "_";
+      return in_place(self, op.c_str(), {}, [&](const Tensor&) { return self.attr(name)().cast<Tensor>(); });
+    });
   t.def("zero_", [](const py::object& self) {
     return in_place(self, "zero_", {}, [](const Tensor& x) { return everywhere(x, py::int_(0), "zero_"); });
   });

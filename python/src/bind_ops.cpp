@@ -260,6 +260,11 @@ void bind_elementwise_functions(py::module_& m, py::class_<Tensor>& t) {
                           "input with value where mask is true (the mask broadcasts to input's shape)");
   def_function_and_method(m, t, "rsqrt", [](const Tensor& a) {
     return on_floating(a, [](const auto& v) { return rsqrt(v); }); }, py::arg("input"), Release());
+  for (const auto& [name, base] : {std::pair<const char*, double>{"log2", 2.0}, {"log10", 10.0}})
+    def_function_and_method(m, t, name, [base = base](const Tensor& a) {
+      return on_floating(a, [&](const auto& v) {
+        return scale(log(v), static_cast<ScalarOfVar<decltype(v)>>(1.0 / std::log(base))); });
+    }, py::arg("input"), Release(), "log(input) / log(base): the library's log, scaled");
   for (const char* name : {"clamp", "clip"})
     def_function_and_method(m, t, name, &clamp_t, py::arg("input"), py::arg("min") = py::none(),
                             py::arg("max") = py::none(),
@@ -268,6 +273,11 @@ void bind_elementwise_functions(py::module_& m, py::class_<Tensor>& t) {
   def_function_and_method(m, t, "isclose", &isclose_t, py::arg("input"), py::arg("other"), py::arg("rtol") = 1e-5,
                           py::arg("atol") = 1e-8, py::arg("equal_nan") = false,
                           "True where |input - other| <= atol + rtol |other| (a bool tensor, as torch.isclose)");
+  def_function_and_method(m, t, "equal", [](const Tensor& a, const Tensor& b) -> bool {
+    const bool same_shape = visit(a, [](const auto& v) { return v.shape(); }) == visit(b, [](const auto& v) {
+      return v.shape(); });
+    return same_shape && xt::all(xt::equal(to_array<double>(to_numpy(a)), to_array<double>(to_numpy(b))));
+  }, py::arg("input"), py::arg("other"), "True when both have one shape and the same values (torch.equal)");
   def_function_and_method(m, t, "allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol,
                                                bool equal_nan) -> bool {
     const Tensor close = isclose_t(a, b, rtol, atol, equal_nan);

@@ -166,7 +166,66 @@ Tensor nonzero_t(const Tensor& a) {
   return make_tensor(where, py::str("int64"), false);
 }
 
+// torch.repeat_interleave with an int: each entry `repeats` times along dim (flattened when dim is None), as
+// index_select of the repeated positions (the gradient sums the copies).
+Tensor repeat_interleave_t(const Tensor& a, long repeats, const std::optional<long>& dim) {
+  if (repeats < 0) throw std::invalid_argument(fmt::format("repeat_interleave: repeats must be >= 0, got {}", repeats));
+  const Tensor x = dim ? a : keeping_dtype(a, [](const auto& v) { return reshape(v, {-1}); });
+  const Shape shape = visit(x, [](const auto& v) { return v.shape(); });
+  const std::size_t axis = normalize_axis(dim.value_or(0), std::max<std::size_t>(shape.size(), 1), "repeat_interleave");
+  py::array_t<std::int64_t> positions(static_cast<py::ssize_t>(shape[axis] * static_cast<std::size_t>(repeats)));
+  for (py::ssize_t i = 0; i < positions.size(); ++i) positions.mutable_at(i) = i / repeats;
+  return index_select_t(x, static_cast<long>(axis), positions);
+}
+
+// Counting functions of NumPy's, on a tensor's values (constants, as torch's: no gradient).
+Tensor bincount_t(const Tensor& a, const py::object& weights, long minlength) {
+  if (a.kind != DType::int64) throw py::type_error(fmt::format("bincount: input must be int64, got {}", a.dtype()));
+  const py::module_ np = py::module_::import("numpy");
+  const py::object w = weights.is_none() ? weights : py::object(to_numpy(py::cast<Tensor>(weights)));
+  const py::array counts = np.attr("bincount")(to_numpy(a), py::arg("weights") = w, py::arg("minlength") = minlength);
+  return make_tensor(counts, py::str(weights.is_none() ? "int64" : py::cast<Tensor>(weights).dtype()), false);
+}
+
+py::object unique_t(const Tensor& a, bool sorted, bool return_inverse, bool return_counts, const py::object& dim) {
+  if (!dim.is_none()) throw std::invalid_argument("unique: dim is not supported; it takes the flattened input");
+  const py::tuple parts = py::module_::import("numpy").attr("unique")(to_numpy(a), py::arg("return_inverse") = true,
+                                                                      py::arg("return_counts") = true);
+  const py::str kind(a.dtype());
+  py::list out;
+  out.append(make_tensor(parts[0], kind, false));
+  const Shape shape = visit(a, [](const auto& v) { return v.shape(); });
+  if (return_inverse) out.append(make_tensor(parts[1].attr("reshape")(py::cast(shape)), py::str("int64"), false));
+  if (return_counts) out.append(make_tensor(parts[2], py::str("int64"), false));
+  (void)sorted;  // NumPy's unique is sorted, torch's default
+  return out.size() == 1 ? py::object(out[0]) : py::object(py::tuple(out));
+}
+
+Tensor histc_t(const Tensor& a, long bins, double lo, double hi) {
+  if (bins < 1) throw std::invalid_argument(fmt::format("histc: bins must be >= 1, got {}", bins));
+  const py::module_ np = py::module_::import("numpy");
+  const py::array values = to_numpy(floating(a));
+  if (lo == 0 && hi == 0 && py::len(values) > 0) {  // torch: the data's own range
+    lo = values.attr("min")().cast<double>();
+    hi = values.attr("max")().cast<double>();
+  }
+  if (!(lo <= hi)) throw std::invalid_argument(fmt::format("histc: min {} must be <= max {}", lo, hi));
+  const py::tuple counts =
+      np.attr("histogram")(values, py::arg("bins") = bins, py::arg("range") = py::make_tuple(lo, hi));
+  return make_tensor(counts[0], py::str(floating(a).dtype()), false);
+}
+
 void bind_views(py::module_& m, py::class_<Tensor>& t) {
+  def_function_and_method(m, t, "repeat_interleave", &repeat_interleave_t, py::arg("input"), py::arg("repeats"),
+                          py::arg("dim") = py::none(), "each entry `repeats` times along dim (flattened for None)");
+  m.def("bincount", &bincount_t, py::arg("input"), py::arg("weights") = py::none(), py::arg("minlength") = 0,
+        "the count of each value of a 1-D int64 tensor (weights: their sums), a constant");
+  def_function_and_method(m, t, "unique", &unique_t, py::arg("input"), py::arg("sorted") = true,
+                          py::arg("return_inverse") = false, py::arg("return_counts") = false,
+                          py::arg("dim") = py::none(), "the distinct values, sorted (and inverse, counts), constants");
+  def_function_and_method(m, t, "histc", &histc_t, py::arg("input"), py::arg("bins") = 100, py::arg("min") = 0.0,
+                          py::arg("max") = 0.0,
+                          "counts in `bins` equal bins over [min, max] (the data's range for 0, 0)");
   def_function_and_method(m, t, "index_select", &index_select_t, py::arg("input"), py::arg("dim"), py::arg("index"),
                           "the entries at index (1-D int64) along dim; the gradient scatter-added");
   def_function_and_method(m, t, "nonzero", &nonzero_t, py::arg("input"),

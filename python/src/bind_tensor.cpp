@@ -69,6 +69,7 @@ void bind_shape_properties(py::class_<Tensor>& t) {
       .def_property_readonly("ndim", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.dim(); }); })
       .def("dim", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.dim(); }); })
       .def("numel", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.numel(); }); })
+      .def("nelement", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.numel(); }); })
       .def("is_floating_point", &Tensor::is_floating)
       .def(
           "size",

@@ -38,7 +38,12 @@ CASES = [
     "x[0]", "x[-1]", "x[1, 2]", "x[-1, -2]", "x[:, 1:3]", "x[..., -1]", "x[::2]", "x[:, ::3]", "x[1:, :-1]",
     "x[np.array([0, 2])]", "x[np.arange(3), np.array([1, 0, 3])]", "b3[np.arange(2), -1, np.array([3, 0])]",
     "x[np.array([2, 0]), 1:]", "x[np.int64(1)]",
-    "x[-2:]", "x[:, -3:-1]", "x[None]", "x[:, None, :]", "x[..., None]", "x[0, ..., 1]", "x[0][1]", "b3[0, :, 1]",
+    "x[-2:]", "x[:, -3:-1]", "x[None]", "x[:, None, :]",
+    "x.repeat_interleave(2, dim=1)", "x.repeat_interleave(3)", "L.repeat_interleave(b3, 2, dim=0)", "L.log2(p)",
+    "p.log10()", "x.nelement()", "L.equal(x, x.clone())", "L.equal(x, y)", "L.equal(x, x[:2])",
+    "L.unique(ids, return_counts=True)", "L.unique(ids, return_inverse=True)", "L.bincount(ids)",
+    "L.bincount(ids, minlength=5)", "L.histc(x, bins=5, min=-1, max=1)", "L.histc(x, bins=4)", "L.empty_like(x).shape",
+    "L.empty(2, 3).shape", "x[..., None]", "x[0, ..., 1]", "x[0][1]", "b3[0, :, 1]",
     "b3[..., 1:3]", "b3[1, ::2, ::2]", "x[None, ..., None]", "x[[0, 2]]", "x[[2, 0, 2]]", "x[:, [1, 1, 0]]",
     "x[[0, 1], [2, 0]]", "x[ids[:3]]", "x[:, ids]", "x[m]", "x[x > 0.5]", "x[:, mrow]", "b3[:, [0, 2], 1:]",
     "b3[[1, 0], :, [3, 1]]", "b3[..., [0, 0]]", "b3[1, [0, 2]]", "x.T[0]",
@@ -119,6 +124,9 @@ STATEMENTS = [
     "e = L.zeros(3, 4, dtype=x.dtype); e.mul_(0.9).add_(x.data, alpha=0.1); out = e * y + (0.5 * p.data) * x",
     "d = y.detach(); d[0, 0] = 5.0; out = y * x",
     "h = L.tanh(x); out = h.detach() * h",
+    "y = p.detach().clone(); y.log_(); y.sqrt_(); y.neg_(); y.abs_(); y.exp_(); out = y * x",
+    "y = x.clone(); y.tanh_(); out = y * 2", "y = x * 1; y.relu_(); out = y.exp()", "y = x * 1; y.sigmoid_(); out = y",
+    "y = p * 1; y.rsqrt_(); out = y",
 ]
 
 

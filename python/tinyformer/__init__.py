@@ -30,7 +30,8 @@ from ._core import (tensor, zeros, ones, full, zeros_like, ones_like, full_like,
                     stack, take, tril, triu, any, all, return_types, _dtype_name, clamp, clip, rsqrt, isclose,
                     allclose, gather, flip, topk, multinomial, remainder, floor_divide, einsum,
                     from_numpy, sort, argsort, cumsum, logsumexp, norm, amax, amin, bmm, outer, index_select,
-                    nonzero, linspace, randperm, device)
+                    nonzero, linspace, randperm, device, log2, log10, repeat_interleave, bincount, unique, histc,
+                    equal, empty, empty_like)
 
 
 def __getattr__(name):
