@@ -139,7 +139,7 @@ TEST_CASE("autograd: a backward through an op whose input changed in place since
       loss.backward();
       FAIL("backward ran on values changed since the forward");
     } catch (const std::runtime_error& e) {
-      CHECK_THAT(e.what(), Catch::Contains("was changed in place after") && Catch::Contains("read it"));
+      CHECK_THAT(e.what(), Catch::Contains("was changed in place after"));
     }
     CHECK(x.grad()(0) == Approx(3.0));
     CHECK(x.grad()(1) == Approx(3.0));
@@ -175,4 +175,14 @@ TEST_CASE("autograd: a detached handle shares the values outside the graph", "[a
   sum(leaf * leaf).backward();
   CHECK(leaf.grad()(0) == Approx(18.0));
   CHECK(x.grad()(0) == Approx(1.5));
+}
+
+TEST_CASE("autograd: a backward through an op whose own result changed in place since is refused", "[autograd]") {
+  // tanh's backward reads its output (1 - y^2): a result changed after the op made it would give it the new values.
+  Var<double> x(Array<double>{0.5, -1.0}, true);
+  Var<double> y = tanh(x);
+  Var<double> loss = sum(y * y);
+  y.mutable_value()(0) = 0.0;
+  CHECK_THROWS_WITH(loss.backward(), Catch::Contains("the result of 'tanh'") && Catch::Contains("changed in place"));
+  CHECK_FALSE(x.has_grad());
 }

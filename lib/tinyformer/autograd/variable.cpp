@@ -17,11 +17,17 @@ namespace {
 thread_local bool g_grad_enabled = true;
 constexpr std::size_t kMinValuesPerPiece = std::size_t{1} << 14;  // as kernels::add_arrays: 64 KiB of floats
 
-// Refuses (before any gradient changes) a graph in which an op's input changed in place after the op read it: its
-// backward would read the new values. torch's rule, checked here for every input rather than only the saved ones.
+// Refuses (before any gradient changes) a graph in which an op's input changed in place after the op read it, or an
+// op's result after the op made it: its backward would read the new values. torch's rule, checked here for every
+// input and result rather than only the ones a backward keeps.
 template <class S>
 void check_versions(const std::vector<Node<S>*>& order) {
-  for (const Node<S>* n : order)
+  for (const Node<S>* n : order) {
+    if (n->backward && n->version != 0)  // an op result changed in place: its backward may read what it made
+      throw std::runtime_error(fmt::format(
+          "backward(): the result of '{}' (shape {}) was changed in place after '{}' made it (version {}), so its "
+          "gradient would use the new values; change it after backward(), or change a copy (x.clone() in Python)",
+          n->op, shape_str(to_shape(n->value.shape())), n->op, n->version));
     for (std::size_t i = 0; i < n->inputs.size(); ++i) {
       const Node<S>& in = *n->inputs[i];
       if (in.version == n->input_versions[i]) continue;
@@ -31,6 +37,7 @@ void check_versions(const std::vector<Node<S>*>& order) {
           "(x.clone() in Python, a new Var in C++)",
           i, n->op, in.op, shape_str(to_shape(in.value.shape())), n->op, in.version, n->input_versions[i]));
     }
+  }
 }
 }  // namespace
 

@@ -12,7 +12,8 @@
 //   retain_grad() was called on it; then it holds that latest sweep's gradient.
 // - Inside a NoGradGuard scope ops record nothing: results are constants.
 // - Every change of a node's values (mutable_value()) bumps its version. An op result records its inputs' versions,
-//   and backward() refuses, before it changes any gradient, a graph whose op read a value that changed since.
+//   and backward() refuses, before it changes any gradient, a graph whose op read a value that changed since, or
+//   whose op's own result changed after the op made it.
 // - detach() gives a handle on the same values outside autograd (torch's detach() and .data): no gradient, a leaf.
 #include <cstdint>
 #include <functional>
