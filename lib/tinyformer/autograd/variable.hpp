@@ -22,6 +22,7 @@
 #include <vector>
 
 #include <xtensor/xnoalias.hpp>
+#include <xtensor/xstorage.hpp>
 
 #include "tinyformer/tensor/tensor.hpp"
 
@@ -43,7 +44,7 @@ struct Node {
   std::uint32_t version = 0;    // how many times the values were changed in place (mutable_value())
   const char* op = "leaf";
   std::vector<NodePtr<S>> inputs;
-  std::vector<std::uint32_t> input_versions;  // each input's version when this op read it
+  xt::svector<std::uint32_t, 4> input_versions;  // each input's version when this op read it (inline up to 4)
   // Propagates self.grad into self.inputs (each input that requires grad), accumulating.
   std::function<void(Node& self)> backward;
 
