@@ -88,6 +88,8 @@ CASES = [
     "L.einsum('ij,kj->ik', x, y)", "L.einsum('bij,jk->bik', b3, w)", "L.einsum('ij->j', x)", "L.einsum('ij->ji', x)",
     "L.einsum('i,i->', v, v)", "L.einsum('i,j->ij', u, v)", "L.einsum('bik,bjk->bij', b3, b3)", "L.einsum('ij,jk', x, w)",
     "L.einsum('bij,bkj,jl->bil', b3, b3, x.T)", "L.einsum('ij,ij->i', [x, y])",
+    "L.einsum('...ij,...jk->...ik', b3, z)", "L.einsum('...ij,jk', b3, w)", "L.einsum('b...->...', b3)",
+    "L.einsum('...j,...j->...', x, y)", "L.einsum('bi...,bj...->bij', b3, b3)",
     "L.from_numpy(np.arange(6.0).reshape(2, 3))", "L.from_numpy(np.ones(3, np.float32))", "L.from_numpy(np.arange(4))",
     "F.cross_entropy(x, L.tensor([1, 0, 3]))", "F.cross_entropy(x @ w, (ids[:3] > 1).long())", "F.embedding(ids, x) * 2",
     # ---- sorts, running sums, norms and the like (makemore's, minGPT's and ARENA's habits)

@@ -39,8 +39,34 @@ TEST_CASE("ops: einsum computes what its loops say, attention's scores included"
                     "einsum 'bqd,bkd->bqk': 'd' is 4 in one operand and 3 in operand 1");
   CHECK_THROWS_WITH(einsum<double>("ab,bc->ad", {Var<double>(q), Var<double>(k)}),
                     "einsum 'ab,bc->ad': the output's 'd' is in no operand");
-  CHECK_THROWS_WITH(einsum<double>("a...->a", {Var<double>(q)}),
-                    "einsum 'a...->a': '...' is not supported here; name every dim with a letter");
+  CHECK_THROWS_WITH(einsum<double>("a..->a", {Var<double>(q)}), "einsum 'a..->a': '.' outside '...'");
+  CHECK_THROWS_WITH(einsum<double>("abcd...->a", {Var<double>(q)}),
+                    "einsum 'abcd...->a': operand 0 has 3 dims and 'abcd...' names 4 besides '...'");
+}
+
+TEST_CASE("ops: einsum's '...' is the letters it stands for, broadcast from length 1, first in the output", "[ops]") {
+  // "..." against the same equation with the letters written out (torch's rule: right-aligned across operands).
+  const Array<double> a = random_array({2, 3, 4, 5}, 341), b = random_array({3, 5, 6}, 342);
+  const auto same = [](const Var<double>& x, const Var<double>& y) {
+    return x.shape() == y.shape() && xt::allclose(x.value(), y.value(), 1e-12, 1e-12);
+  };
+  CHECK(same(einsum<double>("...ij,...jk->...ik", {Var<double>(a), Var<double>(b)}),
+             einsum<double>("xyij,yjk->xyik", {Var<double>(a), Var<double>(b)})));
+  CHECK(same(einsum<double>("...ij->...", {Var<double>(a)}), einsum<double>("xyij->xy", {Var<double>(a)})));
+  CHECK(same(einsum<double>("b...d->...", {Var<double>(a)}), einsum<double>("bxyd->xy", {Var<double>(a)})));
+  // without "->": the "..." dims lead, then the labels used once, alphabetical
+  CHECK(same(einsum<double>("...ij,...jk", {Var<double>(a), Var<double>(b)}),
+             einsum<double>("xyij,yjk->xyik", {Var<double>(a), Var<double>(b)})));
+  // a dim of "..." of length 1 broadcasts: [2,1,4,5] x [3,5,6] -> [2,3,4,6]
+  const Array<double> one = random_array({2, 1, 4, 5}, 343);
+  const Var<double> wide = einsum<double>("...ij,...jk->...ik", {Var<double>(one), Var<double>(b)});
+  REQUIRE(wide.shape() == Shape{2, 3, 4, 6});
+  double dot = 0;
+  for (std::size_t j = 0; j < 5; ++j) dot += one(1, 0, 2, j) * b(2, j, 4);
+  CHECK(wide.value()(1, 2, 2, 4) == Approx(dot).epsilon(1e-12));
+  // a named dim does not broadcast
+  CHECK_THROWS_WITH(einsum<double>("...ij,...jk->...ik", {Var<double>(random_array({2, 3, 4, 1}, 3)), Var<double>(b)}),
+                    Catch::Contains("'j' is 1 in one operand and 5 in operand 1"));
 }
 
 TEST_CASE("gradcheck: einsum of one, two and three operands", "[gradcheck][ops]") {
@@ -61,4 +87,10 @@ TEST_CASE("gradcheck: einsum of one, two and three operands", "[gradcheck][ops]"
         return einsum<double>("ijk,bjk->", {in[0], in[1]});
       },
       {a, random_array({4, 3, 4}, 334)}, {}, {"a", "b"}));
+  // "..." with a dim of length 1 broadcast (its gradient summed back)
+  REQUIRE_GRADCHECK(gradcheck(
+      [](const Inputs& in) {
+        return einsum<double>("...ij,...jk->...ik", {in[0], in[1]});
+      },
+      {random_array({2, 1, 3, 4}, 335), random_array({5, 4, 2}, 336)}, {}, {"a", "b"}));
 }

@@ -6,8 +6,9 @@
 //                    order;
 //   more operands    left to right, each intermediate keeping the labels still needed (by the output or an operand
 //                    to come).
-// Labels are letters; without "->" the output is the labels used once, in alphabetical order (as torch). Not here:
-// "..." and a label repeated within one operand (a diagonal), both refused.
+// Labels are letters; without "->" the output is the labels used once, in alphabetical order (as torch). "..." stands
+// for an operand's remaining dims, right-aligned across operands and broadcast where one has length 1 (torch's
+// rule); without "->" they lead the output. Not here: a label repeated within one operand (a diagonal), refused.
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -29,13 +30,76 @@ struct Equation {
   Labels output;
 };
 
-Equation parse(const std::string& equation, std::size_t operands) {
-  const auto fail = [&](const std::string& why) {
-    return std::invalid_argument(fmt::format("einsum '{}': {}", equation, why));
-  };
+// The equation with each "..." written out as letters the equation does not use, for operands of these ranks: the
+// operand with the most dims under "..." takes them all, the others the last ones (right-aligned). Without "->", the
+// output is written out too: those letters first, then the labels used once, alphabetical (torch's order).
+struct Written {
+  std::string equation;  // without spaces and "..."
+  Labels spread;         // the letters "..." became: their length-1 dims broadcast
+};
+
+Written without_ellipsis(const std::string& equation, const std::vector<std::size_t>& ranks) {
   std::string text;
   for (const char c : equation)
     if (c != ' ') text += c;
+  if (text.find("...") == std::string::npos) return {text, ""};
+  const auto fail = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("einsum '{}': {}", equation, why));
+  };
+  const std::size_t arrow = text.find("->");
+  std::vector<std::string> inputs;
+  const std::string lhs = text.substr(0, arrow);
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = lhs.find(',', start);
+    inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (inputs.size() != ranks.size())
+    throw fail(fmt::format("it names {} operands and {} were given", inputs.size(), ranks.size()));
+  std::vector<std::size_t> spans(inputs.size(), 0);
+  std::size_t widest = 0;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const std::size_t at = inputs[k].find("...");
+    if (at == std::string::npos) continue;
+    if (inputs[k].find("...", at + 3) != std::string::npos) throw fail(fmt::format("'...' twice in '{}'", inputs[k]));
+    const std::size_t named = inputs[k].size() - 3;
+    if (ranks[k] < named)
+      throw fail(fmt::format("operand {} has {} dims and '{}' names {} besides '...'", k, ranks[k], inputs[k], named));
+    spans[k] = ranks[k] - named;
+    widest = std::max(widest, spans[k]);
+  }
+  std::string spare;
+  for (const char c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+    if (text.find(c) == std::string::npos) spare += c;
+  if (spare.size() < widest) throw fail("'...' stands for more dims than there are unused letters");
+  const std::string all = spare.substr(0, widest);
+  std::string out;
+  std::map<char, int> uses;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    std::string in = inputs[k];
+    if (const std::size_t at = in.find("..."); at != std::string::npos)
+      in.replace(at, 3, all.substr(widest - spans[k]));
+    for (const char c : in)
+      if (all.find(c) == std::string::npos) ++uses[c];
+    out += (k ? "," : "") + in;
+  }
+  if (arrow == std::string::npos) {
+    std::string implicit = all;
+    for (const auto& [c, n] : uses)
+      if (n == 1) implicit += c;
+    return {out + "->" + implicit, all};
+  }
+  std::string rhs = text.substr(arrow + 2);
+  if (const std::size_t at = rhs.find("..."); at != std::string::npos) rhs.replace(at, 3, all);
+  return {out + "->" + rhs, all};
+}
+
+// `text`: the equation as without_ellipsis wrote it; `equation`: as given (for the messages).
+Equation parse(const std::string& text, const std::string& equation, std::size_t operands) {
+  const auto fail = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("einsum '{}': {}", equation, why));
+  };
   const std::size_t arrow = text.find("->");
   const std::string lhs = text.substr(0, arrow);
   Equation e;
@@ -46,7 +110,7 @@ Equation parse(const std::string& equation, std::size_t operands) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  if (text.find("...") != std::string::npos) throw fail("'...' is not supported here; name every dim with a letter");
+  if (text.find('.') != std::string::npos) throw fail("'.' outside '...'");
   for (const char c : text)
     if (!std::isalpha(static_cast<unsigned char>(c)) && c != ',' && c != '-' && c != '>')
       throw fail(fmt::format("'{}' is not a label: labels are letters, operands separated by ',' and the output "
@@ -128,27 +192,9 @@ Var<S> contract(const Var<S>& a, const Labels& la, const Var<S>& b, const Labels
   return reduce_to(reshape(matmul(x, y), shape), got, out);
 }
 
-}  // namespace
-
+// The contractions of an equation's operands, left to right.
 template <class S>
-Var<S> einsum(const std::string& equation, const std::vector<Var<S>>& operands) {
-  if (operands.empty()) throw std::invalid_argument(fmt::format("einsum '{}': give at least one operand", equation));
-  const Equation e = parse(equation, operands.size());
-  std::map<char, std::size_t> sizes;
-  for (std::size_t k = 0; k < operands.size(); ++k) {
-    check_input(operands[k], "einsum", "operand");
-    const Labels& in = e.inputs[k];
-    if (in.size() != operands[k].dim())
-      throw std::invalid_argument(fmt::format("einsum '{}': operand {} has {} dims and '{}' names {}", equation, k,
-                                              operands[k].dim(), in, in.size()));
-    for (std::size_t i = 0; i < in.size(); ++i) {
-      const std::size_t n = operands[k].shape()[i];
-      const auto [it, fresh] = sizes.emplace(in[i], n);
-      if (!fresh && it->second != n)
-        throw std::invalid_argument(fmt::format("einsum '{}': '{}' is {} in one operand and {} in operand {}", equation,
-                                                in[i], it->second, n, k));
-    }
-  }
+Var<S> contract_all(const Equation& e, const std::vector<Var<S>>& operands, const std::map<char, std::size_t>& sizes) {
   Var<S> acc = operands[0];
   Labels held = e.inputs[0];
   if (operands.size() == 1) return reduce_to(acc, held, e.output);
@@ -163,6 +209,48 @@ Var<S> einsum(const std::string& equation, const std::vector<Var<S>>& operands) 
     held = keep;
   }
   return acc;
+}
+
+}  // namespace
+
+template <class S>
+Var<S> einsum(const std::string& equation, const std::vector<Var<S>>& operands) {
+  if (operands.empty()) throw std::invalid_argument(fmt::format("einsum '{}': give at least one operand", equation));
+  std::vector<std::size_t> ranks;
+  for (const Var<S>& op : operands) {
+    check_input(op, "einsum", "operand");
+    ranks.push_back(op.dim());
+  }
+  const Written written = without_ellipsis(equation, ranks);
+  const Equation e = parse(written.equation, equation, operands.size());
+  // Each label's length: the same in every operand, except that a dim of "..." broadcasts from length 1.
+  std::map<char, std::size_t> sizes;
+  for (std::size_t k = 0; k < operands.size(); ++k) {
+    const Labels& in = e.inputs[k];
+    if (in.size() != operands[k].dim())
+      throw std::invalid_argument(fmt::format("einsum '{}': operand {} has {} dims and '{}' names {}", equation, k,
+                                              operands[k].dim(), in, in.size()));
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      const std::size_t n = operands[k].shape()[i];
+      const auto [it, fresh] = sizes.emplace(in[i], n);
+      if (fresh || it->second == n) continue;
+      if (!has(written.spread, in[i]) || (it->second != 1 && n != 1))
+        throw std::invalid_argument(fmt::format("einsum '{}': '{}' is {} in one operand and {} in operand {}", equation,
+                                                in[i], it->second, n, k));
+      it->second = std::max(it->second, n);
+    }
+  }
+  std::vector<Var<S>> stretched = operands;  // where a dim of "..." of length 1 meets a longer one
+  for (std::size_t k = 0; k < stretched.size(); ++k) {
+    std::vector<long> full;
+    bool same = true;
+    for (std::size_t i = 0; i < e.inputs[k].size(); ++i) {
+      full.push_back(static_cast<long>(sizes.at(e.inputs[k][i])));
+      same = same && sizes.at(e.inputs[k][i]) == stretched[k].shape()[i];
+    }
+    if (!same) stretched[k] = expand(stretched[k], full);
+  }
+  return contract_all(e, stretched, sizes);
 }
 
 template Var<float> einsum<float>(const std::string&, const std::vector<Var<float>>&);

@@ -142,7 +142,8 @@ template <class S> TopK<S> topk(const Var<S>& a, std::size_t k, long dim = -1, b
 template <class S> Var<S> repeat(const Var<S>& a, const std::vector<long>& reps);
 
 // ---- einsum.cpp: torch.einsum over letters ("bhqd,bhkd->bhqk"; without "->" the labels used once, alphabetical),
-// composed of sum, permute, reshape and matmul (their backwards); "..." and a label twice in one operand are refused.
+// composed of sum, permute, reshape, expand and matmul (their backwards); "..." for the remaining dims, right-aligned
+// and broadcast from length 1 (torch's rule); a label twice in one operand (a diagonal) is refused.
 template <class S> Var<S> einsum(const std::string& equation, const std::vector<Var<S>>& operands);
 
 // ---- reduce.cpp: over all elements (-> []), one axis or a list of axes (negative count from the end; each once; an
