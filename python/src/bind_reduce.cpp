@@ -1,6 +1,7 @@
 // Reductions as torch has them, functions and methods: sum, mean, var, std over None, one dim or a tuple of dims;
 // max and min (everything; along a dim as (values, indices); of two tensors), argmax and argmin; any and all.
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -121,16 +122,41 @@ Tensor logsumexp_t(const Tensor& a, const py::object& dim, bool keepdim) {
   return on_floating(a, [&](const auto& v) { return logsumexp(v, dims, keepdim); });
 }
 
-// torch.norm / Tensor.norm: the 2-norm ("fro" for matrices is the same sum) over everything or dims.
+// torch.amax / amin over dims (None: all), defined below.
+template <bool Largest>
+Tensor extreme_values_t(const Tensor& a, const py::object& dim, bool keepdim);
+
+// torch.norm / Tensor.norm over everything or dims: p=2 ("fro", None) is the library's norm (its gradient 0 where it is
+// 0); p=1 sum |x|, inf max |x|, -inf min |x|, 0 the count of nonzero entries, any other p (sum |x|^p)^(1/p), composed
+// of the library's ops (their gradients).
 Tensor norm_t(const Tensor& a, const py::object& p, const py::object& dim, bool keepdim) {
-  const bool two = p.is_none() || (py::isinstance<py::str>(p) && py::cast<std::string>(p) == "fro") ||
-                   (!py::isinstance<py::str>(p) && py::cast<double>(p) == 2.0);
-  if (!two)
+  if (py::isinstance<py::str>(p) && py::cast<std::string>(p) != "fro")
     throw std::invalid_argument(
-        fmt::format("norm: p={} is not here; the 2-norm (p=2 or 'fro') is", std::string(py::str(py::repr(p)))));
-  const std::vector<long> dims = dims_argument(dim).value_or(std::vector<long>{});
+        fmt::format("norm: p='{}' is not here; give a number or 'fro'", py::cast<std::string>(p)));
+  const double order = p.is_none() || py::isinstance<py::str>(p) ? 2.0 : py::cast<double>(p);
+  std::vector<long> dims = dims_argument(dim).value_or(std::vector<long>{});
+  const long rank = visit(a, [](const auto& v) { return static_cast<long>(v.dim()); });
+  if (dims.empty())
+    for (long d = 0; d < rank; ++d) dims.push_back(d);
+  const Tensor x = floating(a);
+  if (order == 2.0) {
+    py::gil_scoped_release release;
+    return on_floating(x, [&](const auto& v) { return norm(v, dims, keepdim); });
+  }
+  const Tensor magnitude = visit(x, [](const auto& v) { return Tensor(abs(v)); });
+  if (std::isinf(order)) {
+    const py::tuple axes = py::cast(dims);
+    return order > 0 ? extreme_values_t<true>(magnitude, axes, keepdim)
+                     : extreme_values_t<false>(magnitude, axes, keepdim);
+  }
   py::gil_scoped_release release;
-  return on_floating(a, [&](const auto& v) { return norm(v, dims, keepdim); });
+  return visit(magnitude, [&](const auto& v) {
+    using S = ScalarOfVar<decltype(v)>;
+    if (order == 0.0)  // the count of nonzero entries, with gradient 0 (as torch's)
+      return Tensor(add(sum(ne(v, scale(v, S(0))), dims, keepdim), scale(sum(v, dims, keepdim), S(0))));
+    if (order == 1.0) return Tensor(sum(v, dims, keepdim));
+    return Tensor(pow(sum(pow(v, static_cast<S>(order)), dims, keepdim), static_cast<S>(1.0 / order)));
+  });
 }
 
 // torch.amax / amin: the largest (smallest) values over one dim or several (None or (): all), without indices.
@@ -211,7 +237,7 @@ void bind_reductions(py::module_& m, py::class_<Tensor>& t) {
                           "log(sum(exp(x))) over dim (an int or a tuple), without overflow");
   def_function_and_method(m, t, "norm", &norm_t, py::arg("input"), py::arg("p") = py::none(),
                           py::arg("dim") = py::none(), py::arg("keepdim") = false,
-                          "the 2-norm (p=2 or 'fro') over everything or dim; its gradient is 0 where it is 0");
+                          "the p-norm (2, 'fro' and None: the 2-norm) over everything or dim, with gradient");
   def_function_and_method(m, t, "amax", &extreme_values_t<true>, py::arg("input"), py::arg("dim") = py::tuple(),
                           py::arg("keepdim") = false, "the largest values over dim (an int or a tuple; () all)");
   def_function_and_method(m, t, "amin", &extreme_values_t<false>, py::arg("input"), py::arg("dim") = py::tuple(),

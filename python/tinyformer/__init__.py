@@ -78,7 +78,7 @@ from .serialization import save  # noqa: E402
 # ---- modules, TransformerLens' names, notebook views and the version (docs/python.md)
 import functools as _functools  # noqa: E402
 
-from . import lens  # noqa: E402
+from . import lens, linalg  # noqa: E402
 from .nn import functional  # noqa: E402
 from .views import AttentionMap, RunReport, report  # noqa: E402
 
