@@ -181,6 +181,10 @@ Tensor repeat_interleave_t(const Tensor& a, long repeats, const std::optional<lo
 // Counting functions of NumPy's, on a tensor's values (constants, as torch's: no gradient).
 Tensor bincount_t(const Tensor& a, const py::object& weights, long minlength) {
   if (a.kind != DType::int64) throw py::type_error(fmt::format("bincount: input must be int64, got {}", a.dtype()));
+  const double lowest =
+      visit(a, [](const auto& v) { return v.numel() ? static_cast<double>(xt::amin(v.value())()) : 0.0; });
+  if (lowest < 0)
+    throw std::invalid_argument(fmt::format("bincount: input must hold no negative values, got {}", lowest));
   const py::module_ np = py::module_::import("numpy");
   const py::object w = weights.is_none() ? weights : py::object(to_numpy(py::cast<Tensor>(weights)));
   const py::array counts = np.attr("bincount")(to_numpy(a), py::arg("weights") = w, py::arg("minlength") = minlength);

@@ -205,3 +205,21 @@ def test_embedding_and_cross_entropy_take_integer_arrays_and_refuse_others(rng):
         tf.embedding(np.array([0.5]), w)
     with pytest.raises(ValueError):
         tf.embedding(np.array([7]), w)  # out of the vocabulary
+
+
+@pytest.mark.parametrize("call, error, words", [
+    (lambda: tf.bincount(tf.tensor([1, -1])), ValueError, "no negative values, got -1"),
+    (lambda: tf.bincount(tf.tensor([1.5])), TypeError, "must be int64, got float32"),
+    (lambda: tf.histc(tf.tensor([1.0]), bins=0), ValueError, "bins must be >= 1"),
+    (lambda: tf.histc(tf.tensor([1.0]), bins=2, min=3, max=1), ValueError, "min 3 must be <= max 1"),
+    (lambda: tf.unique(tf.tensor([1, 2]), dim=0), ValueError, "dim is not supported"),
+    (lambda: tf.tensor([1.0]).repeat_interleave(-1), ValueError, "repeats must be >= 0"),
+    (lambda: tf.tensor([1.0]).norm(p="nuc"), ValueError, "p='nuc' is not here"),
+    (lambda: tf.linalg.norm(tf.ones(2, 2), ord=2), ValueError, "matrix norm ord=2"),
+    (lambda: tf.einsum("a..b", tf.ones(2, 2)), ValueError, "'.' outside '...'"),
+    (lambda: setattr(tf.nn.Linear(2, 3), "weight", None), TypeError, "Linear.weight: a library module's parameter"),
+])
+def test_the_counting_and_norm_functions_refuse_in_one_line_naming_the_argument(call, error, words):
+    with pytest.raises(error) as caught:
+        call()
+    assert words in str(caught.value) and "\n" not in str(caught.value)

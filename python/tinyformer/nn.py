@@ -616,6 +616,9 @@ class _Wrapped(Module):
         replaced."""
         own = self._own_parameters()
         if any(n == name for n, _ in own):
+            if not isinstance(value, _Tensor):
+                raise TypeError(f"{type(self).__name__}.{name}: a library module's parameter takes a parameter "
+                                f"(tf.nn.Parameter, or another module's weight), got {type(value).__name__}")
             self._impl.set_parameter(name, value)
             object.__setattr__(self, "_own", [(n, value if n == name else p) for n, p in own])
             return
