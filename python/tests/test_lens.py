@@ -558,8 +558,9 @@ def test_hook_points_are_module_attributes_with_add_hook_and_remove_hooks(rng):
     m = _model("llama")
     assert all(m.hook_dict[n] is p for n, p in [
         ("hook_embed", m.hook_embed), ("blocks.1.attn.hook_pattern", m.blocks[1].attn.hook_pattern),
-        ("blocks.0.hook_resid_post", m.blocks[0].hook_resid_post), ("blocks.0.mlp.hook_post", m.blocks[0].mlp.hook_post),
-        ("blocks.1.ln2.hook_scale", m.blocks[1].ln2.hook_scale), ("ln_final.hook_normalized", m.ln_final.hook_normalized)])
+        ("blocks.0.hook_resid_post", m.blocks[0].hook_resid_post),
+        ("blocks.0.mlp.hook_post", m.blocks[0].mlp.hook_post), ("blocks.1.ln2.hook_scale", m.blocks[1].ln2.hook_scale),
+        ("ln_final.hook_normalized", m.ln_final.hook_normalized)])
     with pytest.raises(AttributeError, match="hook_nope"):
         m.blocks[0].attn.hook_nope
     ids = _ids(rng)

@@ -439,9 +439,10 @@ class HookedTransformer:
                        remove_batch_dim: bool = False, return_type: Optional[str] = "logits",
                        loss_per_token: bool = False) -> Tuple[Any, "ActivationCache"]:
         """(logits [batch, pos, d_vocab], cache): the library's forward on text or ids with the activations
-        copied into an ActivationCache (tensors outside the graph) under their hook names, after any hooks of add_hook or
-        model.hooks(). names_filter: a name, a list of names or a function of the name; only those are kept, and a
-        forward whose names stay outside the attention's and the MLP's insides runs the plain (fused) modules.
+        copied into an ActivationCache (tensors outside the graph) under their hook names, after any hooks of
+        add_hook or model.hooks(). names_filter: a name, a list of names or a function of the name; only those are
+        kept, and a forward whose names stay outside the attention's and the MLP's insides runs the plain (fused)
+        modules.
         return_type "loss" or "both" as forward (the loss a tensor).
 
             logits, cache = model.run_with_cache("31415926|62", names_filter=lambda n: n.endswith("hook_pattern"))
@@ -460,11 +461,11 @@ class HookedTransformer:
     def run_with_hooks(self, input: Any, fwd_hooks: Sequence[Tuple[Any, Callable]] = (), bwd_hooks: Sequence[Any] = (),
                        reset_hooks_end: bool = True, clear_contexts: bool = False, return_type: Optional[str] = "logits",
                        loss_per_token: bool = False) -> Any:
-        """The forward with hooks [(name, fn)] (and those of add_hook): fn(activation, hook) gets a copy (a tensor) and the
-        HookPoint (hook.name, hook.layer(), hook.ctx), and returns a replacement of the same shape, or None: the copy
-        goes on, with what fn wrote into it (`z[:, :, head] = 0` ablates a head, as in TransformerLens). A name may be
-        a function of the name (every hook it accepts). Logits [B,T,V] (outside the graph), or return_type "loss" /
-        "both" as forward. An unknown name or a wrong shape is a ValueError naming it.
+        """The forward with hooks [(name, fn)] (and those of add_hook): fn(activation, hook) gets a copy (a tensor)
+        and the HookPoint (hook.name, hook.layer(), hook.ctx), and returns a replacement of the same shape, or None:
+        the copy goes on, with what fn wrote into it (`z[:, :, head] = 0` ablates a head, as in TransformerLens). A
+        name may be a function of the name (every hook it accepts). Logits [B,T,V] (outside the graph), or
+        return_type "loss" / "both" as forward. An unknown name or a wrong shape is a ValueError naming it.
 
             def ablate_head_0(z, hook):
                 z[:, :, 0] = 0
@@ -809,6 +810,10 @@ class ActivationCache(Mapping):
     def _n_layers(self) -> int:
         return self.model.cfg.n_layers
 
+    def _stream_before(self, layer: int) -> np.ndarray:
+        """The residual stream before block `layer` (after the last block for n_layers)."""
+        return self._array("resid_post", layer - 1) if layer else self._array("resid_pre", 0)
+
     def _layer_or_all(self, layer: Optional[int]) -> int:
         n = self._n_layers()
         if layer is None or layer == -1:
@@ -946,7 +951,7 @@ class ActivationCache(Mapping):
             parts.extend(np.moveaxis(result, -2, 0))
             labels.extend(f"L{l}H{h}" for h in range(result.shape[-2]))
         if incl_remainder:
-            total = _apply_slice(self._array("resid_post", layer - 1) if layer else self._array("resid_pre", 0), pos_slice, -2)
+            total = _apply_slice(self._stream_before(layer), pos_slice, -2)
             parts.append(total - (np.sum(parts, axis=0) if parts else 0))
             labels.append("remainder")
         if not parts:
@@ -979,7 +984,7 @@ class ActivationCache(Mapping):
         stack = np.concatenate(parts) if parts else np.zeros((0, *_apply_slice(self._array("hook_embed"), pos_slice, -2)
                                                                .shape), dtype=self._array("hook_embed").dtype)
         if incl_remainder:
-            total = _apply_slice(self._array("resid_post", layer - 1) if layer else self._array("resid_pre", 0), pos_slice, -2)
+            total = _apply_slice(self._stream_before(layer), pos_slice, -2)
             stack = np.concatenate([stack, (total - stack.sum(0))[None]])
             labels.append("remainder")
         if apply_ln:
@@ -1022,7 +1027,9 @@ class ActivationCache(Mapping):
         if layer == self._n_layers():
             return self._array("resid_post", layer - 1), self.model.ln_final
         block = self.model.blocks[layer]
-        return (self._array("resid_mid", layer), block.ln2) if mlp_input else (self._array("resid_pre", layer), block.ln1)
+        if mlp_input:
+            return self._array("resid_mid", layer), block.ln2
+        return self._array("resid_pre", layer), block.ln1
 
     def apply_ln_to_stack(self, residual_stack: np.ndarray, layer: Optional[int] = None, mlp_input: bool = False,
                           pos_slice: _PosSlice = None) -> np.ndarray:
