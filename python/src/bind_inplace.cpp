@@ -5,9 +5,12 @@
 // In grad mode, an op's result that requires a gradient changes by becoming the changed result: its Python object
 // takes the new node, so every reference sees the change and the graph keeps the old node for the ops that read it
 // (torch records in-place ops on a non-leaf likewise). A leaf that requires a gradient is refused, as by torch,
-// except through x.data or x.detach() (the library's Var::detach(), the same values outside autograd); so is writing
-// a value that requires a gradient into x[...] (no differentiable scatter here). A change in place bumps the node's
-// version (Var::mutable_value), so a backward() through an op that read the old values is refused, as by torch.
+// except through x.data or x.detach() (the library's Var::detach(), the same values outside autograd). An operand
+// that requires a gradient (c.add_(w), c += w, c.scatter_add_(0, i, w)) makes a constant c the op's recorded result,
+// as torch's c joins the graph; writing one into x[...] is refused (no differentiable scatter by subscript here). A
+// change in place bumps the node's version (Var::mutable_value), so a backward() through an op that read the old values
+// is refused, as by torch.
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <string>
@@ -35,10 +38,15 @@ void check_writable(const Tensor& x, const char* op) {
         op));
 }
 
+// Whether `value` is a tensor that requires a gradient while ops are recorded.
+bool grad_value(const py::handle& value) {
+  py::detail::make_caster<Tensor> caster;
+  return grad_enabled() && caster.load(value, false) && requires_grad(py::detail::cast_op<const Tensor&>(caster));
+}
+
 // A value that requires a gradient is not written in place while ops are recorded: its gradient would be dropped.
 void check_value(const py::handle& value, const char* op) {
-  py::detail::make_caster<Tensor> caster;
-  if (grad_enabled() && caster.load(value, false) && requires_grad(py::detail::cast_op<const Tensor&>(caster)))
+  if (grad_value(value))
     throw std::runtime_error(fmt::format(
         "{}: the value requires a gradient, which writing it in place would drop; build the result out of place "
         "(tf.where, tf.cat, tf.stack), or write under tf.no_grad()",
@@ -141,15 +149,11 @@ Tensor everywhere(const Tensor& x, const py::handle& value, const char* op) {
 // result x in grad mode or a value that requires a gradient, x becomes x op y with its graph (as torch records it).
 py::object augmented(const py::object& self, const py::object& other, const char* dunder, const char* op) {
   Tensor& x = self.cast<Tensor&>();
-  const bool grad_value = grad_enabled() && [&] {
-    py::detail::make_caster<Tensor> caster;
-    return caster.load(other, false) && requires_grad(py::detail::cast_op<const Tensor&>(caster));
-  }();
   const bool recorded = recorded_result(x, op);
   py::object result = self.attr(dunder)(other);
   if (result.is(py::reinterpret_borrow<py::object>(Py_NotImplemented))) return result;
   const Tensor& r = result.cast<const Tensor&>();
-  if (recorded || grad_value) {
+  if (recorded || grad_value(other)) {
     fitting(x, r, op);  // the dtype rule: refused with its message
     rebind(x, r, op);
   } else {
@@ -167,7 +171,11 @@ py::object in_place(const py::object& self, const char* op, std::initializer_lis
     return self;
   }
   check_writable(x, op);
-  for (const py::handle& a : args) check_value(a, op);
+  // an operand that requires a gradient: x becomes the op's recorded result (torch's constant joins the graph)
+  if (std::any_of(args.begin(), args.end(), [](const py::handle& a) { return grad_value(a); })) {
+    rebind(x, compute(x), op);
+    return self;
+  }
   Tensor value;
   {
     NoGradGuard guard;
@@ -209,6 +217,13 @@ void bind_in_place_methods(py::class_<Tensor>& t) {
       const std::string op = std::string(name) + "_";
       return in_place(self, op.c_str(), {}, [&](const Tensor&) { return self.attr(name)().cast<Tensor>(); });
     });
+  t.def(
+      "scatter_add_",
+      [](const py::object& self, long dim, const py::object& index, const py::object& src) {
+        return in_place(self, "scatter_add_", {src},
+                        [&](const Tensor&) { return self.attr("scatter_add")(dim, index, src).cast<Tensor>(); });
+      },
+      py::arg("dim"), py::arg("index"), py::arg("src"));
   t.def("zero_", [](const py::object& self) {
     return in_place(self, "zero_", {}, [](const Tensor& x) { return everywhere(x, py::int_(0), "zero_"); });
   });

@@ -342,6 +342,16 @@ void bind_pieces(py::module_& m, py::class_<Tensor>& t) {
       py::arg("input"), py::arg("dim"), py::arg("index"),
       "out[i][j] = input[i][index[i][j]] for dim 1, and so for every dim (torch.gather); the gradient scatter-added");
   def_function_and_method(
+      m, t, "scatter_add",
+      [](const Tensor& a, long dim, const Tensor& index, const Tensor& src) {
+        if (index.kind != DType::int64) throw py::type_error("scatter_add: index must be an int64 tensor");
+        const Array<std::int64_t> i = to_array<std::int64_t>(to_numpy(index));
+        return visit2(a, src, [&](const auto& x, const auto& y) { return scatter_add(x, dim, i, y); });
+      },
+      py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"),
+      "input with src[i][j] added at [i][index[i][j]] for dim 1, and so for every dim (torch.scatter_add); gradients "
+      "to both");
+  def_function_and_method(
       m, t, "flip",
       [](const Tensor& a, const py::object& dims) {
         const std::vector<long> d = py::isinstance<py::int_>(dims) ? std::vector<long>{py::cast<long>(dims)}

@@ -43,7 +43,9 @@ CASES = [
     "p.log10()", "x.nelement()", "L.equal(x, x.clone())", "L.equal(x, y)", "L.equal(x, x[:2])",
     "L.unique(ids, return_counts=True)", "L.unique(ids, return_inverse=True)", "L.bincount(ids)",
     "L.bincount(ids, minlength=5)", "L.histc(x, bins=5, min=-1, max=1)", "L.histc(x, bins=4)", "L.empty_like(x).shape",
-    "L.empty(2, 3).shape", "x[..., None]", "x[0, ..., 1]", "x[0][1]", "b3[0, :, 1]",
+    "L.empty(2, 3).shape",
+    "x.scatter_add(1, L.tensor([[3, 0], [1, 1], [2, 0]]), y[:, :2])", "L.scatter_add(x, 0, L.tensor([[2, 0, 2, 1]]), p[:1])",
+    "L.zeros(5, dtype=x.dtype).scatter_add(0, ids, v)", "x[..., None]", "x[0, ..., 1]", "x[0][1]", "b3[0, :, 1]",
     "b3[..., 1:3]", "b3[1, ::2, ::2]", "x[None, ..., None]", "x[[0, 2]]", "x[[2, 0, 2]]", "x[:, [1, 1, 0]]",
     "x[[0, 1], [2, 0]]", "x[ids[:3]]", "x[:, ids]", "x[m]", "x[x > 0.5]", "x[:, mrow]", "b3[:, [0, 2], 1:]",
     "b3[[1, 0], :, [3, 1]]", "b3[..., [0, 0]]", "b3[1, [0, 2]]", "x.T[0]",
@@ -132,6 +134,8 @@ STATEMENTS = [
     "y = p.detach().clone(); y.log_(); y.sqrt_(); y.neg_(); y.abs_(); y.exp_(); out = y * x",
     "y = x.clone(); y.tanh_(); out = y * 2", "y = x * 1; y.relu_(); out = y.exp()", "y = x * 1; y.sigmoid_(); out = y",
     "y = p * 1; y.rsqrt_(); out = y",
+    "y = x.detach().clone(); y.scatter_add_(1, L.tensor([[0, 0], [3, 1], [2, 2]]), p[:, 1:3]); out = y * x",
+    "c = y.detach().clone(); c.add_(x, alpha=0.5); c.mul_(2); out = c", "c = L.zeros(3, 4, dtype=x.dtype); c.copy_(x); out = c * c",
 ]
 
 

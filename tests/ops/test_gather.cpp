@@ -1,5 +1,5 @@
-// gather, flip, topk and repeat (reads at computed positions), clamp, rsqrt, isclose and multinomial: values as torch
-// prints them for the same inputs, refusals, and float64 gradchecks.
+// gather, scatter_add, flip, topk and repeat (reads at computed positions), clamp, rsqrt, isclose and multinomial:
+// values as torch prints them for the same inputs, refusals, and float64 gradchecks.
 #include <cmath>
 #include <limits>
 #include <set>
@@ -51,6 +51,27 @@ TEST_CASE("ops: gather reads index's entries along dim, as torch.gather", "[ops]
   CHECK_THROWS_WITH(gather(grid12(), 1, column_of({0, 0, 0, 0})),
                     "gather: index's size 4 in dim 0 is more than a's 3 (only dim 1, the one gathered along, may be "
                     "longer)");
+}
+
+TEST_CASE("ops: scatter_add adds src at index's entries along dim, repeats adding up, as torch.scatter_add", "[ops]") {
+  // torch.zeros(3, 4).scatter_add(1, torch.tensor([[3, 0], [1, 1], [2, 0]]), torch.arange(1., 7.).reshape(3, 2))
+  Array<double> src = xt::arange<double>(1.0, 7.0);
+  src.reshape({3, 2});
+  const Var<double> zeros(Array<double>(xt::zeros<double>({3, 4})));
+  const Var<double> s1 = scatter_add(zeros, 1, Positions{{3, 0}, {1, 1}, {2, 0}}, Var<double>(src));
+  CHECK(gathered_values(s1) == std::vector<double>{2, 0, 0, 1, 0, 7, 0, 0, 6, 0, 5, 0});
+  // along dim 0, onto arange(12), from a src [2, 4] of which index [1, 4] reads the first row: 1 2 3 4 added at
+  // [2][0], [0][1], [1][2], [0][3]
+  Array<double> wide = xt::arange<double>(1.0, 9.0);
+  wide.reshape({2, 4});
+  CHECK(gathered_values(scatter_add(grid12(), 0, Positions{{2, 0, 1, 0}}, Var<double>(wide))) ==
+        std::vector<double>{0, 3, 2, 7, 4, 5, 9, 7, 9, 9, 10, 11});
+  CHECK_THROWS_MATCHES(scatter_add(grid12(), 1, column_of({4}), Var<double>(src)), IndexError,
+                       Catch::Message("scatter_add: index 4 is out of range for dim 1 of size 4 (valid: 0 to 3)"));
+  CHECK_THROWS_WITH(scatter_add(grid12(), 1, column_of({0, 0, 0, 0}), Var<double>(src)),
+                    Catch::Contains("index's size 4 in dim 0 is more than src's 3 or a's 3"));
+  CHECK_THROWS_WITH(scatter_add(grid12(), 1, Positions{0, 1}, Var<double>(src)),
+                    Catch::Contains("have 2, 1 and 2 dims"));
 }
 
 TEST_CASE("ops: flip reverses each dim given, repeat tiles, as torch", "[ops]") {
@@ -112,6 +133,11 @@ TEST_CASE("gradcheck: gather with repeated indices, flip, topk, repeat, clamp an
   const auto a = random_array({3, 4}, 301);
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return gather(in[0], 1, Positions{{3, 3, 0}, {1, 1, 1}}); }, {a}));
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return gather(in[0], 0, Positions{{2, 0, 2, 1}}); }, {a}));
+  REQUIRE_GRADCHECK(gradcheck(
+      [](const Inputs& in) {
+        return scatter_add(in[0], 1, Positions{{3, 3, 0}, {1, 1, 1}}, in[1]) * in[0];
+      },
+      {a, random_array({2, 4}, 118)}, {}, {"a", "src"}));
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return flip(in[0], {0, 1}) * in[0]; }, {a}));
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return topk(in[0], 2, 1).values; }, {a}));
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return topk(in[0], 2, 0, false).values; }, {a}));

@@ -372,6 +372,51 @@ Var<S> gather(const Var<S>& a, long dim, const Array<std::int64_t>& index) {
 }
 
 template <class S>
+Var<S> scatter_add(const Var<S>& a, long dim, const Array<std::int64_t>& index, const Var<S>& src) {
+  check_input(a, "scatter_add", "a");
+  check_input(src, "scatter_add", "src");
+  if (a.dim() == 0) throw std::invalid_argument("scatter_add: a is 0-d; it adds along a dim of a tensor of 1 or more");
+  const std::size_t axis = normalize_axis(dim, a.dim(), "scatter_add");
+  if (index.dimension() != a.dim() || src.dim() != a.dim())
+    throw std::invalid_argument(fmt::format("scatter_add: a, index and src have {}, {} and {} dims; they must have the "
+                                            "same number",
+                                            a.dim(), index.dimension(), src.dim()));
+  if (index.size() == 0) throw std::invalid_argument("scatter_add: index holds no elements");
+  for (std::size_t d = 0; d < a.dim(); ++d)
+    if (index.shape()[d] > src.shape()[d] || (d != axis && index.shape()[d] > a.shape()[d]))
+      throw std::invalid_argument(fmt::format("scatter_add: index's size {} in dim {} is more than src's {} or a's {} "
+                                              "(only along dim {} may it pass a's)",
+                                              index.shape()[d], d, src.shape()[d], a.shape()[d], axis));
+  const Shape strides = row_major_strides(a.shape()), src_strides = row_major_strides(src.shape());
+  const auto n = static_cast<std::int64_t>(a.shape()[axis]);
+  Positions to = Positions::from_shape(index.shape()), from = Positions::from_shape(index.shape());
+  for_each_coordinate(
+      Shape(index.shape().begin(), index.shape().end()), [&](const std::vector<std::size_t>& at, std::size_t j) {
+        const std::int64_t i = index.data()[j];
+        if (i < 0 || i >= n)
+          throw IndexError(fmt::format("scatter_add: index {} is out of range for dim {} of size {} (valid: 0 to {})",
+                                       i, axis, n, n - 1));
+        to.data()[j] = position_of(at, strides, axis, static_cast<std::size_t>(i));
+        from.data()[j] = position_of(at, src_strides, axis, at[axis]);
+      });
+  Array<S> out = a.value();
+  for (std::size_t j = 0; j < to.size(); ++j) out.data()[to.data()[j]] += src.value().data()[from.data()[j]];
+  return make_result<S>(
+      std::move(out), {a, src},
+      [to = std::move(to), from = std::move(from)](Node<S>& self) {
+        Node<S>& na = *self.inputs[0];
+        Node<S>& nsrc = *self.inputs[1];
+        if (nsrc.requires_grad) {
+          Array<S> g = xt::zeros<S>(nsrc.value.shape());
+          for (std::size_t j = 0; j < to.size(); ++j) g.data()[from.data()[j]] = self.grad.data()[to.data()[j]];
+          accumulate_grad(nsrc, std::move(g));
+        }
+        if (na.requires_grad) accumulate_grad(na, self.grad);
+      },
+      "scatter_add");
+}
+
+template <class S>
 Var<S> flip(const Var<S>& a, const std::vector<long>& dims) {
   check_input(a, "flip", "a");
   std::vector<bool> flipped(a.dim(), false);
@@ -465,12 +510,13 @@ Var<S> repeat(const Var<S>& a, const std::vector<long>& reps) {
   return take_positions(a, std::move(p), "repeat");
 }
 
-#define TF_INSTANTIATE(S)                                                     \
-  template Var<S> index<S>(const Var<S>&, const std::vector<TensorIndex>&);   \
-  template Var<S> take<S>(const Var<S>&, const Array<std::int64_t>&);         \
-  template Var<S> gather<S>(const Var<S>&, long, const Array<std::int64_t>&); \
-  template Var<S> flip<S>(const Var<S>&, const std::vector<long>&);           \
-  template TopK<S> topk<S>(const Var<S>&, std::size_t, long, bool);           \
+#define TF_INSTANTIATE(S)                                                                         \
+  template Var<S> index<S>(const Var<S>&, const std::vector<TensorIndex>&);                       \
+  template Var<S> take<S>(const Var<S>&, const Array<std::int64_t>&);                             \
+  template Var<S> gather<S>(const Var<S>&, long, const Array<std::int64_t>&);                     \
+  template Var<S> scatter_add<S>(const Var<S>&, long, const Array<std::int64_t>&, const Var<S>&); \
+  template Var<S> flip<S>(const Var<S>&, const std::vector<long>&);                               \
+  template TopK<S> topk<S>(const Var<S>&, std::size_t, long, bool);                               \
   template Var<S> repeat<S>(const Var<S>&, const std::vector<long>&);
 TF_INSTANTIATE(float)
 TF_INSTANTIATE(double)

@@ -127,6 +127,10 @@ template <class S> Var<S> take(const Var<S>& a, const Array<std::int64_t>& posit
 // torch.gather: out[i][j][k] = a[i][index[i][j][k]][k] for dim 1, and so for every dim: index has a's number of dims
 // and, but along dim, sizes at most a's; its entries from 0 to a's size along dim - 1. da scatter-added.
 template <class S> Var<S> gather(const Var<S>& a, long dim, const Array<std::int64_t>& index);
+// torch.scatter_add: a with src[i][j][k] added at [i][index[i][j][k]][k] for dim 1, and so for every dim (repeated
+// entries add up): index has a's and src's number of dims, sizes at most src's (and a's but along dim), entries from 0
+// to a's size along dim - 1. da = dout; dsrc = dout gathered back at index.
+template <class S> Var<S> scatter_add(const Var<S>& a, long dim, const Array<std::int64_t>& index, const Var<S>& src);
 // torch.flip: a with the order of each of `dims` reversed; da flipped back.
 template <class S> Var<S> flip(const Var<S>& a, const std::vector<long>& dims);
 // torch.topk: the k largest (smallest) entries along dim, largest (smallest) first, NaN above every number, ties in
