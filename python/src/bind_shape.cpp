@@ -303,25 +303,8 @@ void bind_dims(py::module_& m, py::class_<Tensor>& t) {
   });
 }
 
-void bind_pieces(py::module_& m, py::class_<Tensor>& t) {
-  def_function_and_method(m, t, "split", &split_t, py::arg("tensor"), py::arg("split_size_or_sections"),
-                          py::arg("dim") = 0,
-                          "pieces of split_size_or_sections along dim (an int: that length each, the last shorter; a "
-                          "list: those lengths)");
-  def_function_and_method(m, t, "chunk", &chunk_t, py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
-  def_function_and_method(m, t, "unbind", &unbind_t, py::arg("input"), py::arg("dim") = 0);
-  m.def(
-      "cat",
-      [](const std::vector<Tensor>& parts, long dim) {
-        return joined(parts, "cat", [dim](const auto& vs) { return concat(vs, dim); });
-      },
-      py::arg("tensors"), py::arg("dim") = 0);
-  m.def(
-      "stack",
-      [](const std::vector<Tensor>& parts, long dim) {
-        return joined(parts, "stack", [dim](const auto& vs) { return stack(vs, dim); });
-      },
-      py::arg("tensors"), py::arg("dim") = 0);
+// Reads and writes at positions an index tensor gives: take, gather, scatter_add.
+void bind_positions(py::module_& m, py::class_<Tensor>& t) {
   def_function_and_method(
       m, t, "take",
       [](const Tensor& a, const Tensor& positions) {
@@ -351,6 +334,27 @@ void bind_pieces(py::module_& m, py::class_<Tensor>& t) {
       py::arg("input"), py::arg("dim"), py::arg("index"), py::arg("src"),
       "input with src[i][j] added at [i][index[i][j]] for dim 1, and so for every dim (torch.scatter_add); gradients "
       "to both");
+}
+
+void bind_pieces(py::module_& m, py::class_<Tensor>& t) {
+  def_function_and_method(m, t, "split", &split_t, py::arg("tensor"), py::arg("split_size_or_sections"),
+                          py::arg("dim") = 0,
+                          "pieces of split_size_or_sections along dim (an int: that length each, the last shorter; a "
+                          "list: those lengths)");
+  def_function_and_method(m, t, "chunk", &chunk_t, py::arg("input"), py::arg("chunks"), py::arg("dim") = 0);
+  def_function_and_method(m, t, "unbind", &unbind_t, py::arg("input"), py::arg("dim") = 0);
+  m.def(
+      "cat",
+      [](const std::vector<Tensor>& parts, long dim) {
+        return joined(parts, "cat", [dim](const auto& vs) { return concat(vs, dim); });
+      },
+      py::arg("tensors"), py::arg("dim") = 0);
+  m.def(
+      "stack",
+      [](const std::vector<Tensor>& parts, long dim) {
+        return joined(parts, "stack", [dim](const auto& vs) { return stack(vs, dim); });
+      },
+      py::arg("tensors"), py::arg("dim") = 0);
   def_function_and_method(
       m, t, "flip",
       [](const Tensor& a, const py::object& dims) {
@@ -392,6 +396,7 @@ void bind_shapes(py::module_& m, py::class_<Tensor>& t) {
   bind_views(m, t);
   bind_dims(m, t);
   bind_pieces(m, t);
+  bind_positions(m, t);
 }
 
 }  // namespace tf::python
