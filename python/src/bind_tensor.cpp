@@ -69,7 +69,6 @@ void bind_shape_properties(py::class_<Tensor>& t) {
       .def_property_readonly("ndim", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.dim(); }); })
       .def("dim", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.dim(); }); })
       .def("numel", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.numel(); }); })
-      .def("nelement", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.numel(); }); })
       .def("is_floating_point", &Tensor::is_floating)
       .def(
           "size",
@@ -293,6 +292,7 @@ void bind_tensor(py::module_& m, py::class_<Tensor>& t) {
       "The device a name or tf.device means ('cpu', 'cuda', ...; 'cuda:0' is 'cuda'), None for anything else: what "
       "x.to(), Module.to(), ActivationCache.to() and tf.load's map_location check");
   bind_shape_properties(t);
+  t.attr("nelement") = t.attr("numel");  // torch's other name for it
   bind_value_exports(t);
   bind_dtype_conversions(t);
   for (const DType d : {DType::float32, DType::float64, DType::int64, DType::boolean})

@@ -30,12 +30,27 @@ struct Equation {
   Labels output;
 };
 
-// The equation with each "..." written out as letters the equation does not use, for operands of these ranks: the
-// operand with the most dims under "..." takes them all, the others the last ones (right-aligned). Without "->", the
-// output is written out too: those letters first, then the labels used once, alphabetical (torch's order).
+// The operands' labels: the text before "->", split at ','. std::invalid_argument (`fail`) unless there are `operands`.
+template <class Fail>
+std::vector<Labels> operand_labels(const std::string& text, std::size_t operands, const Fail& fail) {
+  const std::string lhs = text.substr(0, text.find("->"));
+  std::vector<Labels> inputs;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = lhs.find(',', start);
+    inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (inputs.size() != operands)
+    throw fail(fmt::format("it names {} operands and {} were given", inputs.size(), operands));
+  return inputs;
+}
+
+// The equation without spaces, each "..." written out as letters the equation does not use, for operands of these
+// ranks: the operand with the most dims under "..." takes them all, the others the last ones (right-aligned).
 struct Written {
-  std::string equation;  // without spaces and "..."
-  Labels spread;         // the letters "..." became: their length-1 dims broadcast
+  std::string equation;
+  Labels spread;  // the letters "..." became: their length-1 dims broadcast, and they lead an implicit output
 };
 
 Written without_ellipsis(const std::string& equation, const std::vector<std::size_t>& ranks) {
@@ -46,17 +61,7 @@ Written without_ellipsis(const std::string& equation, const std::vector<std::siz
   const auto fail = [&](const std::string& why) {
     return std::invalid_argument(fmt::format("einsum '{}': {}", equation, why));
   };
-  const std::size_t arrow = text.find("->");
-  std::vector<std::string> inputs;
-  const std::string lhs = text.substr(0, arrow);
-  for (std::size_t start = 0;;) {
-    const std::size_t comma = lhs.find(',', start);
-    inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (inputs.size() != ranks.size())
-    throw fail(fmt::format("it names {} operands and {} were given", inputs.size(), ranks.size()));
+  const std::vector<Labels> inputs = operand_labels(text, ranks.size(), fail);
   std::vector<std::size_t> spans(inputs.size(), 0);
   std::size_t widest = 0;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
@@ -73,51 +78,37 @@ Written without_ellipsis(const std::string& equation, const std::vector<std::siz
   for (const char c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
     if (text.find(c) == std::string::npos) spare += c;
   if (spare.size() < widest) throw fail("'...' stands for more dims than there are unused letters");
-  const std::string all = spare.substr(0, widest);
+  const Labels all = spare.substr(0, widest);
   std::string out;
-  std::map<char, int> uses;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    std::string in = inputs[k];
+    Labels in = inputs[k];
     if (const std::size_t at = in.find("..."); at != std::string::npos)
       in.replace(at, 3, all.substr(widest - spans[k]));
-    for (const char c : in)
-      if (all.find(c) == std::string::npos) ++uses[c];
     out += (k ? "," : "") + in;
   }
-  if (arrow == std::string::npos) {
-    std::string implicit = all;
-    for (const auto& [c, n] : uses)
-      if (n == 1) implicit += c;
-    return {out + "->" + implicit, all};
+  if (const std::size_t arrow = text.find("->"); arrow != std::string::npos) {
+    std::string rhs = text.substr(arrow + 2);
+    if (const std::size_t at = rhs.find("..."); at != std::string::npos) rhs.replace(at, 3, all);
+    out += "->" + rhs;
   }
-  std::string rhs = text.substr(arrow + 2);
-  if (const std::size_t at = rhs.find("..."); at != std::string::npos) rhs.replace(at, 3, all);
-  return {out + "->" + rhs, all};
+  return {out, all};
 }
 
-// `text`: the equation as without_ellipsis wrote it; `equation`: as given (for the messages).
-Equation parse(const std::string& text, const std::string& equation, std::size_t operands) {
+// `text`: the equation as without_ellipsis wrote it, `spread` the letters "..." became; `equation`: as given (for the
+// messages).
+Equation parse(const std::string& text, const Labels& spread, const std::string& equation, std::size_t operands) {
   const auto fail = [&](const std::string& why) {
     return std::invalid_argument(fmt::format("einsum '{}': {}", equation, why));
   };
   const std::size_t arrow = text.find("->");
-  const std::string lhs = text.substr(0, arrow);
   Equation e;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = lhs.find(',', start);
-    e.inputs.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
   if (text.find('.') != std::string::npos) throw fail("'.' outside '...'");
   for (const char c : text)
     if (!std::isalpha(static_cast<unsigned char>(c)) && c != ',' && c != '-' && c != '>')
       throw fail(fmt::format("'{}' is not a label: labels are letters, operands separated by ',' and the output "
                              "after '->'",
                              c));
-  if (e.inputs.size() != operands)
-    throw fail(fmt::format("it names {} operands and {} were given", e.inputs.size(), operands));
+  e.inputs = operand_labels(text, operands, fail);
   std::map<char, int> uses;
   for (const Labels& in : e.inputs) {
     for (const char c : in) {
@@ -127,8 +118,9 @@ Equation parse(const std::string& text, const std::string& equation, std::size_t
     }
   }
   if (arrow == std::string::npos) {
+    e.output = spread;  // "..."'s dims first, then the labels used once, alphabetical (std::map), as torch
     for (const auto& [c, n] : uses)
-      if (n == 1) e.output += c;  // std::map: alphabetical, as torch
+      if (n == 1 && spread.find(c) == std::string::npos) e.output += c;
   } else {
     e.output = text.substr(arrow + 2);
     for (const char c : e.output) {
@@ -222,7 +214,7 @@ Var<S> einsum(const std::string& equation, const std::vector<Var<S>>& operands) 
     ranks.push_back(op.dim());
   }
   const Written written = without_ellipsis(equation, ranks);
-  const Equation e = parse(written.equation, equation, operands.size());
+  const Equation e = parse(written.equation, written.spread, equation, operands.size());
   // Each label's length: the same in every operand, except that a dim of "..." broadcasts from length 1.
   std::map<char, std::size_t> sizes;
   for (std::size_t k = 0; k < operands.size(); ++k) {
