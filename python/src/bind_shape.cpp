@@ -209,7 +209,7 @@ Tensor histc_t(const Tensor& a, long bins, double lo, double hi) {
   if (bins < 1) throw std::invalid_argument(fmt::format("histc: bins must be >= 1, got {}", bins));
   const py::module_ np = py::module_::import("numpy");
   const py::array values = to_numpy(floating(a));
-  if (lo == 0 && hi == 0 && py::len(values) > 0) {  // torch: the data's own range
+  if (lo == 0 && hi == 0 && values.size() > 0) {  // torch: the data's own range (a 0-d array has no len)
     lo = values.attr("min")().cast<double>();
     hi = values.attr("max")().cast<double>();
   }

@@ -42,7 +42,7 @@ CASES = [
     "x.repeat_interleave(2, dim=1)", "x.repeat_interleave(3)", "L.repeat_interleave(b3, 2, dim=0)", "L.log2(p)",
     "p.log10()", "x.nelement()", "L.equal(x, x.clone())", "L.equal(x, y)", "L.equal(x, x[:2])",
     "L.unique(ids, return_counts=True)", "L.unique(ids, return_inverse=True)", "L.bincount(ids)",
-    "L.bincount(ids, minlength=5)", "L.histc(x, bins=5, min=-1, max=1)", "L.histc(x, bins=4)", "L.empty_like(x).shape",
+    "L.bincount(ids, minlength=5)", "L.histc(x, bins=5, min=-1, max=1)", "L.histc(x, bins=4)", "L.histc(x[0, 0], bins=3)", "L.empty_like(x).shape",
     "L.empty(2, 3).shape",
     "x.scatter_add(1, L.tensor([[3, 0], [1, 1], [2, 0]]), y[:, :2])", "L.scatter_add(x, 0, L.tensor([[2, 0, 2, 1]]), p[:1])",
     "L.zeros(5, dtype=x.dtype).scatter_add(0, ids, v)", "x[..., None]", "x[0, ..., 1]", "x[0][1]", "b3[0, :, 1]",
