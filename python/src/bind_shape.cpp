@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
+#include <xtensor/xoperation.hpp>
 
 #include "tensor.hpp"
 #include "tinyformer/ops/ops.hpp"
@@ -160,10 +161,15 @@ Tensor index_select_t(const Tensor& a, long dim, const py::handle& index) {
   return keeping_dtype(a, [&](const auto& v) { return tf::index(v, entries); });
 }
 
+// An integer result of the library's (positions, counts) as an int64 tensor.
+template <class S>
+Tensor int64_tensor(const Var<S>& v) {
+  return Tensor(Var<double>(Array<double>(xt::cast<double>(v.value()))), DType::int64);
+}
+
 // torch.nonzero: the coordinates of the nonzero entries, int64 [n, ndim], in row-major order (a constant).
 Tensor nonzero_t(const Tensor& a) {
-  const py::array where = py::module_::import("numpy").attr("argwhere")(to_numpy(a));
-  return make_tensor(where, py::str("int64"), false);
+  return visit(a, [](const auto& v) { return int64_tensor(nonzero(v)); });
 }
 
 // torch.repeat_interleave with an int: each entry `repeats` times along dim (flattened when dim is None), as
@@ -178,45 +184,40 @@ Tensor repeat_interleave_t(const Tensor& a, long repeats, const std::optional<lo
   return index_select_t(x, static_cast<long>(axis), positions);
 }
 
-// Counting functions of NumPy's, on a tensor's values (constants, as torch's: no gradient).
+// Counts over a tensor's values (the library's count.cpp): constants, as torch's.
 Tensor bincount_t(const Tensor& a, const py::object& weights, long minlength) {
   if (a.kind != DType::int64) throw py::type_error(fmt::format("bincount: input must be int64, got {}", a.dtype()));
-  const double lowest =
-      visit(a, [](const auto& v) { return v.numel() ? static_cast<double>(xt::amin(v.value())()) : 0.0; });
-  if (lowest < 0)
-    throw std::invalid_argument(fmt::format("bincount: input must hold no negative values, got {}", lowest));
-  const py::module_ np = py::module_::import("numpy");
-  const py::object w = weights.is_none() ? weights : py::object(to_numpy(py::cast<Tensor>(weights)));
-  const py::array counts = np.attr("bincount")(to_numpy(a), py::arg("weights") = w, py::arg("minlength") = minlength);
-  return make_tensor(counts, py::str(weights.is_none() ? "int64" : py::cast<Tensor>(weights).dtype()), false);
+  if (minlength < 0) throw std::invalid_argument(fmt::format("bincount: minlength must be >= 0, got {}", minlength));
+  const auto n = static_cast<std::size_t>(minlength);
+  const Var<double>& ids = std::get<Var<double>>(a.var);
+  if (weights.is_none()) return int64_tensor(bincount(ids, n));
+  const Tensor w = py::cast<Tensor>(weights);
+  Tensor out = visit(w, [&](const auto& v) { return Tensor(bincount(ids, v, n)); });
+  out.kind = w.kind;
+  return out;
 }
 
 py::object unique_t(const Tensor& a, bool sorted, bool return_inverse, bool return_counts, const py::object& dim) {
   if (!dim.is_none()) throw std::invalid_argument("unique: dim is not supported; it takes the flattened input");
-  const py::tuple parts = py::module_::import("numpy").attr("unique")(to_numpy(a), py::arg("return_inverse") = true,
-                                                                      py::arg("return_counts") = true);
-  const py::str kind(a.dtype());
+  (void)sorted;  // always sorted, torch's default
   py::list out;
-  out.append(make_tensor(parts[0], kind, false));
-  const Shape shape = visit(a, [](const auto& v) { return v.shape(); });
-  if (return_inverse) out.append(make_tensor(parts[1].attr("reshape")(py::cast(shape)), py::str("int64"), false));
-  if (return_counts) out.append(make_tensor(parts[2], py::str("int64"), false));
-  (void)sorted;  // NumPy's unique is sorted, torch's default
+  visit(a, [&](const auto& v) {
+    const auto parts = unique(v);
+    Tensor values(parts.values);
+    values.kind = a.kind;
+    out.append(values);
+    if (return_inverse) out.append(int64_tensor(parts.inverse));
+    if (return_counts) out.append(int64_tensor(parts.counts));
+  });
   return out.size() == 1 ? py::object(out[0]) : py::object(py::tuple(out));
 }
 
 Tensor histc_t(const Tensor& a, long bins, double lo, double hi) {
   if (bins < 1) throw std::invalid_argument(fmt::format("histc: bins must be >= 1, got {}", bins));
-  const py::module_ np = py::module_::import("numpy");
-  const py::array values = to_numpy(floating(a));
-  if (lo == 0 && hi == 0 && values.size() > 0) {  // torch: the data's own range (a 0-d array has no len)
-    lo = values.attr("min")().cast<double>();
-    hi = values.attr("max")().cast<double>();
-  }
-  if (!(lo <= hi)) throw std::invalid_argument(fmt::format("histc: min {} must be <= max {}", lo, hi));
-  const py::tuple counts =
-      np.attr("histogram")(values, py::arg("bins") = bins, py::arg("range") = py::make_tuple(lo, hi));
-  return make_tensor(counts[0], py::str(floating(a).dtype()), false);
+  return visit(floating(a), [&](const auto& v) {
+    using S = ScalarOfVar<std::decay_t<decltype(v)>>;
+    return Tensor(histc(v, static_cast<std::size_t>(bins), static_cast<S>(lo), static_cast<S>(hi)));
+  });
 }
 
 void bind_views(py::module_& m, py::class_<Tensor>& t) {

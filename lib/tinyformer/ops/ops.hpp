@@ -233,6 +233,22 @@ template <class S> Var<S> masked_fill(const Var<S>& a, const Var<S>& mask, S val
 template <class S> Var<S> tril(const Var<S>& a, long diagonal = 0);
 template <class S> Var<S> triu(const Var<S>& a, long diagonal = 0);
 
+// ---- count.cpp: counts over a tensor's values, constants as torch's (no gradient flows through a count).
+// a [N] (whole numbers >= 0) -> [max(minlength, max(a) + 1)]: how often each value occurs, or the sum of weights [N]
+// at its occurrences (in the weights' type).
+template <class S> Var<S> bincount(const Var<S>& a, std::size_t minlength = 0);
+template <class S, class W> Var<W> bincount(const Var<S>& a, const Var<W>& weights, std::size_t minlength = 0);
+// The distinct values of a flattened, sorted (NaN last, as one value); inverse [a's shape]: each entry's position in
+// values; counts: how often each occurs.
+template <class S> struct Unique { Var<S> values, inverse, counts; };
+template <class S> Unique<S> unique(const Var<S>& a);
+// [bins]: how many of a's values fall in each of `bins` equal bins over [lo, hi] (hi in the last; values outside and
+// NaN left out); lo = hi = 0 takes a's range (refused where NaN or inf is in a), and a range of one value is widened
+// by 1 on each side (as torch).
+template <class S> Var<S> histc(const Var<S>& a, std::size_t bins = 100, S lo = 0, S hi = 0);
+// [n, a's ndim]: the coordinates of a's nonzero entries, in row-major order.
+template <class S> Var<S> nonzero(const Var<S>& a);
+
 // ---- gelu.cpp: GELU, tanh approximation (as nanoGPT / GPT-2): 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 template <class S> Var<S> gelu(const Var<S>& a);
 
