@@ -202,16 +202,30 @@ void bind_augmented_operators(py::class_<Tensor>& t) {
 void bind_in_place_methods(py::class_<Tensor>& t) {
   const std::pair<const char*, const char*> binary[] = {
       {"add_", "__add__"}, {"sub_", "__sub__"}, {"mul_", "__mul__"}, {"div_", "__truediv__"}};
+  // self (op) other as the operator computes it; an operand it does not take (a list, a string, None) is refused
+  const auto operated = [](const py::object& self, const char* plain, const py::object& other, const char* name) {
+    const py::object out = self.attr(plain)(other);
+    if (out.is(py::reinterpret_borrow<py::object>(Py_NotImplemented)))
+      throw py::type_error(fmt::format("{}(): the operand must be a tensor, a number or a NumPy value, got {}", name,
+                                       Py_TYPE(other.ptr())->tp_name));
+    return out.cast<Tensor>();
+  };
   for (const auto& [name, plain] : binary)
     t.def(
         name,
-        [name = name, plain = plain](const py::object& self, const py::object& other, double alpha) {
+        [name = name, plain = plain, operated](const py::object& self, const py::object& other, double alpha) {
           return in_place(self, name, {other}, [&](const Tensor&) {
-            const py::object scaled = alpha == 1.0 ? other : other * py::float_(alpha);
-            return self.attr(plain)(scaled).cast<Tensor>();
+            return operated(self, plain, alpha == 1.0 ? other : other * py::float_(alpha), name);
           });
         },
         py::arg("other"), py::kw_only(), py::arg("alpha") = 1.0);
+  t.def(
+      "pow_",
+      [operated](const py::object& self, const py::object& exponent) {
+        return in_place(self, "pow_", {exponent},
+                        [&](const Tensor&) { return operated(self, "__pow__", exponent, "pow_"); });
+      },
+      py::arg("exponent"));
   for (const char* name : {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "neg", "abs"})
     t.def((std::string(name) + "_").c_str(), [name](const py::object& self) {
       const std::string op = std::string(name) + "_";
