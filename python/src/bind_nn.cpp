@@ -57,7 +57,13 @@ typename nn::Hooks<S>::Fn python_hook(py::function fn) {
     py::gil_scoped_acquire gil;
     const py::object copy = py::cast(Tensor(Var<S>(activation.value())));
     const py::object out = fn(copy, name);
-    Array<S> result = to_array<S>(out.is_none() ? copy : out);
+    Array<S> result;
+    try {
+      result = to_array<S>(out.is_none() ? copy : out);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(
+          fmt::format("the hook at '{}' must return a tensor of its activation's shape, or None: {}", name, e.what()));
+    }
     const Array<S>& value = activation.value();
     const bool same =
         result.shape() == value.shape() && std::memcmp(result.data(), value.data(), value.size() * sizeof(S)) == 0;

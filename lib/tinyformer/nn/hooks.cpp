@@ -72,7 +72,7 @@ void Hooks<S>::check_names(const std::vector<std::string>& valid) const {
   for (const auto& name : named)
     if (std::find(valid.begin(), valid.end(), name) == valid.end())
       throw std::invalid_argument(fmt::format("unknown hook name '{}': this model's are {}, ..., {} ({} names; "
-                                              "nn::hook_names lists them)",
+                                              "hook_names() lists them)",
                                               name, valid.front(), valid.back(), valid.size()));
 }
 
