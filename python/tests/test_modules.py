@@ -439,6 +439,11 @@ def test_a_checkpoint_saved_and_loaded_resumes_training_bit_for_bit(tmp_path, rn
     with pytest.raises(pickle.UnpicklingError, match="builtins.print.*weights_only=False"):
         tf.load(path)
     assert tf.load(path, weights_only=False)["run"] is print
+    # a damaged file is a ValueError naming it, whichever way its pickle breaks
+    for damaged in (before[: len(before) // 2], b"\x80\xae", before[:2] + b"\xff" * 8):
+        path.write_bytes(damaged)
+        with pytest.raises(ValueError, match=f"{path}: not a whole file of tf.save's"):
+            tf.load(path)
     with pytest.raises(ValueError, match="map_location 'cuda'"):
         tf.load(path, map_location="cuda")
 

@@ -34,11 +34,15 @@ def _rebuild_tensor(values: Any, requires_grad: bool, dtype: str) -> Any:
     return _core.tensor(values, requires_grad=requires_grad, dtype=dtype)
 
 
+class UnpicklingError(pickle.UnpicklingError, ValueError):
+    """A weights-only load met a kind it does not build: torch's UnpicklingError, and a ValueError."""
+
+
 class _WeightsOnly(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in _ALLOWED or (module == "numpy.dtypes" and name.endswith("DType")):
             return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"the file holds {module}.{name}, which a weights-only load does not build "
+        raise UnpicklingError(f"the file holds {module}.{name}, which a weights-only load does not build "
                                      f"(dicts, lists, numbers, strings, arrays and tensors); load it with "
                                      f"weights_only=False if you trust the file")
 
@@ -76,6 +80,15 @@ def load_object(f: _Target, weights_only: bool = True) -> Any:
     finally:
         if fh is not f:
             fh.close()
-    if weights_only:
-        return _WeightsOnly(io.BytesIO(data)).load()
-    return pickle.loads(data)
+    where = f if not hasattr(f, "read") else getattr(f, "name", "the file")
+    where = where if isinstance(where, int) else os.fsdecode(where)
+    try:
+        if weights_only:
+            return _WeightsOnly(io.BytesIO(data)).load()
+        return pickle.loads(data)
+    except UnpicklingError as e:
+        raise UnpicklingError(f"{where}: {e}") from None
+    except MemoryError:
+        raise
+    except Exception as e:  # a damaged pickle fails in many ways (EOFError, KeyError, struct.error, ...)
+        raise ValueError(f"{where}: not a whole file of tf.save's ({type(e).__name__}: {e})") from e
