@@ -28,6 +28,12 @@ def decode(value):
             return np.array(decode(value["$ndarray"]), dtype=value.get("dtype"))
         if "$complex" in value:
             return complex(*value["$complex"])
+        if "$slice" in value:
+            return slice(*decode(value["$slice"]))
+        if "$ellipsis" in value:
+            return Ellipsis
+        if "$tuple" in value:
+            return tuple(decode(value["$tuple"]))
         if "$deep" in value:  # a list nested n deep, built without recursion
             deep = 0
             for _ in range(value["$deep"]):
@@ -97,7 +103,128 @@ def run(spec):
         return tf.Vocabulary(a["tokens"], a["layout"]) if a["text"] is None else tf.Vocabulary.from_str(a["text"])
     if op == "function":
         return getattr(tf, a["name"])(*a.get("args", []), **a.get("kwargs", {}))
+    if op == "einsum":
+        return einsum(tf, a)
+    if op == "index":
+        return index(tf, a)
+    if op == "inplace":
+        return in_place(tf, a)
+    if op == "hook":
+        return hook(tf, a)
     raise SystemExit(f"front_python: unknown op {op!r}")
+
+
+# ---- Python-only calls whose result has a NumPy oracle: a wrong value raises AssertionError, which the tester counts
+# as a failure (fronts.NEVER); a refusal is re-raised for the tester's oracle of messages.
+
+def mismatch(what, got, want):
+    raise AssertionError(f"{what}: gave {np.asarray(got).tolist()!r}, NumPy gives {np.asarray(want).tolist()!r}")
+
+
+def einsum(tf, a):
+    """tf.einsum against np.einsum on the same float64 operands."""
+    operands = [np.arange(1.0, 1.0 + np.prod(s, dtype=int)).reshape(s) / 4 for s in a["shapes"]]
+    try:
+        want, refused = np.einsum(a["equation"].replace(" ", ""), *operands), None
+    except Exception as e:  # noqa: B902 (NumPy's refusal is compared, not reported)
+        want, refused = None, e
+    got = tf.einsum(a["equation"], *[tf.tensor(o) for o in operands])
+    if refused is not None:
+        raise AssertionError(f"einsum {a['equation']!r} ran where NumPy refuses ({refused})")
+    if got.shape != tuple(np.shape(want)) or not np.allclose(got.numpy(), want, rtol=1e-12, atol=0):
+        mismatch(f"einsum {a['equation']!r}", got.numpy(), want)
+
+
+def index(tf, a):
+    """x[key] (and x[key] = value) against NumPy's on arange(24.) as 2x3x4; a refused assignment changes nothing."""
+    x = np.arange(24.0).reshape(2, 3, 4)
+    t = tf.tensor(x)
+    key = a["key"]
+    try:
+        if "value" in a:
+            want = x.copy()
+            want[key] = a["value"]
+        else:
+            want = x[key]
+        refused = None
+    except Exception as e:  # noqa: B902
+        refused = e
+    try:
+        if "value" in a:
+            t[key] = a["value"]
+            got = t
+        else:
+            got = t[key]
+    except Exception:
+        if not np.array_equal(t.numpy(), x):
+            raise AssertionError(f"a refused x[{key!r}] = ... changed x") from None
+        raise
+    if refused is not None:
+        raise AssertionError(f"x[{key!r}] ran where NumPy refuses ({refused})")
+    if tuple(got.shape) != np.shape(want) or not np.array_equal(got.numpy(), want):
+        mismatch(f"x[{key!r}]", got.numpy(), want)
+
+
+IN_PLACE = {"add_": np.add, "mul_": np.multiply, "div_": np.divide, "sub_": np.subtract,
+            "copy_": lambda x, o: np.broadcast_to(o, x.shape), "fill_": lambda x, o: np.full(x.shape, o),
+            "clamp_": lambda x, o: np.maximum(x, o), "pow_": np.power}
+
+
+def in_place(tf, a):
+    """An in-place method on a leaf that requires a gradient, a constant, an op's result or an int64 tensor: a refusal
+    leaves the target's values as they were, a change gives NumPy's values (integral for an int64 target); with
+    "backward" a backward after the change then gives w.grad as torch would, or is refused with w.grad untouched."""
+    x = np.arange(-2.0, 4.0).reshape(2, 3)
+    w = tf.tensor(x, requires_grad=True)
+    target = {"leaf": lambda: w, "constant": lambda: tf.tensor(x), "result": lambda: w * 2,
+              "int": lambda: tf.tensor(x.astype(np.int64))}[a["target"]]()
+    operand = a["operand"]
+    if isinstance(operand, dict) and operand.get("tensor"):
+        operand = tf.tensor(np.asarray(operand["tensor"], dtype=operand["dtype"]))
+    before = target.detach().numpy().copy()
+    method = a["method"]
+    try:
+        out = target.zero_() if method == "zero_" else getattr(target, method)(operand)
+    except Exception:
+        if not np.array_equal(target.detach().numpy(), before):
+            raise AssertionError(f"a refused {method} changed its tensor") from None
+        raise
+    if out is not target:
+        raise AssertionError(f"{method} did not return its tensor")
+    o = operand.numpy() if isinstance(operand, tf.Tensor) else operand
+    with np.errstate(all="ignore"):
+        want = np.zeros_like(before) if method == "zero_" else IN_PLACE[method](before, o)
+    got = target.detach().numpy()
+    if a["target"] == "int" and not np.array_equal(want, np.trunc(want)):
+        raise AssertionError(f"{method} wrote {want.tolist()} into an int64 tensor (torch refuses)")
+    if got.shape != want.shape or not np.allclose(got, want, rtol=1e-6, atol=0, equal_nan=True):
+        mismatch(method, got, want)
+    if a.get("backward") and target.requires_grad:
+        loss = (target * target).sum()
+        try:
+            loss.backward()
+        except Exception:
+            if w.grad is not None:
+                raise AssertionError("a refused backward left a gradient in w") from None
+            raise
+
+
+def hook(tf, a):
+    """model.run_with_hooks with one forward hook; a hook that returns None or its input leaves the logits alone."""
+    model = tf.load(a["checkpoint"])
+    plain = model(a["prompt"]).numpy()
+    kind = a["fn"]
+
+    def fn(activation, hook):
+        if kind == "raise":
+            raise ValueError(f"boom from the hook at {hook.name}")
+        return {"none": None, "same": activation, "twice": activation * 2, "numpy": np.asarray(activation),
+                "string": "x", "wrong_shape": activation.reshape(-1)[:1], "int": activation.long(),
+                "float64": activation.double()}[kind]
+
+    logits = model.run_with_hooks(a["prompt"], fwd_hooks=[(a["name"], fn)])
+    if kind in ("none", "same", "numpy") and not np.array_equal(logits.numpy(), plain):
+        mismatch(f"a hook returning {kind} at {a['name']}", logits.numpy(), plain)
 
 
 def main():

@@ -53,7 +53,7 @@ FITTING = {
     "value": {"ValueError", "TypeError", "OSError", "MemoryError"},
     "count": {"ValueError", "TypeError", "OverflowError", "MemoryError"},
     "name": {"OSError", "ValueError", "RuntimeError"},
-    "python": {"ValueError", "TypeError", "IndexError", "OverflowError", "MemoryError"},
+    "python": {"ValueError", "TypeError", "IndexError", "OverflowError", "MemoryError", "RuntimeError"},
     "callback": {"ValueError", "KeyboardInterrupt"},
 }
 NEVER = {"SystemError", "RecursionError", "AttributeError", "KeyError", "AssertionError", "NameError",
@@ -121,7 +121,8 @@ def _calls(front):
 def _python_only(draw, call):
     """Python's own surface: tensors, shapes, threads, modules, argument types, and a callback that raises or stops."""
     kind = draw(st.sampled_from(["reshape", "split", "set_num_threads", "tensor", "register_parameter", "function",
-                                 "load_state_dict", "callback_raise", "callback_stop", "deep_dict", "vocabulary"]))
+                                 "load_state_dict", "callback_raise", "callback_stop", "deep_dict", "vocabulary",
+                                 "einsum", "index", "setitem", "inplace", "hook"]))
     call.klass = "python"
     call.describe = f"python: {kind}"
     call.files, call.outputs, call.expect_file = [], [], None
@@ -162,6 +163,63 @@ def _python_only(draw, call):
                                           "tinyformer-vocabulary 1 spaced 2\na\n",
                                           "tinyformer-vocabulary 1 joined 1\na"]))}
         call.culprits = ["Vocabulary", "from_str()", "'tokens'", "'layout'", "'text'"]
+    elif kind == "einsum":  # front_python.py compares a result with np.einsum's
+        if draw(st.booleans()):  # well formed, with shapes that fit it but for one size now and then
+            sizes = {c: draw(st.integers(1, 3)) for c in "ijk"}
+            inputs = draw(st.lists(st.lists(st.sampled_from("ijk"), unique=True, max_size=3).map("".join),
+                                   min_size=1, max_size=3))
+            used = sorted(set("".join(inputs)))
+            out = draw(st.one_of(st.none(), st.permutations(used).map("".join),
+                                 st.lists(st.sampled_from(used or ["i"]), unique=True).map("".join)))
+            shapes = [[sizes[c] for c in s] for s in inputs]
+            if shapes[0] and draw(st.integers(0, 4)) == 0:
+                shapes[0][0] += 1
+        else:
+            piece = st.sampled_from(["a", "b", "c", "i", "j", "...", "ii", "A", ".", "1", " ", "-", ">"])
+            operand = st.lists(piece, max_size=3).map("".join)
+            inputs, out = draw(st.lists(operand, min_size=1, max_size=3)), draw(st.one_of(st.none(), operand))
+            shapes = draw(st.lists(st.lists(st.integers(1, 3), max_size=3), min_size=1, max_size=3))
+        call.op = "einsum"
+        call.args = {"equation": ",".join(inputs) + ("" if out is None else "->" + out), "shapes": shapes}
+        call.culprits = ["einsum"]
+    elif kind in ("index", "setitem"):  # x[key] and x[key] = value on a 2x3x4 tensor, against NumPy
+        bound = st.one_of(st.none(), st.integers(-5, 5))
+        entry = st.one_of(st.integers(-4, 4), st.sampled_from([2**63, -2**70, 1.5, "a", True, False]),
+                          st.builds(lambda *b: {"$slice": list(b)}, bound, bound,
+                                    st.sampled_from([None, 1, 2, 3, -1, 0])),
+                          st.just(None), st.just({"$ellipsis": True}),
+                          st.lists(st.integers(-4, 4), max_size=3), st.lists(st.booleans(), max_size=4),
+                          st.builds(lambda v: {"$ndarray": v, "dtype": "int64"}, st.lists(st.integers(-3, 3),
+                                                                                          max_size=3)))
+        key = draw(st.one_of(entry, st.builds(lambda e: {"$tuple": e}, st.lists(entry, max_size=4))))
+        call.op, call.args = "index", {"key": key}
+        if kind == "setitem":
+            call.args["value"] = draw(st.one_of(st.sampled_from([7.0, -1, "x", None, [1.0, 2.0], [[1.0], [2.0]]]),
+                                                st.builds(lambda v: {"$ndarray": v, "dtype": "float64"},
+                                                          st.lists(st.floats(-4, 4), max_size=4))))
+        call.culprits = ["index", "dim", "slice", "subscript", "key", "shape", "value", "step"]
+    elif kind == "inplace":  # front_python.py compares a change with NumPy's and a refusal with nothing changed
+        method = draw(st.sampled_from(["add_", "mul_", "div_", "sub_", "copy_", "fill_", "clamp_", "pow_",
+                                       "zero_"]))
+        call.op, call.args = "inplace", {
+            "target": draw(st.sampled_from(["leaf", "constant", "result", "int"])), "method": method,
+            "operand": draw(st.sampled_from([2, 0.5, -1.5, "x", None, [1.0, 2.0, 3.0], [1.0, 2.0],
+                                             {"tensor": [[1.0, 2.0, 3.0]], "dtype": "float32"},
+                                             {"tensor": [1.0, 2.0, 3.0], "dtype": "float64"},
+                                             {"tensor": [[1], [2]], "dtype": "int64"},
+                                             {"tensor": [1.0, 2.0], "dtype": "float32"}])),
+            "backward": draw(st.booleans())}
+        call.culprits = [method, method.rstrip("_") + ":", "backward"]  # a refusal of the op itself names it
+    elif kind == "hook":  # model.run_with_hooks with one forward hook
+        call.op, call.args = "hook", {
+            "checkpoint": CK, "prompt": "12|",
+            "name": draw(st.sampled_from(["blocks.0.attn.hook_pattern", "blocks.0.hook_resid_post", "hook_embed",
+                                          "blocks.0.attn.hook_z", "blocks.7.attn.hook_z", "blocks.0.attn.hook_zz",
+                                          "", 3, None])),
+            "fn": draw(st.sampled_from(["none", "same", "twice", "numpy", "string", "wrong_shape", "int", "float64",
+                                        "raise"]))}
+        call.files = [CK]
+        call.culprits = [str(call.args["name"]), "boom from the hook", "fwd_hooks"]
     elif kind == "load_state_dict":
         call.op, call.args = "load_state_dict", {
             "checkpoint": CK, "name": draw(st.sampled_from([None, "lm_head.weight", "transformer.wte.weight"])),
