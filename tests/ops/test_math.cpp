@@ -1,5 +1,5 @@
-// pow (a constant or a tensor exponent), sqrt, sigmoid, abs and clone: forward values against the C library, the
-// derivative rules at their special points (0^0, |0|), and float64 gradchecks.
+// pow (a constant or a tensor exponent), sqrt, sigmoid, abs, clone and the steps (round, floor, ...): forward values
+// against the C library, the derivative rules at their special points (0^0, |0|), and float64 gradchecks.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -95,4 +95,33 @@ TEST_CASE("ops: clone is a new buffer with the same values", "[ops]") {
   CHECK(c.value() == a.value());
   CHECK(c.value().data() != a.value().data());
   CHECK(c.requires_grad());
+}
+
+TEST_CASE("ops: round halves to even and to decimals as torch, floor, ceil, trunc, sign and frac as std's", "[ops]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Var<double> x(Array<double>{-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -1.7, 1.2, nan});
+  const Array<double> r = round(x).value();
+  const Array<double> expected = {-2, -2, -0.0, 0, 2, 2, -2, 1};
+  for (std::size_t i = 0; i < expected.size(); ++i) CHECK(r(i) == expected(i));
+  CHECK(std::isnan(r(8)));
+  CHECK((round(Var<double>(Array<double>{1.2345, 25.0, -0.125}), 2).value() == Array<double>{1.23, 25.0, -0.12}));
+  CHECK((round(Var<double>(Array<double>{1234.5, 25.0, -149.0}), -1).value() == Array<double>{1230, 20, -150}));
+  const Var<float> y(Array<float>{-1.5F, -0.25F, 0.0F, 0.75F, 2.0F});
+  CHECK((floor(y).value() == Array<float>{-2, -1, 0, 0, 2}));
+  CHECK((ceil(y).value() == Array<float>{-1, -0.0F, 0, 1, 2}));
+  CHECK((trunc(y).value() == Array<float>{-1, -0.0F, 0, 0, 2}));
+  CHECK((sign(y).value() == Array<float>{-1, -1, 0, 1, 1}));
+  CHECK((frac(y).value() == Array<float>{-0.5F, -0.25F, 0, 0.75F, 0}));
+  CHECK(std::isnan(sign(Var<double>(Array<double>{nan})).value()(0)));
+}
+
+TEST_CASE("gradcheck: round, floor, ceil, trunc and sign pass 0 away from their steps, frac passes dout",
+          "[gradcheck][ops]") {
+  // values at least 0.1 from a whole number (or a half, for round): the finite differences stay on one step
+  const Array<double> a = {{-1.3, 0.2, 2.7}, {-0.6, 1.15, 3.4}};
+  for (const auto& op : std::vector<Var<double> (*)(const Var<double>&)>{&floor<double>, &ceil<double>, &trunc<double>,
+                                                                         &sign<double>, &frac<double>})
+    REQUIRE_GRADCHECK(gradcheck([op](const Inputs& in) { return op(in[0]); }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return round(in[0]) * in[0]; }, {a}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return round(in[0], 1) + in[0]; }, {Array<double>(a + 0.02)}));
 }

@@ -8,6 +8,11 @@
 //   clone       out = a (a new buffer)     da = dout
 //   rsqrt       out = 1 / sqrt(a)          da = -dout out^3 / 2
 //   clamp       out = min(max(a, lo), hi)  da = dout where lo <= a <= hi
+//   round(a, d) out = rint(a 10^d) / 10^d  da = 0                      (halves to even, as torch and NumPy;
+//                                                                       d < 0: rint(a / 10^-d) 10^-d)
+//   floor, ceil, trunc, sign               da = 0                      (steps: torch's gradient is 0 everywhere)
+//   frac        out = a - trunc(a)         da = dout
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -139,7 +144,75 @@ Var<S> clamp(const Var<S>& a, std::optional<S> lo, std::optional<S> hi) {
       "clamp");
 }
 
+namespace {
+
+// A step of a (round, floor, ...): out = step(a), a gradient of zeros for a (torch's rule, where it is defined).
+template <class S, class F>
+Var<S> step_op(const Var<S>& a, F step, const char* op) {
+  check_input(a, op, "a");
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  std::transform(a.value().begin(), a.value().end(), out.begin(), step);
+  return make_result<S>(
+      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], xt::zeros_like(self.grad)); }, op);
+}
+
+}  // namespace
+
+template <class S>
+Var<S> round(const Var<S>& a, int decimals) {
+  if (decimals == 0)
+    return step_op(
+        a, [](S v) { return std::nearbyint(v); }, "round");
+  const S scale = static_cast<S>(std::pow(10.0, std::abs(decimals)));  // a whole number: exact up to 10^22
+  if (decimals < 0)
+    return step_op(
+        a, [scale](S v) { return std::nearbyint(v / scale) * scale; }, "round");
+  return step_op(
+      a, [scale](S v) { return std::nearbyint(v * scale) / scale; }, "round");
+}
+
+template <class S>
+Var<S> floor(const Var<S>& a) {
+  return step_op(
+      a, [](S v) { return std::floor(v); }, "floor");
+}
+
+template <class S>
+Var<S> ceil(const Var<S>& a) {
+  return step_op(
+      a, [](S v) { return std::ceil(v); }, "ceil");
+}
+
+template <class S>
+Var<S> trunc(const Var<S>& a) {
+  return step_op(
+      a, [](S v) { return std::trunc(v); }, "trunc");
+}
+
+template <class S>
+Var<S> sign(const Var<S>& a) {  // NaN stays NaN
+  return step_op(
+      a, [](S v) { return v > 0   ? S(1)
+                          : v < 0 ? S(-1)
+                                  : v; }, "sign");
+}
+
+template <class S>
+Var<S> frac(const Var<S>& a) {
+  check_input(a, "frac", "a");
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  std::transform(a.value().begin(), a.value().end(), out.begin(), [](S v) { return v - std::trunc(v); });
+  return make_result<S>(
+      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad); }, "frac");
+}
+
 #define TF_INSTANTIATE(S)                               \
+  template Var<S> round<S>(const Var<S>&, int);         \
+  template Var<S> floor<S>(const Var<S>&);              \
+  template Var<S> ceil<S>(const Var<S>&);               \
+  template Var<S> trunc<S>(const Var<S>&);              \
+  template Var<S> sign<S>(const Var<S>&);               \
+  template Var<S> frac<S>(const Var<S>&);               \
   template Var<S> pow<S>(const Var<S>&, S);             \
   template Var<S> pow<S>(const Var<S>&, const Var<S>&); \
   template Var<S> sqrt<S>(const Var<S>&);               \

@@ -194,7 +194,7 @@ template <class S> Var<S> log(const Var<S>& a);
 template <class S> Var<S> tanh(const Var<S>& a);
 template <class S> Var<S> relu(const Var<S>& a);
 
-// ---- math.cpp: elementwise maths beyond unary.cpp (torch.pow, sqrt, sigmoid, abs, clone).
+// ---- math.cpp: elementwise maths beyond unary.cpp (torch.pow, sqrt, sigmoid, abs, clone, round, floor, ...).
 template <class S> Var<S> pow(const Var<S>& a, S exponent);        // a^p for any real p (NaN where a < 0 and p is not whole)
 template <class S> Var<S> pow(const Var<S>& a, const Var<S>& b);   // a^b, broadcast: both differentiable
 template <class S> Var<S> sqrt(const Var<S>& a);
@@ -205,6 +205,14 @@ template <class S> Var<S> rsqrt(const Var<S>& a);                   // 1 / sqrt(
 // torch.clamp: a held within [lo, hi] (either may be absent, not both; lo > hi gives hi); da = dout where
 // lo <= a <= hi (as torch: the gradient passes at the bounds too). NaN stays NaN.
 template <class S> Var<S> clamp(const Var<S>& a, std::optional<S> lo, std::optional<S> hi);
+// torch.round (halves to even; decimals: rint(a 10^d) / 10^d, as torch), floor, ceil, trunc, sign (NaN stays NaN):
+// steps, whose gradient is 0 (torch's rule); frac = a - trunc(a) passes dout through.
+template <class S> Var<S> round(const Var<S>& a, int decimals = 0);
+template <class S> Var<S> floor(const Var<S>& a);
+template <class S> Var<S> ceil(const Var<S>& a);
+template <class S> Var<S> trunc(const Var<S>& a);
+template <class S> Var<S> sign(const Var<S>& a);
+template <class S> Var<S> frac(const Var<S>& a);
 
 // ---- compare.cpp: torch.eq, ne, lt, le, gt, ge, broadcast -> 1 where the relation holds, else 0: a constant (no
 // gradient flows through a comparison). A mask is such a tensor; any nonzero entry counts as true.
