@@ -53,7 +53,12 @@ const std::map<std::string, std::string>& ufunc_ops() {
                                                          {"tanh", "tanh"},
                                                          {"isnan", "isnan"},
                                                          {"isinf", "isinf"},
-                                                         {"isfinite", "isfinite"}};
+                                                         {"isfinite", "isfinite"},
+                                                         {"floor", "floor"},
+                                                         {"ceil", "ceil"},
+                                                         {"trunc", "trunc"},
+                                                         {"rint", "round"},
+                                                         {"sign", "sign"}};
   return ops;
 }
 

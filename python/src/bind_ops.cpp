@@ -240,6 +240,18 @@ void bind_elementwise_functions(py::module_& m, py::class_<Tensor>& t) {
 #undef TF_TEST
   def_function_and_method(m, t, "abs", [](const Tensor& a) {
     return keeping_dtype(numeric(a), [](const auto& v) { return abs(v); }); }, py::arg("input"), Release());
+  // torch's steps keep an integer dtype (floor of int64 is int64); frac is for floating values only, as torch's
+#define TF_STEP(name)                                                                                     \
+  def_function_and_method(m, t, #name, [](const Tensor& a) {                                              \
+    return keeping_dtype(numeric(a), [](const auto& v) { return name(v); }); }, py::arg("input"), Release())
+  TF_STEP(floor); TF_STEP(ceil); TF_STEP(trunc); TF_STEP(sign);
+#undef TF_STEP
+  def_function_and_method(m, t, "round", [](const Tensor& a, int decimals) {
+    return keeping_dtype(numeric(a), [&](const auto& v) { return round(v, decimals); }); },
+    py::arg("input"), py::kw_only(), py::arg("decimals") = 0, Release(),
+    "Each value to the nearest whole number, halves to even (or to `decimals` places), as torch.round");
+  def_function_and_method(m, t, "frac", [](const Tensor& a) {
+    return on_floating(a, [](const auto& v) { return frac(v); }); }, py::arg("input"), Release());
   def_function_and_method(m, t, "neg", [](const Tensor& a) {
     return keeping_dtype(numeric(a), [](const auto& v) { return neg(v); }); }, py::arg("input"), Release());
   def_function_and_method(m, t, "clone", [](const Tensor& a) {
