@@ -240,7 +240,7 @@ void bind_elementwise_functions(py::module_& m, py::class_<Tensor>& t) {
 #undef TF_TEST
   def_function_and_method(m, t, "abs", [](const Tensor& a) {
     return keeping_dtype(numeric(a), [](const auto& v) { return abs(v); }); }, py::arg("input"), Release());
-  // torch's steps keep an integer dtype (floor of int64 is int64); frac is for floating values only, as torch's
+  // torch's steps keep an integer dtype (floor of int64 is int64); frac takes an int64 input as float32 (torch refuses)
 #define TF_STEP(name)                                                                                     \
   def_function_and_method(m, t, #name, [](const Tensor& a) {                                              \
     return keeping_dtype(numeric(a), [](const auto& v) { return name(v); }); }, py::arg("input"), Release())

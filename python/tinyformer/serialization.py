@@ -43,8 +43,8 @@ class _WeightsOnly(pickle.Unpickler):
         if (module, name) in _ALLOWED or (module == "numpy.dtypes" and name.endswith("DType")):
             return super().find_class(module, name)
         raise UnpicklingError(f"the file holds {module}.{name}, which a weights-only load does not build "
-                                     f"(dicts, lists, numbers, strings, arrays and tensors); load it with "
-                                     f"weights_only=False if you trust the file")
+                              f"(dicts, lists, numbers, strings, arrays and tensors); load it with "
+                              f"weights_only=False if you trust the file")
 
 
 def save(obj: Any, f: _Target) -> None:

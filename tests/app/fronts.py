@@ -119,7 +119,8 @@ def _calls(front):
 
 
 def _python_only(draw, call):
-    """Python's own surface: tensors, shapes, threads, modules, argument types, and a callback that raises or stops."""
+    """Python's own surface: tensors, shapes, threads, modules, argument types, a callback that raises or stops, and
+    notebook calls checked against NumPy (einsum, x[key] read and assigned, in-place methods, a forward hook)."""
     kind = draw(st.sampled_from(["reshape", "split", "set_num_threads", "tensor", "register_parameter", "function",
                                  "load_state_dict", "callback_raise", "callback_stop", "deep_dict", "vocabulary",
                                  "einsum", "index", "setitem", "inplace", "hook"]))

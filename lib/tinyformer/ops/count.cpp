@@ -112,9 +112,12 @@ Var<S> histc(const Var<S>& a, std::size_t bins, S lo, S hi) {
     lo = std::numeric_limits<S>::infinity();
     hi = -lo;
     for (const S v : x) {
-      lo = std::isnan(v) ? v : std::min(lo, v);
-      hi = std::isnan(v) ? v : std::max(hi, v);
-      if (std::isnan(v)) break;
+      if (std::isnan(v)) {
+        lo = hi = v;
+        break;
+      }
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
     }
     if (!std::isfinite(lo) || !std::isfinite(hi))
       throw std::invalid_argument(
