@@ -1,6 +1,8 @@
 // Autograd from Python: requires_grad, grad, backward, zero_grad, retain_grad, detach, requires_grad_, grad mode
 // (no_grad, is_grad_enabled), the kernels' threads, and gradcheck (tf::gradcheck's float64 central differences).
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -70,6 +72,39 @@ void backward(const Tensor& x, const std::optional<py::array>& gradient, bool re
   });
 }
 
+// What x.register_hook returns (torch.utils.hooks.RemovableHandle): remove() takes the hook off, once; the handle
+// does not keep the tensor alive.
+struct HookHandle {
+  std::function<void()> remove_fn;
+  void remove() {
+    if (!remove_fn) return;
+    auto fn = std::move(remove_fn);
+    remove_fn = nullptr;
+    fn();
+  }
+};
+
+// x.register_hook(fn): fn(grad) on x's gradient in every later backward(), answering as call_grad_hook's (Var's rules:
+// a leaf's hook sees that backward's gradient, before it is added to x.grad).
+HookHandle register_hook(const Tensor& x, py::function fn) {
+  auto held = std::make_shared<const HeldFunction>(std::move(fn));
+  return visit(x, [&](auto v) {
+    using S = ScalarOfVar<decltype(v)>;
+    const std::uint64_t id =
+        v.register_hook([held](Array<S>& grad) { call_grad_hook(*held, grad, "register_hook's hook"); });
+    return HookHandle{[node = std::weak_ptr<Node<S>>(v.node_ptr()), id] {
+      if (auto n = node.lock()) Var<S>(n).remove_hook(id);
+    }};
+  });
+}
+
+void bind_hook_handle(py::module_& m) {
+  py::class_<HookHandle>(m, "RemovableHandle", "What Tensor.register_hook returns: remove() takes the hook off")
+      .def("remove", &HookHandle::remove)
+      .def("__enter__", [](const py::object& self) { return self; })
+      .def("__exit__", [](HookHandle& h, const py::args&) { h.remove(); });
+}
+
 void bind_gradient_state(py::class_<Tensor>& t) {
   t.def_property(
        "requires_grad", [](const Tensor& x) { return visit(x, [](const auto& v) { return v.requires_grad(); }); },
@@ -100,6 +135,10 @@ void bind_gradient_state(py::class_<Tensor>& t) {
       .def("backward", &backward, py::arg("gradient") = py::none(), py::arg("retain_graph") = false)
       .def("zero_grad", [](Tensor& x) { visit(x, [](auto v) { v.zero_grad(); }); })
       .def("retain_grad", [](Tensor& x) { visit(x, [](auto v) { v.retain_grad(); }); })
+      .def("register_hook", &register_hook, py::arg("hook"),
+           "hook(grad) runs on this tensor's gradient in every later backward() and returns a new gradient of the same "
+           "shape, or None to go on with the copy it got (as it left it); on a leaf it sees that backward's gradient, "
+           "before it is added to .grad. Returns a handle whose remove() takes it off (torch's register_hook)")
       .def("detach", &detached,
            "The same values outside the graph, not copied (as torch): requires no gradient; a change in place through "
            "it changes this tensor");
@@ -182,6 +221,7 @@ void bind_gradcheck(py::module_& m) {
 }  // namespace
 
 void bind_autograd(py::module_& m, py::class_<Tensor>& t) {
+  bind_hook_handle(m);
   bind_gradient_state(t);
   bind_grad_mode(m);
   bind_op_loop(m);

@@ -57,13 +57,8 @@ typename nn::Hooks<S>::Fn python_hook(py::function fn) {
     py::gil_scoped_acquire gil;
     const py::object copy = py::cast(Tensor(Var<S>(activation.value())));
     const py::object out = fn(copy, name);
-    Array<S> result;
-    try {
-      result = to_array<S>(out.is_none() ? copy : out);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(
-          fmt::format("the hook at '{}' must return a tensor of its activation's shape, or None: {}", name, e.what()));
-    }
+    Array<S> result = hook_answer<S>(
+        out, copy, fmt::format("the hook at '{}' must return a tensor of its activation's shape, or None", name));
     const Array<S>& value = activation.value();
     const bool same =
         result.shape() == value.shape() && std::memcmp(result.data(), value.data(), value.size() * sizeof(S)) == 0;
@@ -71,16 +66,30 @@ typename nn::Hooks<S>::Fn python_hook(py::function fn) {
   };
 }
 
-// (logits [B,T,V], the activations by hook name, each a tensor outside the graph) of the forward with Python hooks
-// [(name, fn)] (python_hook), then a cache: of every activation (`cache_all`), of those in `names`, or none
-// (nn::Hooks::cache_into). A cache records what the hooks left; a forward whose names stay outside attention's and
-// the MLP's insides keeps the fused kernels (TransformerLens' names_filter).
+// A Python hook on the gradient at a hook point (TransformerLens' dir="bwd"): fn(grad, name) in a later backward(),
+// answering as call_grad_hook's. It stays with the forward's graph, past run_hooked.
 template <class S>
-py::tuple run_hooked(nn::GPT<S>& g, const py::object& ids, const std::vector<std::pair<std::string, py::function>>& fns,
+typename nn::Hooks<S>::GradFn python_grad_hook(py::function fn) {
+  auto held = std::make_shared<const HeldFunction>(std::move(fn));
+  return [held](Array<S>& grad, const std::string& name) {
+    call_grad_hook(*held, grad, fmt::format("the backward hook at '{}'", name), name);
+  };
+}
+
+using NamedFunctions = std::vector<std::pair<std::string, py::function>>;
+
+// (logits [B,T,V], the activations by hook name, each a tensor outside the graph) of the forward with Python hooks
+// [(name, fn)] (python_hook) and hooks on the gradients at hook points `bwd` (python_grad_hook), then a cache: of every
+// activation (`cache_all`), of those in `names`, or none (nn::Hooks::cache_into). A cache records what the hooks left;
+// a forward whose names stay outside attention's and the MLP's insides keeps the fused kernels (TransformerLens'
+// names_filter).
+template <class S>
+py::tuple run_hooked(nn::GPT<S>& g, const py::object& ids, const NamedFunctions& fns, const NamedFunctions& bwd,
                      const std::vector<std::string>& names, bool cache_all) {
   const IndexArray x = to_ids(ids);
   nn::Hooks<S> hooks;
   for (const auto& [name, fn] : fns) hooks.add(name, python_hook<S>(fn));
+  for (const auto& [name, fn] : bwd) hooks.add_backward(name, python_grad_hook<S>(fn));
   nn::ActivationCache<S> cache;
   if (cache_all)
     hooks.cache_into(cache);
@@ -146,7 +155,8 @@ void bind_gpt(py::module_& m, const std::string& suffix) {
              py::gil_scoped_release release;
              return Tensor(g.loss(x, y));
            })
-      .def("run_hooked", &run_hooked<S>, py::arg("ids"), py::arg("hooks"), py::arg("names"), py::arg("cache_all"))
+      .def("run_hooked", &run_hooked<S>, py::arg("ids"), py::arg("hooks"), py::arg("bwd_hooks"), py::arg("names"),
+           py::arg("cache_all"))
       .def("hook_names", &nn::GPT<S>::hook_names)
       .def("config_json", [](const nn::GPT<S>& g) { return config::model_json(g.config()); })
       .def_property_readonly("n_layer", &nn::GPT<S>::n_layer)

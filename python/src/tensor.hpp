@@ -167,6 +167,49 @@ Array<S> to_array(const py::handle& h) {
   return out;
 }
 
+// What a Python hook answered, as the array it stands for: `out`, or for None the `copy` it was given, as it left it (a
+// hook may change its argument in place, as TransformerLens' `z[:, :, h] = 0`). A value that does not convert is a
+// ValueError that begins with `what` ("the hook at 'x' must return ...").
+template <class S>
+Array<S> hook_answer(const py::object& out, const py::object& copy, const std::string& what) {
+  try {
+    return to_array<S>(out.is_none() ? copy : out);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(what + ": " + e.what());
+  }
+}
+
+// A Python function kept by the library (a hook on a gradient, on a node of a graph), released with the GIL taken: the
+// library frees a graph wherever its last handle goes, with or without the GIL.
+struct HeldFunction {
+  py::function fn;
+  explicit HeldFunction(py::function f) : fn(std::move(f)) {}
+  HeldFunction(const HeldFunction&) = delete;
+  HeldFunction& operator=(const HeldFunction&) = delete;
+  ~HeldFunction() {
+    try {
+      py::gil_scoped_acquire gil;
+      fn = py::function();
+    } catch (...) {
+      fn.release();  // no GIL to be had (the interpreter is gone): keep the reference rather than touch Python
+    }
+  }
+};
+
+// Calls a Python hook on a gradient: fn(grad copy, extra...) (a tensor outside the graph), whose answer (hook_answer)
+// becomes the gradient. `what` names the hook in a refusal. The GIL is taken here: backward() runs without it.
+template <class S, class... Extra>
+void call_grad_hook(const HeldFunction& held, Array<S>& grad, const std::string& what, const Extra&... extra) {
+  py::gil_scoped_acquire gil;
+  const py::object copy = py::cast(Tensor(Var<S>(grad)));
+  const py::object out = held.fn(copy, extra...);
+  const std::string must = what + " must return a gradient of shape " + shape_str(to_shape(grad.shape())) + ", or None";
+  Array<S> answer = hook_answer<S>(out, copy, must);
+  if (answer.shape() != grad.shape())
+    throw std::invalid_argument(must + ": it returned one of shape " + shape_str(to_shape(answer.shape())));
+  grad = std::move(answer);
+}
+
 // A tf::Array as a NumPy array: a copy.
 template <class S>
 py::array_t<S> to_numpy_copy(const Array<S>& a) {

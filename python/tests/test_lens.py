@@ -316,8 +316,6 @@ def test_hook_names_may_be_functions_and_hook_points_know_their_layer_and_ctx(rn
         m.run_with_hooks(_ids(rng), fwd_hooks=[(3, record)])
     with pytest.raises(ValueError, match="unknown hook name 'blocks.9.hook_z'"):
         m.run_with_hooks(_ids(rng), fwd_hooks=[("blocks.9.hook_z", record)])
-    with pytest.raises(NotImplementedError, match="bwd_hooks"):
-        m.run_with_hooks(_ids(rng), bwd_hooks=[("hook_embed", record)])
 
 
 def test_added_hooks_apply_to_every_forward_until_reset(rng):
@@ -575,3 +573,84 @@ def test_hook_points_are_module_attributes_with_add_hook_and_remove_hooks(rng):
     assert np.abs(_np(by_name) - _np(clean)).max() > 1e-6
     m.blocks[1].attn.hook_z.remove_hooks()
     np.testing.assert_array_equal(m(ids), clean)
+
+
+def _keep_points(name):
+    return name.endswith(("hook_resid_post", "attn.hook_z", "attn.hook_pattern", "hook_embed"))
+
+
+def test_backward_hooks_get_the_gradient_at_each_point_as_attribution_patching_reads_it(rng):
+    """TransformerLens' attribution patching: a forward hook keeps each activation and a backward hook its gradient;
+    each gradient is checked against central differences of the loss along a direction there (float64)."""
+    m = _model("gpt2")
+    ids = _ids(rng)
+    acts, grads = {}, {}
+    m.add_hook(_keep_points, lambda a, hook: acts.__setitem__(hook.name, np.asarray(a).copy()))
+    m.add_hook(_keep_points, lambda g, hook: grads.__setitem__(hook.name, np.asarray(g).copy()), dir="bwd")
+    m(ids, return_type="loss").backward()
+    m.reset_hooks()
+    assert sorted(grads) == sorted(n for n in m.hook_names() if _keep_points(n))
+    for name, grad in grads.items():
+        d = np.sin(0.7 * np.arange(grad.size) + 1.0).reshape(grad.shape)
+
+        def loss_along(eps, name=name, d=d):
+            shift = [(name, lambda a, hook: np.asarray(a) + eps * d)]
+            return m.run_with_hooks(ids, return_type="loss", fwd_hooks=shift).item()
+
+        differences = (loss_along(1e-6) - loss_along(-1e-6)) / 2e-6  # as tests/nn/test_hooks.cpp
+        np.testing.assert_allclose(np.sum(grad * d), differences, rtol=1e-6, atol=1e-10, err_msg=name)
+    # run_with_cache(incl_bwd=True): the same gradients, under name + "_grad", beside the activations
+    loss, cache = m.run_with_cache(ids, names_filter=_keep_points, return_type="loss", incl_bwd=True)
+    for name, grad in grads.items():
+        np.testing.assert_allclose(np.asarray(cache[name + "_grad"]), grad, rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(np.asarray(cache[name]), acts[name], rtol=1e-12, err_msg=name)
+
+
+def test_what_a_backward_hook_returns_flows_on_until_its_direction_is_reset(rng):
+    m = _model("gpt2")
+    ids = _ids(rng)
+    wte = dict(m.named_parameters())["transformer.wte.weight"]
+    m.blocks[0].hook_resid_pre.add_hook(lambda g, hook: g * 0, dir="bwd")  # nothing else reaches the embeddings
+    m.add_hook("blocks.1.hook_resid_post", lambda a, hook: None)
+    for direction in ("fwd", "bwd"):
+        m.zero_grad()
+        m(ids, return_type="loss").backward()
+        assert not np.any(wte.grad.numpy()), direction  # the backward hook is on until its direction is reset
+        m.reset_hooks(direction=direction)
+    m.zero_grad()
+    m(ids, return_type="loss").backward()
+    assert np.any(wte.grad.numpy())
+    m.add_hook("hook_embed", lambda g, hook: g * 0, dir="bwd")
+    m.hook_dict["hook_embed"].remove_hooks(dir="bwd")
+    m.zero_grad()
+    m(ids, return_type="loss").backward()
+    assert np.any(wte.grad.numpy())
+
+
+def test_backward_hooks_are_refused_where_transformerlens_would_fail_and_change_no_gradient(rng):
+    m = _model("gpt2")
+    ids = _ids(rng)
+    with pytest.raises(ValueError, match="dir 'sideways': valid are 'fwd', 'bwd'"):
+        m.add_hook("hook_embed", lambda g, hook: None, dir="sideways")
+    with pytest.raises(ValueError, match="direction 'up': valid are 'fwd', 'bwd', 'both'"):
+        m.reset_hooks(direction="up")
+    with pytest.raises(ValueError, match=r"incl_bwd=True\) runs backward\(\) on the output: give return_type='loss'"):
+        m.run_with_cache(ids, incl_bwd=True)
+    with pytest.raises(TypeError, match=r"bwd_hooks\[0\]: expected \(name, fn\(grad, hook\)\)"):
+        m.run_with_hooks(ids, bwd_hooks=[("hook_embed",)])
+    with pytest.raises(ValueError, match="unknown hook name 'blocks.9.hook_z'"):
+        m.run_with_hooks(ids, bwd_hooks=[("blocks.9.hook_z", lambda g, hook: None)])
+    with pytest.raises(TypeError, match=r"bwd_hooks\[0\]"):
+        with m.hooks(fwd_hooks=[("hook_embed", lambda a, hook: None)], bwd_hooks=[(3, lambda g, hook: None)]):
+            pass
+    assert m(ids).shape == (2, 9, 13)  # the refused hooks() added nothing
+    m(ids, return_type="loss").backward()
+    before = {n: p.grad.numpy().copy() for n, p in m.named_parameters()}
+    for answer, message in [(lambda g, hook: np.ones(3), "it returned one of shape \\[3\\]"),
+                            (lambda g, hook: {}, "expected numbers")]:
+        loss = m.run_with_hooks(ids, return_type="loss", bwd_hooks=[("blocks.0.hook_resid_mid", answer)])
+        with pytest.raises(ValueError, match=r"the backward hook at 'blocks.0.hook_resid_mid' must return a gradient "
+                                             r"of shape \[2, 9, 24\], or None: " + message):
+            loss.backward()
+        for n, p in m.named_parameters():
+            np.testing.assert_array_equal(p.grad.numpy(), before[n], err_msg=n)

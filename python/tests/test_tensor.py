@@ -224,3 +224,22 @@ def test_the_counting_and_norm_functions_refuse_in_one_line_naming_the_argument(
     with pytest.raises(error) as caught:
         call()
     assert words in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_a_gradient_hook_is_refused_where_no_gradient_comes_and_when_it_answers_wrongly():
+    with pytest.raises(RuntimeError, match="requires no grad"):
+        tf.tensor([1.0, 2.0]).register_hook(lambda g: g)
+    a = tf.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    (a * 2).sum().backward()
+    before = a.grad.numpy().copy()
+    for answer, message in [(lambda g: "no", "expected numbers"), (lambda g: np.ones(3), "of shape \\[3\\]")]:
+        handle = a.register_hook(answer)
+        with pytest.raises(ValueError, match=r"register_hook's hook must return a gradient of shape \[2\], or None: .*"
+                           + message):
+            (a * a).sum().backward()
+        np.testing.assert_array_equal(a.grad.numpy(), before)  # nothing was added
+        handle.remove()
+    with a.register_hook(lambda g: g * 10):  # a handle as a context: removed at the end
+        (a * 1).sum().backward()
+    (a * 1).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), before + 10 + 1)

@@ -143,3 +143,32 @@ def test_tensor_methods_live_in_the_bindings_not_patched_on_in_python():
         # a binding, or a binding behind _arguments.py's wrapper (one-line TypeErrors), which keeps it as __wrapped__
         binding = getattr(member, "__wrapped__", member)
         assert type(binding).__name__ in ("instancemethod", "property", "builtin_function_or_method"), name
+
+
+def _hooked_program(lib, hooks_on):
+    """The same program in torch and tinyformer: hooks that record, scale and replace gradients on a leaf, an op result
+    used twice, and a result whose hook is removed; two backwards. Gives the leaves' .grad and what the hooks saw."""
+    x = lib.tensor(np.array([1.5, -2.0, 0.5]), requires_grad=True)
+    w = lib.tensor(np.array([0.3, 0.7, -1.1]), requires_grad=True)
+    seen = []
+    h = x * w
+    y = (h * 3 + h.tanh()).sum()
+    hooks_on(h, lambda g: seen.append(("h", g.numpy().copy())) or g * 0.5)
+    gone = (x * 2).exp()
+    handle = gone.register_hook(lambda g: seen.append(("gone", g.numpy().copy())))
+    handle.remove()
+    hooks_on(x, lambda g: seen.append(("x", g.numpy().copy())))
+    hooks_on(w, lambda g: -g)
+    y.backward(retain_graph=True)
+    (y + gone.sum()).backward()
+    return x.grad.numpy(), w.grad.numpy(), seen
+
+
+def test_register_hook_sees_and_replaces_gradients_as_torch_does():
+    ours = _hooked_program(tf, lambda t, fn: t.register_hook(fn))
+    ref = _hooked_program(torch, lambda t, fn: t.register_hook(fn))
+    np.testing.assert_allclose(ours[0], ref[0], rtol=1e-12)
+    np.testing.assert_allclose(ours[1], ref[1], rtol=1e-12)
+    assert [name for name, _ in ours[2]] == [name for name, _ in ref[2]]
+    for (_, a), (_, b) in zip(ours[2], ref[2]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

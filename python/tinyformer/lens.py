@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import re
 import sys
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -417,17 +418,21 @@ class HookedTransformer:
 
     # -- running: TransformerLens' forward, hooks and cache over the library's forward (nn/hooks.hpp)
     def _run(self, input: Any, return_type: Optional[str], loss_per_token: bool = False, fwd_hooks: Any = (),
-             names: Optional[List[str]] = None, cache_all: bool = False) -> Tuple[Any, Dict[str, np.ndarray]]:
+             names: Optional[List[str]] = None, cache_all: bool = False, bwd_hooks: Any = ()
+             ) -> Tuple[Any, Dict[str, np.ndarray]]:
         """(the forward's output as TransformerLens' return_type, the activations cached by name): the hooks added
-        with add_hook, then fwd_hooks, then the cache (every name with cache_all, else `names`)."""
+        with add_hook, then fwd_hooks, then the cache (every name with cache_all, else `names`); the backward hooks
+        added and bwd_hooks go with the forward's graph, for a later backward()."""
         if return_type not in ("logits", "loss", "both", None):
             raise ValueError(f"return_type {return_type!r}: valid are 'logits', 'loss', 'both' and None")
         ids = self._tokens(input)
         if return_type in ("loss", "both") and ids.shape[-1] < 2:
             raise ValueError("return_type 'loss' needs at least two tokens (each predicts the next)")
-        hooks = self._library_hooks([*self._hook_state()["added"], *fwd_hooks])
-        if hooks or names or cache_all:
-            logits, acts = self._impl.run_hooked(ids, hooks, list(names or []), cache_all)
+        state = self._hook_state()
+        hooks = self._library_hooks([*state["added"], *fwd_hooks])
+        bwd = self._library_hooks([*state["added_bwd"], *bwd_hooks], "bwd_hooks")
+        if hooks or bwd or names or cache_all:
+            logits, acts = self._impl.run_hooked(ids, hooks, bwd, list(names or []), cache_all)
         else:
             logits, acts = self._impl.forward(ids), {}
         if return_type in (None, "logits"):
@@ -437,20 +442,30 @@ class HookedTransformer:
 
     def run_with_cache(self, input: Any, names_filter: Union[None, str, Sequence[str], Callable[[str], bool]] = None,
                        remove_batch_dim: bool = False, return_type: Optional[str] = "logits",
-                       loss_per_token: bool = False) -> Tuple[Any, "ActivationCache"]:
+                       loss_per_token: bool = False, incl_bwd: bool = False) -> Tuple[Any, "ActivationCache"]:
         """(logits [batch, pos, d_vocab], cache): the library's forward on text or ids with the activations
         copied into an ActivationCache (tensors outside the graph) under their hook names, after any hooks of
         add_hook or model.hooks(). names_filter: a name, a list of names or a function of the name; only those are
         kept, and a forward whose names stay outside the attention's and the MLP's insides runs the plain (fused)
         modules.
-        return_type "loss" or "both" as forward (the loss a tensor).
+        return_type "loss" or "both" as forward (the loss a tensor). incl_bwd=True (with return_type "loss") also runs
+        loss.backward() and caches the gradient at each of those names under name + "_grad" (the parameters' .grad
+        receive theirs too, as TransformerLens').
 
             logits, cache = model.run_with_cache("31415926|62", names_filter=lambda n: n.endswith("hook_pattern"))
             cache["pattern", 0].shape           # (1, n_heads, pos, pos)
         """
         names = _filtered_names(self.hook_names(), names_filter)
+        if incl_bwd and return_type != "loss":
+            raise ValueError(f"run_with_cache(incl_bwd=True) runs backward() on the output: give return_type='loss' "
+                             f"(one number), not {return_type!r}")
         ids = self._tokens(input)  # once: a prompt's encoding (and any warning of it) is not repeated
-        out, acts = self._run(ids, return_type, loss_per_token, names=names, cache_all=names is None)
+        grads: Dict[str, Any] = {}
+        bwd = [(n, functools.partial(_keep_grad, grads)) for n in (names or self.hook_names())] if incl_bwd else []
+        out, acts = self._run(ids, return_type, loss_per_token, names=names, cache_all=names is None, bwd_hooks=bwd)
+        if incl_bwd:
+            out.backward()
+            acts.update((name + "_grad", grads[name]) for name in (names or self.hook_names()) if name in grads)
         cache = ActivationCache(acts, self, tokens=ids)
         if self._hook_state().get("use_attn_result") and any(k.endswith("attn.hook_z") for k in acts):
             cache.compute_head_results()
@@ -466,16 +481,18 @@ class HookedTransformer:
         the copy goes on, with what fn wrote into it (`z[:, :, head] = 0` ablates a head, as in TransformerLens). A
         name may be a function of the name (every hook it accepts). Logits [B,T,V] (outside the graph), or
         return_type "loss" / "both" as forward. An unknown name or a wrong shape is a ValueError naming it.
+        bwd_hooks [(name, fn)]: fn(grad, hook) on the gradient at that point in a later backward() through this
+        forward (the output keeps its graph then), answering as a forward hook. They go with that forward's graph,
+        so reset_hooks_end does not take them off before the backward (TransformerLens' would).
 
             def ablate_head_0(z, hook):
                 z[:, :, 0] = 0
             loss = model.run_with_hooks(tokens, return_type="loss", fwd_hooks=[("blocks.0.attn.hook_z", ablate_head_0)])
         """
-        _refuse_bwd_hooks(bwd_hooks)
-        out, _ = self._run(input, return_type, loss_per_token, fwd_hooks=fwd_hooks)
+        out, _ = self._run(input, return_type, loss_per_token, fwd_hooks=fwd_hooks, bwd_hooks=bwd_hooks)
         if clear_contexts:
             self._clear_contexts()
-        return _detached(out, return_type)
+        return out if bwd_hooks or self._hook_state()["added_bwd"] else _detached(out, return_type)
 
     # -- hooks that stay: add_hook, reset_hooks, hooks(), hook_dict
     def _hook_state(self) -> Dict[str, Any]:
@@ -483,7 +500,8 @@ class HookedTransformer:
         nn.Module's __setattr__, so the state lives in the instance dict)."""
         state = self.__dict__.get("_lens_hooks")
         if state is None:
-            state = {"added": [], "permanent": [], "points": {n: HookPoint(n, self) for n in self.hook_names()}}
+            state = {"added": [], "added_bwd": [], "permanent": [],
+                     "points": {n: HookPoint(n, self) for n in self.hook_names()}}
             self.__dict__["_lens_hooks"] = state
         return state
 
@@ -492,45 +510,52 @@ class HookedTransformer:
         """{name: HookPoint} of every hook point, in the forward's order (model.hook_names())."""
         return dict(self._hook_state()["points"])
 
-    def _library_hooks(self, fwd_hooks: Sequence[Tuple[Any, Callable]]) -> List[Tuple[str, Callable]]:
-        """[(name, fn(activation, name))] for the library: a name that is a function becomes every hook name it
-        accepts, and each fn gets its HookPoint."""
+    def _library_hooks(self, fwd_hooks: Sequence[Tuple[Any, Callable]], what: str = "fwd_hooks"
+                       ) -> List[Tuple[str, Callable]]:
+        """[(name, fn(activation or gradient, name))] for the library: a name that is a function becomes every hook
+        name it accepts, and each fn gets its HookPoint. `what` names the list in a refusal."""
         points = self._hook_state()["points"]
         out = []
+        arg = "grad" if what == "bwd_hooks" else "activation"
+        if isinstance(fwd_hooks, (str, bytes)) or not isinstance(fwd_hooks, Iterable):
+            raise TypeError(f"{what}: expected a list of (name, fn({arg}, hook)), got {type(fwd_hooks).__name__}")
         for i, pair in enumerate(fwd_hooks):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not callable(pair[1]):
-                raise TypeError(f"fwd_hooks[{i}]: expected (name, fn(activation, hook)), got {pair!r}")
+                raise TypeError(f"{what}[{i}]: expected (name, fn({arg}, hook)), got {pair!r}")
             name, fn = pair
             if callable(name):
                 out += [(n, _with_point(fn, points[n])) for n in points if name(n)]
             elif isinstance(name, str):
                 out.append((name, _with_point(fn, points.get(name) or HookPoint(name))))
             else:
-                raise TypeError(f"fwd_hooks[{i}]: a hook's name is a string or a function of the name, got "
+                raise TypeError(f"{what}[{i}]: a hook's name is a string or a function of the name, got "
                                 f"{type(name).__name__}")
         return out
 
     def add_hook(self, name: Union[str, Callable[[str], bool]], hook: Callable, dir: str = "fwd",
                  is_permanent: bool = False) -> None:
         """Keeps hook(activation, hook_point) on `name` (a hook name or a function of it) for every later forward,
-        run_with_cache and run_with_hooks, until reset_hooks() (is_permanent: reset_hooks(including_permanent=True))."""
-        if dir != "fwd":
-            _refuse_bwd_hooks([(name, hook)])
-        self._library_hooks([(name, hook)])  # checks the pair now, not at the next forward
+        run_with_cache and run_with_hooks, until reset_hooks() (is_permanent: reset_hooks(including_permanent=True)).
+        dir="bwd": hook(grad, hook_point) on the gradient there, in the backward() through each later forward."""
+        _check_dir(dir, "dir", both=False)
+        self._library_hooks([(name, hook)], "bwd_hooks" if dir == "bwd" else "fwd_hooks")  # checked now
         state = self._hook_state()
         pair = (name, hook)
-        state["added"].append(pair)
+        state["added_bwd" if dir == "bwd" else "added"].append(pair)
         if is_permanent:
             state["permanent"].append(pair)
 
     def reset_hooks(self, clear_contexts: bool = True, direction: str = "both", including_permanent: bool = False
                     ) -> None:
-        """Removes the hooks of add_hook (the permanent ones too with including_permanent) and empties each
-        HookPoint's ctx (clear_contexts)."""
+        """Removes the hooks of add_hook in `direction` ("fwd", "bwd" or "both"; the permanent ones too with
+        including_permanent) and empties each HookPoint's ctx (clear_contexts)."""
+        _check_dir(direction, "direction")
         state = self._hook_state()
-        keep = [] if including_permanent else state["permanent"]
-        state["added"] = [h for h in state["added"] if any(h is k for k in keep)]
-        state["permanent"] = list(keep)
+        for key, kind in (("added", "fwd"), ("added_bwd", "bwd")):
+            if direction in (kind, "both"):
+                gone = [h for h in state[key] if including_permanent or not any(h is k for k in state["permanent"])]
+                state[key] = [h for h in state[key] if not any(h is g for g in gone)]
+                state["permanent"] = [k for k in state["permanent"] if not any(k is g for g in gone)]
         if clear_contexts:
             self._clear_contexts()
 
@@ -541,22 +566,26 @@ class HookedTransformer:
     @contextlib.contextmanager
     def hooks(self, fwd_hooks: Sequence[Tuple[Any, Callable]] = (), bwd_hooks: Sequence[Any] = (),
               reset_hooks_end: bool = True, clear_contexts: bool = False) -> Iterator["HookedTransformer"]:
-        """with model.hooks(fwd_hooks=[(name, fn)]): every forward inside runs with these hooks; they are removed
-        at the end (reset_hooks_end=False keeps them).
+        """with model.hooks(fwd_hooks=[(name, fn)], bwd_hooks=[(name, fn)]): every forward inside runs with these
+        hooks (a backward hook on the gradient in the backward() through it); they are removed at the end
+        (reset_hooks_end=False keeps them).
 
             with model.hooks(fwd_hooks=[("blocks.0.attn.hook_pattern", show)]):
                 model(tokens)
         """
-        _refuse_bwd_hooks(bwd_hooks)
+        self._library_hooks(fwd_hooks)  # every pair is checked before any is added
+        self._library_hooks(bwd_hooks, "bwd_hooks")
         state = self._hook_state()
-        before = list(state["added"])
+        before, before_bwd = list(state["added"]), list(state["added_bwd"])
         for name, fn in fwd_hooks:
             self.add_hook(name, fn)
+        for name, fn in bwd_hooks:
+            self.add_hook(name, fn, dir="bwd")
         try:
             yield self
         finally:
             if reset_hooks_end:
-                state["added"] = before
+                state["added"], state["added_bwd"] = before, before_bwd
             if clear_contexts:
                 self._clear_contexts()
 
@@ -578,16 +607,22 @@ class HookPoint:
         return model
 
     def add_hook(self, hook: Callable, dir: str = "fwd", is_permanent: bool = False) -> None:
-        """hook(activation, hook_point) on this point for every later forward (model.add_hook(self.name, hook))."""
+        """hook(activation, hook_point) on this point for every later forward (model.add_hook(self.name, hook));
+        dir="bwd": hook(grad, hook_point) on the gradient here."""
         self._owner().add_hook(self.name, hook, dir=dir, is_permanent=is_permanent)
 
     def remove_hooks(self, dir: str = "fwd", including_permanent: bool = False) -> None:
-        """Removes the hooks added on this point by name (the permanent ones too with including_permanent)."""
+        """Removes the hooks added on this point by name in `dir` ("fwd", "bwd" or "both"; the permanent ones too
+        with including_permanent)."""
+        _check_dir(dir, "dir")
         state = self._owner()._hook_state()
-        mine = [h for h in state["added"] if h[0] == self.name
-                and (including_permanent or not any(h is k for k in state["permanent"]))]
-        state["added"] = [h for h in state["added"] if not any(h is m for m in mine)]
-        state["permanent"] = [h for h in state["permanent"] if not any(h is m for m in mine)]
+        for key, direction in (("added", "fwd"), ("added_bwd", "bwd")):
+            if dir not in (direction, "both"):
+                continue
+            mine = [h for h in state[key] if h[0] == self.name
+                    and (including_permanent or not any(h is k for k in state["permanent"]))]
+            state[key] = [h for h in state[key] if not any(h is m for m in mine)]
+            state["permanent"] = [h for h in state["permanent"] if not any(h is m for m in mine)]
 
     def layer(self) -> int:
         """The block of this hook (blocks.{l}....); a ValueError for hooks outside the blocks (hook_embed, ...)."""
@@ -621,10 +656,15 @@ def _with_point(fn: Callable, point: HookPoint) -> Callable:
     return lambda activation, name: fn(activation, point)
 
 
-def _refuse_bwd_hooks(bwd_hooks: Sequence[Any]) -> None:
-    if bwd_hooks:
-        raise NotImplementedError("bwd_hooks: the library has no backward hooks; read gradients with tensor.grad "
-                                  "after loss.backward(), or replace a forward activation with fwd_hooks")
+def _check_dir(value: Any, what: str, both: bool = True) -> None:
+    valid = ("fwd", "bwd", "both") if both else ("fwd", "bwd")
+    if value not in valid:
+        raise ValueError(f"{what} {value!r}: valid are {', '.join(map(repr, valid))}")
+
+
+def _keep_grad(grads: Dict[str, Any], grad: Any, hook: "HookPoint") -> None:
+    """run_with_cache(incl_bwd=True)'s backward hook: the gradient at the hook, kept by its name."""
+    grads[hook.name] = grad
 
 
 def _detached(out: Any, return_type: Optional[str]) -> Any:

@@ -210,7 +210,8 @@ def in_place(tf, a):
 
 
 def hook(tf, a):
-    """model.run_with_hooks with one forward hook; a hook that returns None or its input leaves the logits alone."""
+    """model.run_with_hooks with one forward hook; a hook that returns None or its input leaves the logits alone. With
+    dir "bwd" the hook is on the gradient there, and the parameters' gradients are checked instead (hook_backward)."""
     model = tf.load(a["checkpoint"])
     plain = model(a["prompt"]).numpy()
     kind = a["fn"]
@@ -222,9 +223,31 @@ def hook(tf, a):
                 "string": "x", "wrong_shape": activation.reshape(-1)[:1], "int": activation.long(),
                 "float64": activation.double()}[kind]
 
+    if a.get("dir") == "bwd":
+        return hook_backward(model, a, fn)
     logits = model.run_with_hooks(a["prompt"], fwd_hooks=[(a["name"], fn)])
     if kind in ("none", "same", "numpy") and not np.array_equal(logits.numpy(), plain):
         mismatch(f"a hook returning {kind} at {a['name']}", logits.numpy(), plain)
+
+
+def hook_backward(model, a, fn):
+    """A backward hook: one that answers None or its gradient leaves every parameter's gradient as the plain backward's
+    (to rounding: a hook inside attention takes the composed ops); a refused backward leaves no gradient anywhere."""
+    model(a["prompt"], return_type="loss").backward()
+    want = {n: p.grad.numpy().copy() for n, p in model.named_parameters()}
+    model.zero_grad()
+    loss = model.run_with_hooks(a["prompt"], return_type="loss", bwd_hooks=[(a["name"], fn)])
+    try:
+        loss.backward()
+    except Exception:
+        if any(p.grad is not None for _, p in model.named_parameters()):
+            raise AssertionError("a refused backward left a gradient in a parameter") from None
+        raise
+    if a["fn"] in ("none", "same", "numpy"):
+        for n, p in model.named_parameters():
+            if not np.allclose(p.grad.numpy(), want[n], rtol=1e-4, atol=1e-6):
+                mismatch(f"{n}'s gradient with a backward hook returning {a['fn']} at {a['name']}", p.grad.numpy(),
+                         want[n])
 
 
 def main():

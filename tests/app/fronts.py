@@ -120,7 +120,8 @@ def _calls(front):
 
 def _python_only(draw, call):
     """Python's own surface: tensors, shapes, threads, modules, argument types, a callback that raises or stops, and
-    notebook calls checked against NumPy (einsum, x[key] read and assigned, in-place methods, a forward hook)."""
+    notebook calls checked against NumPy (einsum, x[key] read and assigned, in-place methods, a forward or backward
+    hook)."""
     kind = draw(st.sampled_from(["reshape", "split", "set_num_threads", "tensor", "register_parameter", "function",
                                  "load_state_dict", "callback_raise", "callback_stop", "deep_dict", "vocabulary",
                                  "einsum", "index", "setitem", "inplace", "hook"]))
@@ -211,16 +212,16 @@ def _python_only(draw, call):
                                              {"tensor": [1.0, 2.0], "dtype": "float32"}])),
             "backward": draw(st.booleans())}
         call.culprits = [method, method.rstrip("_") + ":", "backward"]  # a refusal of the op itself names it
-    elif kind == "hook":  # model.run_with_hooks with one forward hook
+    elif kind == "hook":  # model.run_with_hooks with one hook on an activation, or on its gradient
         call.op, call.args = "hook", {
-            "checkpoint": CK, "prompt": "12|",
+            "checkpoint": CK, "prompt": "12|", "dir": draw(st.sampled_from(["fwd", "bwd"])),
             "name": draw(st.sampled_from(["blocks.0.attn.hook_pattern", "blocks.0.hook_resid_post", "hook_embed",
                                           "blocks.0.attn.hook_z", "blocks.7.attn.hook_z", "blocks.0.attn.hook_zz",
                                           "", 3, None])),
             "fn": draw(st.sampled_from(["none", "same", "twice", "numpy", "string", "wrong_shape", "int", "float64",
                                         "raise"]))}
         call.files = [CK]
-        call.culprits = [str(call.args["name"]), "boom from the hook", "fwd_hooks"]
+        call.culprits = [str(call.args["name"]), "boom from the hook", "fwd_hooks", "bwd_hooks"]
     elif kind == "load_state_dict":
         call.op, call.args = "load_state_dict", {
             "checkpoint": CK, "name": draw(st.sampled_from([None, "lm_head.weight", "transformer.wte.weight"])),

@@ -186,3 +186,71 @@ TEST_CASE("autograd: a backward through an op whose own result changed in place 
   CHECK_THROWS_WITH(loss.backward(), Catch::Contains("the result of 'tanh'") && Catch::Contains("changed in place"));
   CHECK_FALSE(x.has_grad());
 }
+
+TEST_CASE("autograd: a hook on an op result sees its whole gradient, and what it leaves flows on to the inputs",
+          "[autograd][hooks]") {
+  Var<double> x(Array<double>{1.5, -2.0, 3.0}, true);
+  Var<double> h = x * x;
+  Var<double> y = sum(scale(h, 3.0) + h);  // dy/dh = 4 from two uses, dh/dx = 2x
+  std::vector<Array<double>> seen;
+  const auto first = h.register_hook([&](Array<double>& g) {
+    seen.push_back(g);
+    g *= 0.5;
+  });
+  h.register_hook([&](Array<double>& g) { seen.push_back(g); });  // after the first: sees what it left
+  y.backward(BackwardOptions{true});
+  REQUIRE(seen.size() == 2);
+  CHECK((seen[0] == Array<double>{4.0, 4.0, 4.0}));
+  CHECK((seen[1] == Array<double>{2.0, 2.0, 2.0}));
+  CHECK((x.grad() == Array<double>{6.0, -8.0, 12.0}));  // 2 * 2x
+  h.remove_hook(first);
+  h.remove_hook(first);  // a second time: nothing
+  y.backward();
+  CHECK(seen.size() == 3);
+  CHECK((seen[2] == Array<double>{4.0, 4.0, 4.0}));
+  CHECK((x.grad() == Array<double>{18.0, -24.0, 36.0}));  // + 4 * 2x
+}
+
+TEST_CASE("autograd: a hook on a leaf sees that backward's gradient alone, before it is added to .grad",
+          "[autograd][hooks]") {
+  Var<double> w(Array<double>{2.0, -1.0}, true);
+  sum(scale(w, 3.0)).backward();  // .grad = 3
+  std::vector<Array<double>> seen;
+  w.register_hook([&](Array<double>& g) {
+    seen.push_back(g);
+    g = xt::eval(2.0 * g);
+  });
+  sum(scale(w, 3.0) + w).backward();  // this backward's: 3 + 1, doubled by the hook
+  REQUIRE(seen.size() == 1);
+  CHECK((seen[0] == Array<double>{4.0, 4.0}));
+  CHECK((w.grad() == Array<double>{11.0, 11.0}));  // 3 + 8
+}
+
+TEST_CASE("autograd: a hook that throws, or leaves another shape, changes no leaf's gradient and keeps the graph",
+          "[autograd][hooks]") {
+  Var<double> a(Array<double>{1.0, 2.0}, true), b(Array<double>{3.0, 4.0}, true);
+  sum(a).backward();  // a.grad = 1; b has none
+  Var<double> y = sum(scale(b, 2.0)) + sum(a * a);
+  // b's gradient is made before a's hook runs (a leaf's hook runs once all of its gradient is in)
+  const auto id = a.register_hook([](Array<double>&) { throw std::runtime_error("a hook that fails"); });
+  CHECK_THROWS_WITH(y.backward(), "a hook that fails");
+  CHECK((a.grad() == Array<double>{1.0, 1.0}));
+  CHECK_FALSE(b.has_grad());
+  a.remove_hook(id);
+  const auto wrong = a.register_hook([](Array<double>& g) { g = Array<double>{1.0, 2.0, 3.0}; });
+  CHECK_THROWS_WITH(y.backward(), Catch::Contains("must keep the value's shape") && Catch::Contains("shape [2]"));
+  CHECK((a.grad() == Array<double>{1.0, 1.0}));
+  CHECK_FALSE(b.has_grad());
+  a.remove_hook(wrong);
+  y.backward();                                  // the graph was kept: it runs now
+  CHECK((a.grad() == Array<double>{3.0, 5.0}));  // 1 + 2a
+  CHECK((b.grad() == Array<double>{2.0, 2.0}));
+}
+
+TEST_CASE("autograd: a hook goes only on a value that requires grad", "[autograd][hooks]") {
+  Var<double> c(Array<double>{1.0});
+  CHECK_THROWS_AS(c.register_hook([](Array<double>&) {}), std::logic_error);
+  Var<double> w(Array<double>{1.0}, true);
+  CHECK_THROWS_WITH(w.detach().register_hook([](Array<double>&) {}), Catch::Contains("detached"));
+  CHECK_THROWS_AS(w.register_hook(GradHook<double>()), std::invalid_argument);
+}

@@ -1,12 +1,15 @@
 // nn::Hooks: the GPT's forward passes each activation under TransformerLens' name (nn/hooks.hpp) to hooks that read
 // or replace it. The names come in the forward's order, with their shapes; each cached value is where its name says
 // (checked against its neighbours); hooks that return their input leave the logits unchanged, bit for bit where the
-// path is the same; zeroing a head's z is the existing head ablation; a wrong shape or name throws naming it.
+// path is the same; zeroing a head's z is the existing head ablation; a wrong shape or name throws naming it. A
+// backward hook gets the loss's gradient at its point (float64 central differences) and what it leaves flows on.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <string>
 
 #include <xtensor/xmath.hpp>
 #include <xtensor/xview.hpp>
@@ -321,5 +324,70 @@ TEST_CASE("nn: a cache of named activations holds only those and keeps the fused
     Hooks<float> wrong;
     wrong.cache_into(z, {"blocks.7.hook_z"});
     CHECK_THROWS_WITH(model->forward(ids, wrong), Catch::Contains("unknown hook name 'blocks.7.hook_z'"));
+  }
+}
+
+TEST_CASE("nn: a backward hook gets the loss's gradient at its hook point, as float64 central differences give it",
+          "[nn][hooks]") {
+  const config::ModelConfig cfg = variants(AttentionImpl::fused).front().cfg;  // learned positions, both MLP and norms
+  GPT<double> model(cfg, 3);
+  model.eval();
+  const IndexArray ids = prompt(2, 5, 4), targets = prompt(2, 5, 1);
+  for (const char* name :
+       {"hook_embed", "hook_pos_embed", "blocks.0.attn.hook_q", "blocks.0.attn.hook_pattern", "blocks.0.attn.hook_z",
+        "blocks.1.hook_resid_mid", "blocks.1.mlp.hook_post", "ln_final.hook_normalized"}) {
+    INFO(name);
+    Array<double> grad;
+    int calls = 0;
+    Hooks<double> hooks;
+    hooks.add_backward(name, [&](Array<double>& g, const std::string& at) {
+      CHECK(at == name);
+      grad = g;
+      ++calls;
+    });
+    cross_entropy(model.forward(ids, hooks), targets).backward();
+    REQUIRE(calls == 1);
+    // The loss along a direction d added to the activation there: (L(+eps) - L(-eps)) / 2 eps = <grad, d>
+    Array<double> d = Array<double>::from_shape(grad.shape());
+    for (std::size_t i = 0; i < d.size(); ++i) d.flat(i) = std::sin(0.7 * double(i) + 1.0);
+    const auto loss_along = [&](double eps) {
+      Hooks<double> shift;
+      shift.add(name, [&](const Var<double>& x, const std::string&) { return Var<double>(x.value() + eps * d); });
+      NoGradGuard no_grad;
+      return cross_entropy(model.forward(ids, shift), targets).item();
+    };
+    // eps 1e-6: the embeddings are small (std 0.02), so the norms after them curve sharply and the differences' error,
+    // which falls as eps^2, is still 2e-6 of the value at eps 1e-5
+    const double eps = 1e-6;
+    const double differences = (loss_along(eps) - loss_along(-eps)) / (2 * eps);
+    CHECK(double(xt::sum(grad * d)()) == Approx(differences).epsilon(1e-6).margin(1e-10));
+  }
+}
+
+TEST_CASE("nn: what a backward hook leaves is the gradient the layers before it get", "[nn][hooks]") {
+  const config::ModelConfig cfg = variants(AttentionImpl::fused).front().cfg;
+  auto model = make_model(cfg);
+  const IndexArray ids = prompt(2, 5, 4), targets = prompt(2, 5, 1);
+  Hooks<float> zero;  // nothing reaches the embeddings but through block 0's input
+  zero.add_backward("blocks.0.hook_resid_pre", [](Array<float>& g, const std::string&) { g.fill(0.0F); });
+  cross_entropy(model->forward(ids, zero), targets).backward();
+  for (const auto& [name, p] : model->named_parameters()) {
+    INFO(name);
+    REQUIRE(p.has_grad());
+    const bool embedding = name.find("wte") != std::string::npos || name.find("wpe") != std::string::npos;
+    CHECK((xt::amax(xt::abs(p.grad()))() == 0.0F) == embedding);
+  }
+  model->zero_grad();
+  Hooks<float> scale;  // the same backward with a gradient doubled at hook_embed: wte's doubles, nothing else moves
+  scale.add_backward("hook_embed", [](Array<float>& g, const std::string&) { g *= 2.0F; });
+  cross_entropy(model->forward(ids), targets).backward();
+  std::map<std::string, Array<float>> plain;
+  for (const auto& [name, p] : model->named_parameters()) plain[name] = p.grad();
+  model->zero_grad();
+  cross_entropy(model->forward(ids, scale), targets).backward();
+  for (const auto& [name, p] : model->named_parameters()) {
+    INFO(name);
+    const Array<float> expected = name == "transformer.wte.weight" ? Array<float>(2.0F * plain[name]) : plain[name];
+    CHECK(xt::allclose(p.grad(), expected, 1e-6, 1e-7));
   }
 }

@@ -1,6 +1,7 @@
 #include "tinyformer/autograd/variable.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <stdexcept>
 #include <unordered_set>
@@ -39,6 +40,91 @@ void check_versions(const std::vector<Node<S>*>& order) {
     }
   }
 }
+
+// A value's hooks on its gradient, in the order registered (over a copy of the list: a hook may remove one).
+template <class S>
+void run_grad_hooks(Node<S>& n) {
+  const auto hooks = n.grad_hooks;
+  for (const auto& hook : hooks) {
+    hook.second(n.grad);
+    if (n.grad.shape() != n.value.shape())
+      throw std::invalid_argument(fmt::format(
+          "backward(): a gradient hook on a '{}' value of shape {} left a gradient of shape {}; it must keep the "
+          "value's shape",
+          n.op, shape_str(to_shape(n.value.shape())), shape_str(to_shape(n.grad.shape()))));
+  }
+}
+
+// Propagates the gradients from the last node of `order` to the first (each op result once all of its consumers have
+// added theirs), running each value's hooks first, and frees each op result's gradient once it has flowed on.
+template <class S>
+void sweep(const std::vector<Node<S>*>& order, const Node<S>* root) {
+  profile::Profiler* const profiler = profile::active();
+  const bool timed = profiler != nullptr;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node<S>* n = *it;
+    if (!n->has_grad) continue;
+    if (!n->grad_hooks.empty()) run_grad_hooks(*n);
+    if (!n->backward) continue;
+    const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    n->backward(*n);
+    // every consumer of n ran before it, so n's gradient is spent: free it now (lower peak memory)
+    if (!n->retain_grad && n != root) {
+      n->grad = Array<S>();
+      n->has_grad = false;
+    }
+    if (timed)
+      profiler->add_backward(n->op,
+                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+}
+
+// For a sweep with hooks in its graph: the leaves' gradients taken out before it, so that each leaf's hook sees this
+// sweep's alone; commit() adds them back. Without commit() (a hook or a backward threw), every leaf is left as it was.
+template <class S>
+class HeldLeafGrads {
+ public:
+  explicit HeldLeafGrads(const std::vector<Node<S>*>& order) : order_(order) {
+    for (Node<S>* n : order_)
+      if (!n->backward && n->has_grad) {
+        held_.emplace_back(n, std::move(n->grad));
+        n->grad = Array<S>();
+        n->has_grad = false;
+      }
+  }
+  HeldLeafGrads(const HeldLeafGrads&) = delete;
+  HeldLeafGrads& operator=(const HeldLeafGrads&) = delete;
+  ~HeldLeafGrads() {
+    if (committed_) return;
+    for (Node<S>* n : order_)
+      if (!n->backward) {
+        n->grad = Array<S>();
+        n->has_grad = false;
+      }
+    for (auto& [n, g] : held_) {
+      n->grad = std::move(g);
+      n->has_grad = true;
+    }
+  }
+  void commit() {
+    for (auto& [n, g] : held_) {
+      if (n->has_grad) {
+        add_values(g.size(), g.data(), n->grad.data());  // this sweep's + what it held: the same bits either way
+      } else {
+        n->grad = std::move(g);
+        n->has_grad = true;
+      }
+    }
+    committed_ = true;
+  }
+
+ private:
+  const std::vector<Node<S>*>& order_;
+  std::vector<std::pair<Node<S>*, Array<S>>> held_;
+  bool committed_ = false;
+};
+
+std::atomic<std::uint64_t> g_next_hook_id{1};
 }  // namespace
 
 template <class S>
@@ -172,6 +258,24 @@ Array<S>& Var<S>::mutable_grad() {
 }
 
 template <class S>
+std::uint64_t Var<S>::register_hook(GradHook<S> fn) {
+  if (!requires_grad())
+    throw std::logic_error(fmt::format("register_hook(): this {} value (shape {}) requires no grad{}, so no gradient "
+                                       "will reach a hook on it",
+                                       checked().op, shape_str(shape()), detached_ ? " (a detached handle)" : ""));
+  if (!fn) throw std::invalid_argument("register_hook(): the function is empty");
+  const std::uint64_t id = g_next_hook_id.fetch_add(1);
+  node_->grad_hooks.emplace_back(id, std::move(fn));
+  return id;
+}
+
+template <class S>
+void Var<S>::remove_hook(std::uint64_t id) {
+  auto& hooks = checked().grad_hooks;
+  hooks.erase(std::remove_if(hooks.begin(), hooks.end(), [id](const auto& h) { return h.first == id; }), hooks.end());
+}
+
+template <class S>
 void Var<S>::zero_grad() {
   checked();
   if (detached_) return;  // a detached handle has no gradient to drop
@@ -225,22 +329,14 @@ void Var<S>::backward(const Array<S>& seed, BackwardOptions opts) const {
       n->grad = Array<S>();
       n->has_grad = false;
     }
-  accumulate_grad(*node_, seed);
-  profile::Profiler* const profiler = profile::active();
-  const bool timed = profiler != nullptr;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node<S>* n = *it;
-    if (!n->backward || !n->has_grad) continue;
-    const auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    n->backward(*n);
-    // every consumer of n ran before it, so n's gradient is spent: free it now (lower peak memory)
-    if (!n->retain_grad && n != node_.get()) {
-      n->grad = Array<S>();
-      n->has_grad = false;
-    }
-    if (timed)
-      profiler->add_backward(n->op,
-                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (std::none_of(order.begin(), order.end(), [](const Node<S>* n) { return !n->grad_hooks.empty(); })) {
+    accumulate_grad(*node_, seed);
+    sweep(order, node_.get());
+  } else {
+    HeldLeafGrads<S> held(order);
+    accumulate_grad(*node_, seed);
+    sweep(order, node_.get());
+    held.commit();
   }
 
   for (Node<S>* n : order) {

@@ -15,10 +15,14 @@
 //   and backward() refuses, before it changes any gradient, a graph whose op read a value that changed since, or
 //   whose op's own result changed after the op made it.
 // - detach() gives a handle on the same values outside autograd (torch's detach() and .data): no gradient, a leaf.
+// - register_hook(fn) runs fn on a value's whole gradient of each sweep (torch's Tensor.register_hook): an op result's
+//   before it flows on to the inputs, a leaf's (this sweep's alone) before it is added to what .grad holds. A sweep
+//   with hooks in its graph is all or nothing: when a hook throws, every leaf's gradient is left as it was.
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xnoalias.hpp>
@@ -32,6 +36,10 @@ template <class S>
 struct Node;
 template <class S>
 using NodePtr = std::shared_ptr<Node<S>>;
+
+// A function on a value's gradient in a sweep: it may change it in place or assign an array of the same shape.
+template <class S>
+using GradHook = std::function<void(Array<S>& grad)>;
 
 template <class S>
 struct Node {
@@ -47,6 +55,7 @@ struct Node {
   xt::svector<std::uint32_t, 4> input_versions;  // each input's version when this op read it (inline up to 4)
   // Propagates self.grad into self.inputs (each input that requires grad), accumulating.
   std::function<void(Node& self)> backward;
+  std::vector<std::pair<std::uint64_t, GradHook<S>>> grad_hooks;  // Var::register_hook's, by id, in that order
 
   bool is_leaf() const { return !backward && !graph_released; }
   ~Node();  // iterative release of the input chain: a 100,000-op graph must not overflow the stack
@@ -148,6 +157,11 @@ class Var {
   void zero_grad();  // drops the gradient (like PyTorch's set_to_none)
   void retain_grad() { checked().retain_grad = true; }
   const char* op() const { return checked().op; }
+  // Runs fn on this value's gradient in every later backward() (the rules above), after the hooks registered before it.
+  // Returns the id that remove_hook takes. Throws std::logic_error on a value that requires no grad (or a detached
+  // handle): no gradient would reach it.
+  std::uint64_t register_hook(GradHook<S> fn);
+  void remove_hook(std::uint64_t id);  // an id already removed (or unknown) is ignored, as torch's handle.remove()
 
   // Reverse-mode sweep from this value. The no-argument form needs a one-element value (seed 1).
   void backward(BackwardOptions opts = {}) const;

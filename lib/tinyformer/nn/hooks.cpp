@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -37,6 +38,13 @@ Hooks<S>& Hooks<S>::add(std::string name, Fn fn) {
 }
 
 template <class S>
+Hooks<S>& Hooks<S>::add_backward(std::string name, GradFn fn) {
+  if (!fn) throw std::invalid_argument(fmt::format("Hooks::add_backward: the function for '{}' is empty", name));
+  grad_fns_.emplace_back(std::move(name), std::move(fn));
+  return *this;
+}
+
+template <class S>
 Hooks<S>& Hooks<S>::cache_into(ActivationCache<S>& cache) {
   cache_ = &cache;
   cache_names_.reset();
@@ -61,13 +69,15 @@ bool Hooks<S>::hooks_under(const std::string& prefix) const {
   const auto under = [&](const std::string& name) { return name.compare(0, prefix.size(), prefix) == 0; };
   if (cache_ != nullptr && (!cache_names_ || std::any_of(cache_names_->begin(), cache_names_->end(), under)))
     return true;
-  return std::any_of(fns_.begin(), fns_.end(), [&](const auto& f) { return under(f.first); });
+  const auto hooked = [&](const auto& f) { return under(f.first); };
+  return std::any_of(fns_.begin(), fns_.end(), hooked) || std::any_of(grad_fns_.begin(), grad_fns_.end(), hooked);
 }
 
 template <class S>
 void Hooks<S>::check_names(const std::vector<std::string>& valid) const {
   std::vector<std::string> named;
   for (const auto& f : fns_) named.push_back(f.first);
+  for (const auto& f : grad_fns_) named.push_back(f.first);
   if (cache_names_) named.insert(named.end(), cache_names_->begin(), cache_names_->end());
   for (const auto& name : named)
     if (std::find(valid.begin(), valid.end(), name) == valid.end())
@@ -89,7 +99,17 @@ Var<S> Hooks<S>::apply(const std::string& name, const Var<S>& x) const {
     out = std::move(replaced);
   }
   if (caches(name)) (*cache_)[name] = out.value();
-  return out;
+  if (!out.requires_grad() ||
+      std::none_of(grad_fns_.begin(), grad_fns_.end(), [&](const auto& f) { return f.first == name; }))
+    return out;
+  // The hook point's own node: its gradient is the one at this point (the activation's node may be shared, or a leaf
+  // that outlives this forward), and the hooks go with this forward's graph.
+  Var<S> point = make_result<S>(
+      Array<S>(out.value()), {out}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], std::as_const(self.grad)); },
+      "hook");
+  for (const auto& [hooked, fn] : grad_fns_)
+    if (hooked == name) point.register_hook([fn = fn, name](Array<S>& grad) { fn(grad, name); });
+  return point;
 }
 
 template class Hooks<float>;

@@ -53,25 +53,33 @@ class Hooks {
   using Fn = std::function<Var<S>(const Var<S>& activation, const std::string& name)>;
 
   Hooks& add(std::string name, Fn fn);
+  // A function on the gradient at `name` in a later backward() through this forward (TransformerLens' dir="bwd"): it
+  // gets the gradient of what the backward differentiates with respect to the activation there, and may change it in
+  // place or assign one of the same shape, which flows on to the layers before. The hook point is a node of its own
+  // (the activation, copied), so the hook sees the gradient at that point alone.
+  using GradFn = std::function<void(Array<S>& grad, const std::string& name)>;
+  Hooks& add_backward(std::string name, GradFn fn);
   // Every activation into `cache`, or only those `names` (a forward whose names stay outside attention's and the
   // MLP's insides then keeps the fused kernels, and the cache holds no more than asked).
   Hooks& cache_into(ActivationCache<S>& cache);
   Hooks& cache_into(ActivationCache<S>& cache, std::vector<std::string> names);
 
   // Whether a forward must expose the insides of the attention whose hook names start with `prefix` ("blocks.0.attn."):
-  // with a cache, or a function on such a name.
+  // with a cache, or a function (on the activation or its gradient) on such a name.
   bool hooks_under(const std::string& prefix) const;
   // std::invalid_argument naming the first hooked name that is not in `valid` (GPT::forward checks this).
   void check_names(const std::vector<std::string>& valid) const;
 
-  // What the modules call at each hook point: x through the functions on `name`, then into the cache. A result of
-  // another shape is a std::invalid_argument naming the hook and both shapes.
+  // What the modules call at each hook point: x through the functions on `name`, then into the cache, then (with a
+  // function on its gradient, and x requiring grad) through a node that runs those. A result of another shape is a
+  // std::invalid_argument naming the hook and both shapes.
   Var<S> apply(const std::string& name, const Var<S>& x) const;
 
  private:
   bool caches(const std::string& name) const;
 
   std::vector<std::pair<std::string, Fn>> fns_;
+  std::vector<std::pair<std::string, GradFn>> grad_fns_;
   ActivationCache<S>* cache_ = nullptr;
   std::optional<std::vector<std::string>> cache_names_;  // none: every name
 };
