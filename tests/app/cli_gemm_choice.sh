@@ -13,7 +13,9 @@
 # step, since on a shape where the two are within 10% of each other one run's pick can time 0.9x in the next (seen
 # once: 0.898 on one of tiny's 8 shapes, with the step at 0.995). Choosing the slower library everywhere fails
 # (tiny: 0.85). About 15 s of CPU per setting on a 2-core machine (medium's step at 1 thread and the measurements);
-# skipped in a build without libxsmm, where there is nothing to choose.
+# skipped in a build without libxsmm, where there is nothing to choose. A setting below 0.9x is timed once more and
+# fails only when both runs are: the rule is fixed by the CPU, so a wrong choice is below twice, while in CI's suite,
+# beside the builds behind it at nice 19, one run of GPT-2's products with OpenBLAS at AVX2 timed 0.898x (2 Dec).
 set -uo pipefail
 bin="$1" gemm_choice="$2" src="$3"
 fail() { echo "FAIL: $*"; exit 1; }
@@ -39,6 +41,7 @@ for shape in tiny medium gpt2; do
     libxsmm-hsw) forced=(LIBXSMM_TARGET=hsw) ;;
   esac
   setting=(env -u OPENBLAS_CORETYPE -u LIBXSMM_TARGET "${forced[@]}")
+  for attempt in 1 2; do
   if [ "$shape" = gpt2 ]; then
     out=$("${setting[@]}" "$gemm_choice" "${gpt2[@]}") || fail "gemm_choice on GPT-2's products ($target)"
   else
@@ -59,6 +62,9 @@ if best / chosen < 0.9:
     sys.exit(f"FAIL: {shape}: the chosen libraries run the step at {best / chosen:.3f}x the faster ones (below 0.9x)")
 print(f"{shape}: {len(checks)} product shapes, the choice {best / chosen:.3f}x the faster libraries over the step "
       f"(lowest on one shape {lowest})")
-' "$shape" "$target" || exit 1
+' "$shape" "$target" && break
+  [ "$attempt" = 1 ] && echo "$shape, $target: below 0.9x in this run; timed once more"
+  [ "$attempt" = 2 ] && exit 1
+  done
 done
 done

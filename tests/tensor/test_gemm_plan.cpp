@@ -87,29 +87,30 @@ TEST_CASE(
     INFO(bits << " bits");
     // A B and A B^T: op(B) of at most 512 columns and 393216 elements
     for (bool tb : {false, true}) {
-      CHECK(gemm_plan::rule(S{false, tb, 1024, 512, 64}, bits, bits) == Backend::libxsmm);
-      CHECK(gemm_plan::rule(S{false, tb, 1024, 513, 64}, bits, bits) == Backend::openblas);
-      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1024}, bits, bits) == Backend::libxsmm);  // 393216
-      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1025}, bits, bits) == Backend::openblas);
-      CHECK(gemm_plan::rule(S{false, tb, 256, 192, 50304}, bits, bits) == Backend::openblas);  // GPT-2's lm_head dX
+      CHECK(gemm_plan::rule(S{false, tb, 1024, 512, 64}, bits, bits, true) == Backend::libxsmm);
+      CHECK(gemm_plan::rule(S{false, tb, 1024, 513, 64}, bits, bits, true) == Backend::openblas);
+      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1024}, bits, bits, true) == Backend::libxsmm);  // 393216
+      CHECK(gemm_plan::rule(S{false, tb, 64, 384, 1025}, bits, bits, true) == Backend::openblas);
+      CHECK(gemm_plan::rule(S{false, tb, 256, 192, 50304}, bits, bits, true) ==
+            Backend::openblas);  // GPT-2's lm_head dX
     }
     // A^T B: up to 2^27 multiply-adds with 512 bits, 2^26 with 256
     const std::size_t most = bits == 512 ? p27 : p26;
-    CHECK(gemm_plan::rule(S{true, false, most / 4096, 64, 64}, bits, bits) == Backend::libxsmm);
-    CHECK(gemm_plan::rule(S{true, false, most / 4096 + 1, 64, 64}, bits, bits) == Backend::openblas);
+    CHECK(gemm_plan::rule(S{true, false, most / 4096, 64, 64}, bits, bits, true) == Backend::libxsmm);
+    CHECK(gemm_plan::rule(S{true, false, most / 4096 + 1, 64, 64}, bits, bits, true) == Backend::openblas);
   }
   // 512 bits: no limit of multiply-adds on A B and A B^T within op(B)'s; 256 bits: 2^27 for A B, 2^26 for A B^T
-  CHECK(gemm_plan::rule(S{false, false, 1 << 20, 256, 1024}, 512, 512) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, true, 1 << 20, 256, 1024}, 512, 512) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, false, p27 / 65536, 256, 256}, 256, 256) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, false, p27 / 65536 + 1, 256, 256}, 256, 256) == Backend::openblas);
-  CHECK(gemm_plan::rule(S{false, true, p26 / 65536, 256, 256}, 256, 256) == Backend::libxsmm);
-  CHECK(gemm_plan::rule(S{false, true, p26 / 65536 + 1, 256, 256}, 256, 256) == Backend::openblas);
+  CHECK(gemm_plan::rule(S{false, false, 1 << 20, 256, 1024}, 512, 512, true) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, true, 1 << 20, 256, 1024}, 512, 512, true) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, false, p27 / 65536, 256, 256}, 256, 256, true) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, false, p27 / 65536 + 1, 256, 256}, 256, 256, true) == Backend::openblas);
+  CHECK(gemm_plan::rule(S{false, true, p26 / 65536, 256, 256}, 256, 256, true) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, true, p26 / 65536 + 1, 256, 256}, 256, 256, true) == Backend::openblas);
   // no libxsmm kernels (older x86 levels, other CPUs): OpenBLAS
-  for (int bits : {0, 128}) CHECK(gemm_plan::rule(S{false, false, 8, 8, 8}, bits, bits) == Backend::openblas);
+  for (int bits : {0, 128}) CHECK(gemm_plan::rule(S{false, false, 8, 8, 8}, bits, bits, true) == Backend::openblas);
   // an OpenBLAS core type that blas::vector_bits does not know (0): the rule of libxsmm's width alone
-  CHECK(gemm_plan::rule(S{false, false, 1024, 513, 64}, 512, 0) == Backend::openblas);
-  CHECK(gemm_plan::rule(S{false, false, 1024, 512, 64}, 512, 0) == Backend::libxsmm);
+  CHECK(gemm_plan::rule(S{false, false, 1024, 513, 64}, 512, 0, true) == Backend::openblas);
+  CHECK(gemm_plan::rule(S{false, false, 1024, 512, 64}, 512, 0, true) == Backend::libxsmm);
 
   // Products under auto record the rule's choice, with no time, whatever ran before: the same in any process.
   PolicyGuard guard;
@@ -129,15 +130,15 @@ TEST_CASE(
   for (const gemm_plan::Choice& choice : plan) {
     INFO(gemm_plan::to_text({choice}));
     CHECK(choice.backend == gemm_plan::rule(choice.shape));
-    CHECK(choice.backend ==
-          gemm_plan::rule(choice.shape, xsmm::vector_bits(), blas::vector_bits(blas::core_choice().running)));
+    CHECK(choice.backend == gemm_plan::rule(choice.shape, xsmm::vector_bits(),
+                                            blas::vector_bits(blas::core_choice().running), blas::cpu_features().amd));
     CHECK(choice.openblas_us == 0);
     CHECK(choice.libxsmm_us == 0);
   }
 }
 
 TEST_CASE("gemm plan: where OpenBLAS's kernels and libxsmm's differ in width, auto takes the wider for every product "
-          "but A B over a large op(B) at twice the width",
+          "but A B (on Intel's, A B^T too) over a large op(B) at twice the width",
           "[tensor][gemm]") {
   using S = gemm_plan::Shape;
   // each kind of product, from the smallest to past every limit of the same-width rule
@@ -148,19 +149,40 @@ TEST_CASE("gemm plan: where OpenBLAS's kernels and libxsmm's differ in width, au
                       {true, false, 256, 192, 50304},  {false, false, 1 << 20, 1024, 1024}};
   for (const S& s : shapes) {
     INFO(gemm_plan::shape_text(s));
-    CHECK(gemm_plan::rule(s, 512, 256) == Backend::libxsmm);  // OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU
-    CHECK(gemm_plan::rule(s, 512, 128) == Backend::libxsmm);  // OpenBLAS's SSE fallback
-    CHECK(gemm_plan::rule(s, 256, 128) == Backend::libxsmm);
-    CHECK(gemm_plan::rule(s, 256, 512) == Backend::openblas);  // LIBXSMM_TARGET=hsw on an AVX-512 CPU
-    CHECK(gemm_plan::rule(s, 0, 512) == Backend::openblas);    // no libxsmm kernels
+    CHECK(gemm_plan::rule(s, 512, 256, true) == Backend::libxsmm);  // OPENBLAS_CORETYPE=Haswell on an AVX-512 AMD CPU
+    CHECK(gemm_plan::rule(s, 512, 128, true) == Backend::libxsmm);  // OpenBLAS's SSE fallback
+    CHECK(gemm_plan::rule(s, 256, 128, true) == Backend::libxsmm);
+    CHECK(gemm_plan::rule(s, 256, 512, true) == Backend::openblas);  // LIBXSMM_TARGET=hsw on an AVX-512 CPU
+    CHECK(gemm_plan::rule(s, 0, 512, true) == Backend::openblas);    // no libxsmm kernels
+    CHECK(gemm_plan::rule(s, 512, 128, false) == Backend::libxsmm);  // four times as wide: Intel's too
+    CHECK(gemm_plan::rule(s, 256, 512, false) == Backend::openblas);
   }
   // A B whose op(B) is past 2^22 values: GPT-2's lm_head dX, and one value past the line
   for (const S& s : {S{false, false, 256, 192, 50304}, S{false, false, 256, 4096, 1025}}) {
     INFO(gemm_plan::shape_text(s));
-    CHECK(gemm_plan::rule(s, 512, 256) == Backend::openblas);
-    CHECK(gemm_plan::rule(s, 256, 128) == Backend::openblas);
-    CHECK(gemm_plan::rule(s, 512, 128) == Backend::libxsmm);  // four times as wide
-    CHECK(gemm_plan::rule(s, 256, 512) == Backend::openblas);
+    for (bool amd : {true, false}) {
+      CHECK(gemm_plan::rule(s, 512, 256, amd) == Backend::openblas);
+      CHECK(gemm_plan::rule(s, 256, 128, amd) == Backend::openblas);
+      CHECK(gemm_plan::rule(s, 512, 128, amd) == Backend::libxsmm);  // four times as wide
+      CHECK(gemm_plan::rule(s, 256, 512, amd) == Backend::openblas);
+    }
+  }
+  // On Intel's CPUs the line is 2^21 values of op(B), for A B and A B^T alike (GPT-2's products on an Emerald Rapids)
+  const S intel_libxsmm[] = {{false, false, 256, 768, 768},  {false, false, 256, 2048, 1024},  // 2^21 values
+                             {false, true, 256, 1536, 768},  {false, true, 256, 2048, 1024},
+                             {true, false, 12576, 768, 256}, {true, false, 256, 192, 50304}};
+  const S intel_openblas[] = {{false, false, 256, 768, 3072},
+                              {false, false, 256, 2048, 1025},
+                              {false, true, 256, 12576, 768},
+                              {false, true, 256, 2049, 1024}};
+  for (const S& s : intel_libxsmm) {
+    INFO(gemm_plan::shape_text(s));
+    CHECK(gemm_plan::rule(s, 512, 256, false) == Backend::libxsmm);
+  }
+  for (const S& s : intel_openblas) {
+    INFO(gemm_plan::shape_text(s));
+    CHECK(gemm_plan::rule(s, 512, 256, false) == Backend::openblas);
+    CHECK(gemm_plan::rule(s, 512, 128, false) == Backend::libxsmm);  // four times as wide
   }
   // the widths of OpenBLAS's core types
   CHECK(blas::vector_bits("SapphireRapids") == 512);

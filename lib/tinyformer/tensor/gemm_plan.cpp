@@ -50,13 +50,14 @@ Policy parse_policy(const std::string& text, const std::string& where) {
   throw std::invalid_argument(fmt::format("{}='{}': expected auto, measure, openblas or libxsmm", where, text));
 }
 
-Backend rule(const Shape& s, int xsmm_bits, int openblas_bits) {
+Backend rule(const Shape& s, int xsmm_bits, int openblas_bits, bool amd) {
   if (xsmm_bits < 256) return Backend::openblas;
   const double m = static_cast<double>(s.m), n = static_cast<double>(s.n), k = static_cast<double>(s.k);
-  constexpr double k2p22 = 4194304.0, k2p26 = 67108864.0, k2p27 = 134217728.0, op_b_most = 393216.0;  // 1.5 MiB
-  // where the widths differ, the wider kernels win every product but one kind
+  constexpr double k2p21 = 2097152.0, k2p22 = 4194304.0, k2p26 = 67108864.0, k2p27 = 134217728.0;
+  constexpr double op_b_most = 393216.0;  // 1.5 MiB
+  // where the widths differ, the wider kernels win every product but those that read a large op(B) from memory
   if (openblas_bits > 0 && openblas_bits != xsmm_bits) {
-    const bool op_b_from_memory = !s.trans_a && !s.trans_b && n * k > k2p22;
+    const bool op_b_from_memory = !s.trans_a && (amd ? !s.trans_b && n * k > k2p22 : n * k > k2p21);
     if (xsmm_bits == 2 * openblas_bits && op_b_from_memory) return Backend::openblas;
     return xsmm_bits > openblas_bits ? Backend::libxsmm : Backend::openblas;
   }
@@ -69,7 +70,8 @@ Backend rule(const Shape& s, int xsmm_bits, int openblas_bits) {
 
 Backend rule(const Shape& s) {
   static const int openblas_bits = blas::vector_bits(blas::core_choice().running);
-  return rule(s, xsmm::vector_bits(), openblas_bits);
+  static const bool amd = blas::cpu_features().amd;
+  return rule(s, xsmm::vector_bits(), openblas_bits, amd);
 }
 
 namespace {

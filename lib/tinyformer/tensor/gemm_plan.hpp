@@ -77,22 +77,27 @@ std::string summary(const std::vector<Choice>& choices);
 // does not know). Where the two widths differ, the wider library takes every product: that happens when the user sets
 // OPENBLAS_CORETYPE or LIBXSMM_TARGET below what the CPU runs. On an AMD Zen 5 (AVX-512) libxsmm at 512 bits took
 // 0.44-0.89 of the time of OpenBLAS's Haswell kernels on every product of tiny, medium and GPT-2, and OpenBLAS at 512
-// bits 0.20-0.64 of libxsmm's at 256 (docs/performance.md, "Round four on an AMD Zen 5"). The one exception: A B
-// with op(B) past 2^22 values (16 MiB) goes to OpenBLAS when libxsmm is only twice as wide, as libxsmm reads op(B)
-// from memory again for each block of C's rows. On that Zen 5 (32 MiB L3), A B of 256 x 192 with k 16384 (12 MiB)
-// took libxsmm 0.54 of OpenBLAS's Haswell time, k 32768 0.83, and GPT-2's lm_head dX (k 50304, 37 MiB) 41.6-62.6 ms
-// in four runs against OpenBLAS's 44.5-44.8 (tests/tools/gemm_choice). At the same
-// width libxsmm wins the small products and OpenBLAS the large ones, and the line moves with the width. libxsmm
-// packs nothing: each 128-row block of C reads all of op(B) in place again, which pays while op(B) stays in cache,
-// and fell 1.2-2.9x behind OpenBLAS on GPT-2 124M's A B and A B^T where op(B) has more than 512 columns or more than
-// 1.5 MiB (tests/tools/gemm_choice). A^T B reads its operands in chunks of k and lost from 2^27 multiply-adds with
+// bits 0.20-0.64 of libxsmm's at 256 (docs/performance.md, "Round four on an AMD Zen 5"). The exception: when libxsmm
+// is only twice as wide, a product that reads a large op(B) from memory goes to OpenBLAS, as libxsmm reads op(B) again
+// for each block of C's rows; where that begins depends on the CPU (`amd`). On that Zen 5 (32 MiB L3): A B past 2^22
+// values (16 MiB). A B of 256 x 192 with k 16384 (12 MiB) took libxsmm 0.54 of OpenBLAS's Haswell time, k 32768
+// 0.83, and GPT-2's lm_head dX (k 50304, 37 MiB) 41.6-62.6 ms in four runs against OpenBLAS's 44.5-44.8
+// (tests/tools/gemm_choice). On an Intel Emerald Rapids Xeon (2 MiB L2 a core): A B and A B^T past 2^21 values (8
+// MiB). There libxsmm took 1.7-2.0x OpenBLAS's Haswell time on GPT-2's A B over 2.4M values (1.3x at 1.8M), 1.25-1.34x
+// on its A B^T over 9.7M, and 0.59-0.99x at 0.6-1.2M; the Zen 5's line ran GPT-2's products at 0.84x the faster
+// library's time, this one at 0.99x (docs/performance.md, "The libraries at two widths on the Emerald Rapids").
+// At the same width libxsmm wins the small products and OpenBLAS the large ones, and the line moves with the width.
+// libxsmm packs nothing: each 128-row block of C reads all of op(B) in place again, which pays while op(B) stays in
+// cache, and fell 1.2-2.9x behind OpenBLAS on GPT-2 124M's A B and A B^T where op(B) has more than 512 columns or more
+// than 1.5 MiB (tests/tools/gemm_choice). A^T B reads its operands in chunks of k and lost from 2^27 multiply-adds with
 // AVX-512 (2^26 with AVX2). On tiny, small and medium libxsmm took 0.65-0.94 of OpenBLAS's time inside those
 // limits (`bench --check-gemm`, docs/performance.md, "The library of each product"). So: OpenBLAS without libxsmm
 // kernels; A^T B on libxsmm up to 2^27 multiply-adds m n k (2^26 with 256 bits); A B and A B^T on libxsmm when
 // op(B) has at most 512 columns and 393216 elements, and with 256 bits at most 2^27 (A B) or 2^26 (A B^T)
-// multiply-adds.
-Backend rule(const Shape& s, int xsmm_bits, int openblas_bits);
-// rule() with this process's widths: libxsmm's target and OpenBLAS's running core type (blas::core_choice).
+// multiply-adds. `amd`: an AMD CPU (blas::cpu_features), else the line measured on Intel's.
+Backend rule(const Shape& s, int xsmm_bits, int openblas_bits, bool amd);
+// rule() with this process's widths and CPU: libxsmm's target, OpenBLAS's running core type (blas::core_choice) and
+// its vendor.
 Backend rule(const Shape& s);
 
 // For gemm.cpp: the recorded choice of `s`, if any, and recording a new one (the first record of a shape wins).
