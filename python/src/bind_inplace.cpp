@@ -226,8 +226,9 @@ void bind_in_place_methods(py::class_<Tensor>& t) {
                         [&](const Tensor&) { return operated(self, "__pow__", exponent, "pow_"); });
       },
       py::arg("exponent"));
-  for (const char* name : {"exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "neg", "abs", "floor", "ceil",
-                           "trunc", "sign", "frac", "round"})
+  for (const char* name :
+       {"exp",   "log",  "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "neg",   "abs",   "floor", "ceil",
+        "trunc", "sign", "frac", "round", "sin",  "cos",     "tan",  "log1p", "expm1", "erf"})
     t.def((std::string(name) + "_").c_str(), [name](const py::object& self) {
       const std::string op = std::string(name) + "_";
       return in_place(self, op.c_str(), {}, [&](const Tensor&) { return self.attr(name)().cast<Tensor>(); });

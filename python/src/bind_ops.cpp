@@ -232,6 +232,7 @@ void bind_elementwise_functions(py::module_& m, py::class_<Tensor>& t) {
   def_function_and_method(m, t, #name, [](const Tensor& a) {                                              \
     return on_floating(a, [](const auto& v) { return name(v); }); }, py::arg("input"), Release())
   TF_FLOATING(exp); TF_FLOATING(log); TF_FLOATING(tanh); TF_FLOATING(relu); TF_FLOATING(sqrt); TF_FLOATING(sigmoid);
+  TF_FLOATING(sin); TF_FLOATING(cos); TF_FLOATING(tan); TF_FLOATING(log1p); TF_FLOATING(expm1); TF_FLOATING(erf);
 #undef TF_FLOATING
 #define TF_TEST(name)                                                                                     \
   def_function_and_method(m, t, #name, [](const Tensor& a) {                                              \

@@ -45,6 +45,7 @@ CASES = [
     "L.bincount(ids, minlength=5)", "L.histc(x, bins=5, min=-1, max=1)", "L.histc(x, bins=4)", "L.histc(x[0, 0], bins=3)",
     "L.histc(x * 0 + 2, bins=4)", "L.histc(L.arange(10.0) / 10, bins=10, min=0, max=1)",
     "L.bincount(ids, weights=v.detach())", "L.bincount(ids, weights=v.detach(), minlength=6)", "L.unique(gi0, return_counts=True)", "x.round()", "L.round(x * 3, decimals=1)", "L.round(x * 100, decimals=-1)", "L.floor(x)", "x.ceil()", "L.trunc(x * 2)", "x.sign()", "L.frac(x * 2)", "gi.floor()", "L.unique((x * 2).detach().round())", "(x * 2).round() * x",
+    "L.sin(x) * y", "x.cos()", "L.tan(x * 0.5)", "L.log1p(p)", "(x * 1e-3).log1p()", "L.expm1(x)", "L.erf(x) * y",
     "L.unique(gi, return_inverse=True, return_counts=True)", "L.nonzero(gi3)", "(b3 > 0).nonzero()", "L.empty_like(x).shape",
     "L.empty(2, 3).shape",
     "x.scatter_add(1, L.tensor([[3, 0], [1, 1], [2, 0]]), y[:, :2])", "L.scatter_add(x, 0, L.tensor([[2, 0, 2, 1]]), p[:1])",

@@ -25,6 +25,6 @@ def test_the_python_reference_blocks_run_and_print_what_they_claim(capsys):
                   "['', 'transformer', 'transformer.wte', 'transformer.wpe', 'transformer.h']", "0.001",
                   "31415926|62951413", "joined 11 [6, 2, 10]", "[0, 1, 2] sat the", "(1, 4, 11, 11)", "['0_pre', '1_pre', 'final_post']", "(2, 4, 64, 16) 16", "(2, 11)", "(64, 64) 16",
                   "300", "int64 bool Tensor", "() () (2, 3, 2)", "(3, 4) [0, 1, 2, 3, 4] -0.5",
-                  "TypeError: numpy.sin on a tinyformer tensor has no"]:
+                  "TypeError: numpy.arctan on a tinyformer tensor has no"]:
         assert claim in out, claim
     assert len(namespace["gpt"].sample([1, 2, 3], tokens=4, temperature=0)) == 7

@@ -31,7 +31,8 @@ from ._core import (tensor, zeros, ones, full, zeros_like, ones_like, full_like,
                     allclose, gather, flip, topk, multinomial, remainder, floor_divide, einsum,
                     from_numpy, sort, argsort, cumsum, logsumexp, norm, amax, amin, bmm, outer, index_select,
                     nonzero, linspace, randperm, device, log2, log10, repeat_interleave, bincount, unique, histc,
-                    equal, empty, empty_like, scatter_add, round, floor, ceil, trunc, sign, frac)
+                    equal, empty, empty_like, scatter_add, round, floor, ceil, trunc, sign, frac, sin, cos, tan,
+                    log1p, expm1, erf)
 
 
 def __getattr__(name):

@@ -1,9 +1,12 @@
-// pow (a constant or a tensor exponent), sqrt, sigmoid, abs, clone and the steps (round, floor, ...): forward values
-// against the C library, the derivative rules at their special points (0^0, |0|), and float64 gradchecks.
+// pow (a constant or a tensor exponent), sqrt, sigmoid, abs, clone, the steps (round, floor, ...) and sin, cos, tan,
+// log1p, expm1, erf: forward values against the C library, the derivative rules at their special points (0^0, |0|),
+// and float64 gradchecks.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "support/helpers.hpp"
 #include "tinyformer/ops/ops.hpp"
@@ -124,4 +127,32 @@ TEST_CASE("gradcheck: round, floor, ceil, trunc and sign pass 0 away from their 
     REQUIRE_GRADCHECK(gradcheck([op](const Inputs& in) { return op(in[0]); }, {a}));
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return round(in[0]) * in[0]; }, {a}));
   REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return round(in[0], 1) + in[0]; }, {Array<double>(a + 0.02)}));
+}
+
+TEST_CASE("ops: sin, cos, tan, log1p, expm1 and erf match the C library in both precisions", "[ops]") {
+  const Array<double> x = random_array({3, 5}, 93, -3.0, 3.0);
+  using Fn = Var<double> (*)(const Var<double>&);
+  using Ref = double (*)(double);
+  const std::vector<std::pair<Fn, Ref>> pairs = {
+      {&sin<double>, [](double v) { return std::sin(v); }}, {&cos<double>, [](double v) { return std::cos(v); }},
+      {&tan<double>, [](double v) { return std::tan(v); }}, {&expm1<double>, [](double v) { return std::expm1(v); }},
+      {&erf<double>, [](double v) { return std::erf(v); }},
+  };
+  for (const auto& [op, ref] : pairs) {
+    const Array<double> y = op(Var<double>(x)).value();
+    for (std::size_t i = 0; i < x.size(); ++i) CHECK(y.flat(i) == ref(x.flat(i)));
+  }
+  // log1p keeps what log(1 + a) loses for small a
+  CHECK(log1p(Var<double>(Array<double>{1e-17})).item() == 1e-17);
+  CHECK(expm1(Var<double>(Array<double>{1e-17})).item() == 1e-17);
+  CHECK(log1p(Var<float>(Array<float>{3.0F})).item() == std::log1p(3.0F));
+  CHECK(erf(Var<float>(Array<float>{0.5F})).item() == std::erf(0.5F));
+}
+
+TEST_CASE("gradcheck: sin, cos, tan, log1p, expm1 and erf", "[gradcheck][ops]") {
+  const Array<double> any = random_array({3, 4}, 94, -1.4, 1.4);  // inside tan's (-pi/2, pi/2)
+  for (const auto& op : std::vector<Var<double> (*)(const Var<double>&)>{&sin<double>, &cos<double>, &tan<double>,
+                                                                         &expm1<double>, &erf<double>})
+    REQUIRE_GRADCHECK(gradcheck([op](const Inputs& in) { return op(in[0]) * in[0]; }, {any}));
+  REQUIRE_GRADCHECK(gradcheck([](const Inputs& in) { return log1p(in[0]); }, {random_array({3, 4}, 95, -0.9, 3.0)}));
 }

@@ -12,6 +12,12 @@
 //                                                                       d < 0: rint(a / 10^-d) 10^-d)
 //   floor, ceil, trunc, sign               da = 0                      (steps: torch's gradient is 0 everywhere)
 //   frac        out = a - trunc(a)         da = dout
+//   sin         out = sin a                da = dout cos a
+//   cos         out = cos a                da = -dout sin a
+//   tan         out = tan a                da = dout (1 + out^2)
+//   log1p       out = ln(1 + a)            da = dout / (1 + a)         (exact for small a, where log(1 + a) is not)
+//   expm1       out = e^a - 1              da = dout (out + 1)
+//   erf         out = erf a                da = dout 2/sqrt(pi) e^(-a^2)
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -206,7 +212,71 @@ Var<S> frac(const Var<S>& a) {
       std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad); }, "frac");
 }
 
+namespace {
+
+// out = f(a) elementwise; da = dout df(a, out).
+template <class S, class F, class D>
+Var<S> smooth_op(const Var<S>& a, F f, D df, const char* op) {
+  check_input(a, op, "a");
+  Array<S> out = Array<S>::from_shape(a.value().shape());
+  std::transform(a.value().begin(), a.value().end(), out.begin(), f);
+  return make_result<S>(
+      std::move(out), {a},
+      [df](Node<S>& self) {
+        const Array<S>& x = self.inputs[0]->value;
+        Array<S> g = Array<S>::from_shape(x.shape());
+        for (std::size_t i = 0; i < g.size(); ++i) g.flat(i) = self.grad.flat(i) * df(x.flat(i), self.value.flat(i));
+        accumulate_grad(*self.inputs[0], std::move(g));
+      },
+      op);
+}
+
+}  // namespace
+
+template <class S>
+Var<S> sin(const Var<S>& a) {
+  return smooth_op(
+      a, [](S v) { return std::sin(v); }, [](S v, S) { return std::cos(v); }, "sin");
+}
+
+template <class S>
+Var<S> cos(const Var<S>& a) {
+  return smooth_op(
+      a, [](S v) { return std::cos(v); }, [](S v, S) { return -std::sin(v); }, "cos");
+}
+
+template <class S>
+Var<S> tan(const Var<S>& a) {
+  return smooth_op(
+      a, [](S v) { return std::tan(v); }, [](S, S out) { return S(1) + out * out; }, "tan");
+}
+
+template <class S>
+Var<S> log1p(const Var<S>& a) {
+  return smooth_op(
+      a, [](S v) { return std::log1p(v); }, [](S v, S) { return S(1) / (S(1) + v); }, "log1p");
+}
+
+template <class S>
+Var<S> expm1(const Var<S>& a) {
+  return smooth_op(
+      a, [](S v) { return std::expm1(v); }, [](S, S out) { return out + S(1); }, "expm1");
+}
+
+template <class S>
+Var<S> erf(const Var<S>& a) {
+  constexpr S two_over_sqrt_pi = S(1.1283791670955125738961589031215452);
+  return smooth_op(
+      a, [](S v) { return std::erf(v); }, [](S v, S) { return two_over_sqrt_pi * std::exp(-v * v); }, "erf");
+}
+
 #define TF_INSTANTIATE(S)                               \
+  template Var<S> sin<S>(const Var<S>&);                \
+  template Var<S> cos<S>(const Var<S>&);                \
+  template Var<S> tan<S>(const Var<S>&);                \
+  template Var<S> log1p<S>(const Var<S>&);              \
+  template Var<S> expm1<S>(const Var<S>&);              \
+  template Var<S> erf<S>(const Var<S>&);                \
   template Var<S> round<S>(const Var<S>&, int);         \
   template Var<S> floor<S>(const Var<S>&);              \
   template Var<S> ceil<S>(const Var<S>&);               \

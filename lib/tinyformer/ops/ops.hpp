@@ -194,7 +194,7 @@ template <class S> Var<S> log(const Var<S>& a);
 template <class S> Var<S> tanh(const Var<S>& a);
 template <class S> Var<S> relu(const Var<S>& a);
 
-// ---- math.cpp: elementwise maths beyond unary.cpp (torch.pow, sqrt, sigmoid, abs, clone, round, floor, ...).
+// ---- math.cpp: elementwise maths beyond unary.cpp (torch.pow, sqrt, sigmoid, abs, clone, round, floor, sin, ...).
 template <class S> Var<S> pow(const Var<S>& a, S exponent);        // a^p for any real p (NaN where a < 0 and p is not whole)
 template <class S> Var<S> pow(const Var<S>& a, const Var<S>& b);   // a^b, broadcast: both differentiable
 template <class S> Var<S> sqrt(const Var<S>& a);
@@ -213,6 +213,13 @@ template <class S> Var<S> ceil(const Var<S>& a);
 template <class S> Var<S> trunc(const Var<S>& a);
 template <class S> Var<S> sign(const Var<S>& a);
 template <class S> Var<S> frac(const Var<S>& a);
+// torch.sin, cos, tan, log1p (ln(1 + a), exact for small a), expm1 (e^a - 1, likewise) and erf, with their derivatives.
+template <class S> Var<S> sin(const Var<S>& a);
+template <class S> Var<S> cos(const Var<S>& a);
+template <class S> Var<S> tan(const Var<S>& a);
+template <class S> Var<S> log1p(const Var<S>& a);
+template <class S> Var<S> expm1(const Var<S>& a);
+template <class S> Var<S> erf(const Var<S>& a);
 
 // ---- compare.cpp: torch.eq, ne, lt, le, gt, ge, broadcast -> 1 where the relation holds, else 0: a constant (no
 // gradient flows through a comparison). A mask is such a tensor; any nonzero entry counts as true.
