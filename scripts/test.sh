@@ -67,12 +67,14 @@ x86_64=0
 [ "$(uname -m)" = x86_64 ] && x86_64=1
 [ $x86_64 -eq 0 ] || behind portable bash -c \
   'bash "$0/scripts/build.sh" portable tinyformer_kernel_check && bash "$0/scripts/qemu_portable.sh"' "$root"
-# The compile matrix (x86-64 only; docs/platforms.md): for 8 x86-64 CPUs with GCC and the 4 AVX-512 ones with
-# clang, warnings as errors, compile only, every source under ops/kernels/ (the dispatched SIMD kernels, where GCC 12's
-# AVX-512 warning was) and tensor/ (GEMM, the allocator, threads), each alone: about 47 CPU s a build from an empty
-# cache, 12 builds. The whole library (about 180 CPU s a build) is `scripts/check_matrix.py` without --under.
-# Every target's line, its warnings and CPU time are printed at its join.
-[ $x86_64 -eq 0 ] || behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --under ops/kernels --under tensor
+# The compile matrix (x86-64 only; docs/platforms.md): CI's 7 targets (5 with GCC, 2 AVX-512 ones with clang;
+# check_matrix.py's CI_TARGETS), warnings as errors, compile only, every source under ops/kernels/ (the dispatched
+# SIMD kernels, where GCC 12's AVX-512 warning was) and tensor/ (GEMM, the allocator, threads), each alone: about 50 CPU
+# s a build from an empty cache. All 12 targets, or the whole library (about 180 CPU s a build), by hand:
+# `scripts/check_matrix.py` without --ci, or without --under. Every target's line, its warnings and CPU time are
+# printed at its join.
+[ $x86_64 -eq 0 ] ||
+  behind matrix /usr/bin/python3 "$root/scripts/check_matrix.py" --ci --under ops/kernels --under tensor
 # Linux on ARM64 (x86-64 hosts; docs/platforms.md): cross-compiled, its CTest subset (the preset aarch64: the ops,
 # gradient checks, seeds, checkpoints, modules and tensors, and reverse.yaml shortened; 289 tests) under qemu-aarch64,
 # its kernels against x86-64's, and at the end its front ends (the CLI, the Python module in the arm64 python3, the

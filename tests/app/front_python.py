@@ -226,7 +226,10 @@ def hook(tf, a):
     if a.get("dir") == "bwd":
         return hook_backward(model, a, fn)
     logits = model.run_with_hooks(a["prompt"], fwd_hooks=[(a["name"], fn)])
-    if kind in ("none", "same", "numpy") and not np.array_equal(logits.numpy(), plain):
+    # a hook inside attention makes that layer take the composed ops, which round otherwise than the fused kernel
+    # (docs/api.md): the same bits elsewhere, the same values to rounding there (seen on ARM64's kernels)
+    same = (lambda x, y: np.allclose(x, y, rtol=1e-5, atol=1e-6)) if ".attn." in str(a["name"]) else np.array_equal
+    if kind in ("none", "same", "numpy") and not same(logits.numpy(), plain):
         mismatch(f"a hook returning {kind} at {a['name']}", logits.numpy(), plain)
 
 
