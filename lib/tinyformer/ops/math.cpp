@@ -203,15 +203,6 @@ Var<S> sign(const Var<S>& a) {  // NaN stays NaN
                                   : v; }, "sign");
 }
 
-template <class S>
-Var<S> frac(const Var<S>& a) {
-  check_input(a, "frac", "a");
-  Array<S> out = Array<S>::from_shape(a.value().shape());
-  std::transform(a.value().begin(), a.value().end(), out.begin(), [](S v) { return v - std::trunc(v); });
-  return make_result<S>(
-      std::move(out), {a}, [](Node<S>& self) { accumulate_grad(*self.inputs[0], self.grad); }, "frac");
-}
-
 namespace {
 
 // out = f(a) elementwise; da = dout df(a, out).
@@ -232,6 +223,12 @@ Var<S> smooth_op(const Var<S>& a, F f, D df, const char* op) {
 }
 
 }  // namespace
+
+template <class S>
+Var<S> frac(const Var<S>& a) {
+  return smooth_op(
+      a, [](S v) { return v - std::trunc(v); }, [](S, S) { return S(1); }, "frac");
+}
 
 template <class S>
 Var<S> sin(const Var<S>& a) {
