@@ -461,11 +461,12 @@ class HookedTransformer:
                              f"(one number), not {return_type!r}")
         ids = self._tokens(input)  # once: a prompt's encoding (and any warning of it) is not repeated
         grads: Dict[str, Any] = {}
-        bwd = [(n, functools.partial(_keep_grad, grads)) for n in (names or self.hook_names())] if incl_bwd else []
+        kept = self.hook_names() if names is None else names
+        bwd = [(n, functools.partial(_keep_grad, grads)) for n in kept] if incl_bwd else []
         out, acts = self._run(ids, return_type, loss_per_token, names=names, cache_all=names is None, bwd_hooks=bwd)
         if incl_bwd:
             out.backward()
-            acts.update((name + "_grad", grads[name]) for name in (names or self.hook_names()) if name in grads)
+            acts.update((name + "_grad", grads[name]) for name in kept if name in grads)
         cache = ActivationCache(acts, self, tokens=ids)
         if self._hook_state().get("use_attn_result") and any(k.endswith("attn.hook_z") for k in acts):
             cache.compute_head_results()
@@ -550,12 +551,7 @@ class HookedTransformer:
         """Removes the hooks of add_hook in `direction` ("fwd", "bwd" or "both"; the permanent ones too with
         including_permanent) and empties each HookPoint's ctx (clear_contexts)."""
         _check_dir(direction, "direction")
-        state = self._hook_state()
-        for key, kind in (("added", "fwd"), ("added_bwd", "bwd")):
-            if direction in (kind, "both"):
-                gone = [h for h in state[key] if including_permanent or not any(h is k for k in state["permanent"])]
-                state[key] = [h for h in state[key] if not any(h is g for g in gone)]
-                state["permanent"] = [k for k in state["permanent"] if not any(k is g for g in gone)]
+        _take_off(self._hook_state(), direction, including_permanent)
         if clear_contexts:
             self._clear_contexts()
 
@@ -615,14 +611,7 @@ class HookPoint:
         """Removes the hooks added on this point by name in `dir` ("fwd", "bwd" or "both"; the permanent ones too
         with including_permanent)."""
         _check_dir(dir, "dir")
-        state = self._owner()._hook_state()
-        for key, direction in (("added", "fwd"), ("added_bwd", "bwd")):
-            if dir not in (direction, "both"):
-                continue
-            mine = [h for h in state[key] if h[0] == self.name
-                    and (including_permanent or not any(h is k for k in state["permanent"]))]
-            state[key] = [h for h in state[key] if not any(h is m for m in mine)]
-            state["permanent"] = [h for h in state["permanent"] if not any(h is m for m in mine)]
+        _take_off(self._owner()._hook_state(), dir, including_permanent, self.name)
 
     def layer(self) -> int:
         """The block of this hook (blocks.{l}....); a ValueError for hooks outside the blocks (hook_embed, ...)."""
@@ -660,6 +649,18 @@ def _check_dir(value: Any, what: str, both: bool = True) -> None:
     valid = ("fwd", "bwd", "both") if both else ("fwd", "bwd")
     if value not in valid:
         raise ValueError(f"{what} {value!r}: valid are {', '.join(map(repr, valid))}")
+
+
+def _take_off(state: Dict[str, Any], direction: str, including_permanent: bool, name: Optional[str] = None) -> None:
+    """Takes the hooks of add_hook in `direction` ("fwd", "bwd" or "both") off, those added under `name` alone when
+    given; a permanent one only with including_permanent."""
+    for key, kind in (("added", "fwd"), ("added_bwd", "bwd")):
+        if direction not in (kind, "both"):
+            continue
+        gone = [h for h in state[key] if (name is None or h[0] == name)
+                and (including_permanent or not any(h is k for k in state["permanent"]))]
+        state[key] = [h for h in state[key] if not any(h is g for g in gone)]
+        state["permanent"] = [k for k in state["permanent"] if not any(k is g for g in gone)]
 
 
 def _keep_grad(grads: Dict[str, Any], grad: Any, hook: "HookPoint") -> None:
