@@ -104,30 +104,9 @@ platforms() {  # the matrix's lines, the ARM64 suite's summary and its kernels a
 }
 [ "${1:-}" = "--release-only" ] && { platforms; join tidy; exit 0; }
 join sanitize-build
-# Under the sanitizers every test runs except those whose point the sanitizers cannot change, which the release build
-# runs: tests that train for hundreds of steps to check what is learned (or, for nanogpt/ and docs/interop.md's recipe, to make checkpoints
-# for the Python round trips), speed and timing (bench), and repetitions of one property (the chaos test's 20 kills,
-# MPI's 50 steps at 2 and 4 processes). The code they run runs under the sanitizers in shorter tests: the trainer in
-# the resume, time-budget and run-dir tests, MPI in its resume and kill tests, signals in the SIGINT, SIGTERM and
-# kill -9 tests, bench's step in the trainer's. They take 5 to 10 times as long here as in the release build
-# (measured: the norm x mlp x position combinations 531 s, the heads test 302 s, the nanogpt setup 255 s, induction
-# 117 s; on a loaded machine, one test at a time: grouped-query learning 312 s, MPI at 2 and 4 processes 275 s,
-# reverse 233 s, bench 197 s, chaos 76 s; 1183 of the 2199 s that the other tests took in all). The message test is
-# left out too: it checks the wording of the messages that the fuzz corpora draw, which the sanitizers do not change
-# (the corpora themselves are replayed under them by the fuzz tests), and under them two valid 4M-id token files take
-# over its 60 s a file. So are three package tests that check CMake and pkg-config files, not code that runs: the MPI
-# component and add_subdirectory tests only configure, and the pkg-config test compiles examples/custom_op a second
-# time, which the sanitizer build already compiles and runs under them in the examples test (25 s of this run).
-release_only=(
-  'train: every pair of values of model.norm' 'train: configs/induction.yaml learns'
-  'train: configs/reverse.yaml learns' 'train: grouped-query .* learn reverse'
-  'nn: a GPT with grouped-query .* learns to reverse' 'app: sort is learned' 'app: heads finds' 'nanogpt: '
-  'docs: the .Moving weights' 'app: messages: ' 'app: bench prints every field' "app: bench's choice of library"
-  'app: chaos: ' 'mpi: -np 2 and -np 4 match one process' 'package: custom_op builds with pkg-config'
-  'package: MPI is only the component mpi' 'package: a parent project configures'
-)
-skip="^($(IFS='|'; echo "${release_only[*]}"))"
-step bash -c 'cd "$0" && ctest --preset sanitize -j "$(nproc)" -E "$1"' "$root" "$skip"
+# Under the sanitizers every test runs except those labelled release-only, whose point the sanitizers cannot change
+# (learning, timing, repetitions of one property; tests/CMakeLists.txt says which and why).
+step bash -c 'cd "$0" && ctest --preset sanitize -j "$(nproc)" -LE release-only' "$root"
 # 20 s of a core a target, as many fuzzers at once as there are cores (on 2 cores three rounds of two targets, then the
 # seventh as two processes of 10 s: about 75 s with the corpora's replay), keeps CI within its budget; the corpora in tests/fuzz/corpus are replayed by CTest in both builds, and
 # `bash scripts/fuzz.sh 600` fuzzes longer by hand.
