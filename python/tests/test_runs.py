@@ -20,8 +20,8 @@ APP = os.environ.get("TINYFORMER_APP")
 REVERSE = os.path.join(SRC, "configs", "reverse.yaml")
 # Batches of 8, not 64: the tests check what a run writes and how the fronts agree, not what it learns, and under
 # qemu-aarch64 (scripts/qemu_fronts.sh) a step of 64 takes seconds.
-QUICK = {"training.steps": 40, "training.batch_size": 8, "schedule.warmup_steps": 5, "logging.attention_interval": 20,
-         "logging.log_interval": 10}
+QUICK = {"training.steps": 40, "training.batch_size": 8, "schedule.warmup_steps": 5,
+         "logging.attention_interval": 20, "logging.log_interval": 10}
 
 
 def _set_args(overrides):
@@ -257,7 +257,8 @@ def test_ctrl_c_during_train_saves_then_raises_keyboard_interrupt(tmp_path):
             if step == 10:
                 os.kill(os.getpid(), signal.SIGINT)
         try:
-            tf.train({REVERSE!r}, overrides={{"training.steps": 400, "training.batch_size": 8, "logging.log_interval": 5}},
+            tf.train({REVERSE!r},
+                     overrides={{"training.steps": 400, "training.batch_size": 8, "logging.log_interval": 5}},
                      out={str(tmp_path / "run")!r}, callback=cb)
         except KeyboardInterrupt as e:
             print("interrupted:", e)

@@ -68,8 +68,8 @@ def test_an_attention_map_is_the_weights_and_tokens_pair_and_renders_the_library
 def reverse_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("views") / "reverse"
     tf.train(os.path.join(SRC, "configs", "reverse.yaml"), out=str(out),
-             overrides={"training.steps": 20, "training.batch_size": 8, "schedule.warmup_steps": 2, "logging.attention_interval": 10,
-                        "training.eval_interval": 10, "logging.log_interval": 10})
+             overrides={"training.steps": 20, "training.batch_size": 8, "schedule.warmup_steps": 2,
+                        "logging.attention_interval": 10, "training.eval_interval": 10, "logging.log_interval": 10})
     return out
 
 
