@@ -27,11 +27,13 @@ import os
 import random
 import re
 import resource
+import select
 import shutil
 import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -614,6 +616,60 @@ def check_front(call, scratch, code, err, before, after):
     return problems
 
 
+class PythonFront:
+    """The Python front end's interpreter for one tester thread: front_python.py --serve, which imports the module once
+    and forks a process for each call."""
+    local = threading.local()
+    started = []
+
+    @classmethod
+    def of_this_thread(cls, args):
+        if not hasattr(cls.local, "front"):
+            env = dict(os.environ, PYTHONPATH=args.python_path, PYTHONDONTWRITEBYTECODE="1")
+            script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "front_python.py")
+            cls.local.front = cls()
+            cls.local.front.p = subprocess.Popen([args.python, script, "--serve"], stdin=subprocess.PIPE,
+                                                 stdout=subprocess.PIPE, env=env, cwd=args.work)
+            cls.local.front.pending = b""
+            cls.started.append(cls.local.front)
+        return cls.local.front
+
+    def line(self, timeout=None):
+        """The server's next line, or None when `timeout` seconds pass first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        fd = self.p.stdout.fileno()
+        while b"\n" not in self.pending:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not select.select([fd], [], [], left)[0]:
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise RuntimeError(f"the Python front's server ended with status {self.p.wait()}")
+            self.pending += chunk
+        text, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(text)
+
+    def call(self, spec_path, scratch, timeout):
+        """(exit code or None for a hang, stderr) of the call `spec_path` run in `scratch`."""
+        err_path = scratch + ".err"
+        self.p.stdin.write(json.dumps([spec_path, scratch, err_path]).encode() + b"\n")
+        self.p.stdin.flush()
+        pid = self.line()
+        code = self.line(timeout)
+        if code is None:
+            os.kill(pid, signal.SIGKILL)
+            self.line()
+        err = read(err_path)
+        os.remove(err_path)
+        return code, err
+
+    @classmethod
+    def stop_all(cls):
+        for front in cls.started:
+            front.p.stdin.close()
+            front.p.wait()
+
+
 def run_front_case(args, fixture, front, seed, number, call):
     import fronts
     scratch = os.path.join(args.work, f"{front}_{seed}_{number:04d}")
@@ -621,21 +677,17 @@ def run_front_case(args, fixture, front, seed, number, call):
     call.rng = random.Random(f"{front}:{seed}:{number}")  # the content mutations' bytes
     build_scratch(call, scratch, fixture)
     spec_path = scratch + ".json"
-    if front == "python":
-        write(spec_path, fronts.python_spec(call).encode())
-        argv = [args.python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "front_python.py"),
-                spec_path]
-        env = dict(os.environ, PYTHONPATH=args.python_path, PYTHONDONTWRITEBYTECODE="1")
-    else:
-        write(spec_path, fronts.cpp_spec(call).encode())
-        argv, env = [args.probe, spec_path], dict(os.environ)
+    write(spec_path, (fronts.python_spec(call) if front == "python" else fronts.cpp_spec(call)).encode())
     before = snapshot(scratch)
-    try:
-        p = subprocess.run(argv, cwd=scratch, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, timeout=20 * TIME_SCALE, env=env)
-        code, err = p.returncode, p.stderr
-    except subprocess.TimeoutExpired:
-        code, err = None, b""
+    if front == "python":
+        code, err = PythonFront.of_this_thread(args).call(spec_path, scratch, 20 * TIME_SCALE)
+    else:
+        try:
+            p = subprocess.run([args.probe, spec_path], cwd=scratch, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=20 * TIME_SCALE)
+            code, err = p.returncode, p.stderr
+        except subprocess.TimeoutExpired:
+            code, err = None, b""
     after = snapshot(scratch)
     problems = check_front(call, scratch, code, err, before, after)
     if not problems:
@@ -730,6 +782,7 @@ def main():
                 for p in problems:
                     print(f"    {p}")
                 print(f"    stderr: {err[:600]!r}")
+    PythonFront.stop_all()
     seconds = time.monotonic() - start
     codes = ", ".join(f"exit {c}: {n}" for c, n in sorted(by_code.items(), key=lambda kv: str(kv[0])))
     if args.summary:
